@@ -1,0 +1,29 @@
+# distir_add_library(NAME SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
+# One static library per src/ directory, with the house warnings (STYLE.md §8).
+function(distir_apply_warnings target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+      -Woverloaded-virtual -Wimplicit-fallthrough>)
+  if(DISTIR_WERROR)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+  endif()
+endfunction()
+
+function(distir_add_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  distir_apply_warnings(${name})
+endfunction()
+
+# distir_add_test(NAME SOURCES ... DEPS ...): a GoogleTest executable registered with CTest.
+function(distir_add_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} distir_testing GTest::gtest_main GTest::gmock)
+  distir_apply_warnings(${name})
+  gtest_discover_tests(${name} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+                       PROPERTIES ENVIRONMENT "DISTIR_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+                       DISCOVERY_TIMEOUT 60)
+endfunction()

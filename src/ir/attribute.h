@@ -1,0 +1,76 @@
+// Op attributes: typed compile-time parameters such as `axis = 0`.
+//
+// An attribute is one of a fixed set of kinds (AttrType). The op registry
+// (op_registry.h) says which attributes each op takes, of which kind, and which
+// are required, so the parser can coerce literals (an integer literal where a
+// float is expected, an empty list) and the verifier can check them.
+// Attributes of an op are kept sorted by name, which is also the printed order.
+
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/dense_tensor.h"
+#include "ir/device.h"
+#include "ir/dtype.h"
+
+namespace distir {
+
+enum class AttrType {
+  kInt, kFloat, kString, kInts, kFloats, kStrings, kDevice, kDevices, kDType, kTensor
+};
+
+/// Name used in messages and in the registry's spec strings: "int", "ints", ...
+std::string_view AttrTypeName(AttrType type);
+
+class Attribute {
+ public:
+  using Storage = std::variant<int64_t, double, std::string, std::vector<int64_t>,
+                               std::vector<double>, std::vector<std::string>, DeviceId,
+                               std::vector<DeviceId>, DType, DenseTensor>;
+
+  Attribute() : storage_(int64_t{0}) {}
+  Attribute(int64_t v) : storage_(v) {}                     // NOLINT
+  Attribute(int v) : storage_(int64_t{v}) {}                // NOLINT
+  Attribute(double v) : storage_(v) {}                      // NOLINT
+  Attribute(std::string v) : storage_(std::move(v)) {}      // NOLINT
+  Attribute(const char* v) : storage_(std::string(v)) {}    // NOLINT
+  Attribute(std::vector<int64_t> v) : storage_(std::move(v)) {}      // NOLINT
+  Attribute(std::vector<double> v) : storage_(std::move(v)) {}       // NOLINT
+  Attribute(std::vector<std::string> v) : storage_(std::move(v)) {}  // NOLINT
+  Attribute(DeviceId v) : storage_(v) {}                             // NOLINT
+  Attribute(std::vector<DeviceId> v) : storage_(std::move(v)) {}     // NOLINT
+  Attribute(DType v) : storage_(v) {}                                // NOLINT
+  Attribute(DenseTensor v) : storage_(std::move(v)) {}               // NOLINT
+
+  AttrType type() const { return static_cast<AttrType>(storage_.index()); }
+
+  /// Typed access. REQUIRES: type() is the matching kind.
+  int64_t AsInt() const;
+  double AsFloat() const;
+  const std::string& AsString() const;
+  const std::vector<int64_t>& AsInts() const;
+  const std::vector<double>& AsFloats() const;
+  const std::vector<std::string>& AsStrings() const;
+  DeviceId AsDevice() const;
+  const std::vector<DeviceId>& AsDevices() const;
+  DType AsDType() const;
+  const DenseTensor& AsTensor() const;
+
+  /// Canonical text: 3, 1.0, "s", [1, 2], [d0, d1], f32, dense<2xi64>[1, 2].
+  std::string ToString() const;
+
+  bool operator==(const Attribute& other) const { return storage_ == other.storage_; }
+
+ private:
+  Storage storage_;
+};
+
+/// Attributes of one op, sorted by name.
+using AttrMap = std::map<std::string, Attribute>;
+
+}  // namespace distir

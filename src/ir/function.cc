@@ -1,0 +1,76 @@
+#include "ir/function.h"
+
+#include "support/check.h"
+
+namespace distir {
+
+Value* Function::AddParam(const std::string& name, Type type, SourceLoc loc) {
+  DISTIR_CHECK(!name.empty() && by_name_.count(name) == 0) << "bad parameter name %" << name;
+  int index = num_params();
+  params_.push_back(std::make_unique<Value>(next_value_id_++, name, std::move(type), nullptr,
+                                            index, std::move(loc)));
+  Value* v = params_.back().get();
+  by_name_[name] = v;
+  return v;
+}
+
+Op* Function::AddOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
+                    const std::vector<std::string>& result_names, SourceLoc loc,
+                    std::string callee) {
+  for (Value* in : inputs) DISTIR_CHECK(in != nullptr) << "null input";
+  int id = static_cast<int>(ops_.size());
+  ops_.push_back(std::make_unique<Op>(id, kind, std::move(callee), std::move(inputs),
+                                      std::move(attrs), loc));
+  Op* op = ops_.back().get();
+  op->results_.reserve(result_names.size());
+  for (size_t i = 0; i < result_names.size(); ++i) {
+    const std::string& name = result_names[i];
+    DISTIR_CHECK(name.empty() || by_name_.count(name) == 0) << "redefinition of %" << name;
+    op->results_.push_back(std::make_unique<Value>(next_value_id_++, name, Type(), op,
+                                                   static_cast<int>(i), loc));
+    if (!name.empty()) by_name_[name] = op->results_.back().get();
+  }
+  return op;
+}
+
+void Function::SetReturns(std::vector<Value*> values, SourceLoc loc) {
+  returns_ = std::move(values);
+  return_loc_ = std::move(loc);
+}
+
+Value* Function::LookupValue(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+std::string Function::UniqueName(const std::string& base) const {
+  if (!base.empty() && by_name_.count(base) == 0) return base;
+  std::string stem = base.empty() ? std::string("v") : base;
+  for (int i = 1;; ++i) {
+    std::string candidate = stem + "." + std::to_string(i);
+    if (by_name_.count(candidate) == 0) return candidate;
+  }
+}
+
+bool Function::IsDeviceGeneric() const {
+  for (const auto& p : params_) {
+    if (!p->type().Devices().empty()) return false;
+  }
+  return true;
+}
+
+Function* Module::AddFunction(std::unique_ptr<Function> fn) {
+  DISTIR_CHECK(fn != nullptr && by_name_.count(fn->name()) == 0)
+      << "duplicate function @" << (fn ? fn->name() : "");
+  Function* raw = fn.get();
+  by_name_[raw->name()] = raw;
+  functions_.push_back(std::move(fn));
+  return raw;
+}
+
+Function* Module::Lookup(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+}  // namespace distir

@@ -1,0 +1,94 @@
+// Functions and modules.
+//
+// A Function has typed parameters, a straight-line list of ops in program order
+// and a return. It owns its parameters and ops (and through them every value);
+// Value* and Op* handles stay valid for the Function's lifetime. A Module owns
+// functions; a call may only name a function defined earlier in the module, so
+// the call graph is acyclic by construction and the entry function is the last.
+// Functions are built by the parser, by FunctionBuilder (builder.h) or by
+// transforms; verifier.h checks the invariants they must keep.
+
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/op.h"
+
+namespace distir {
+
+class Function {
+ public:
+  explicit Function(std::string name) : name_(std::move(name)) {}
+  Function(const Function&) = delete;
+  Function& operator=(const Function&) = delete;
+
+  /// Name without the '@' sigil.
+  const std::string& name() const { return name_; }
+  const SourceLoc& loc() const { return loc_; }
+  void set_loc(SourceLoc loc) { loc_ = std::move(loc); }
+
+  /// Appends a parameter. REQUIRES: `name` is not empty and not used in this function.
+  Value* AddParam(const std::string& name, Type type, SourceLoc loc = {});
+  /// Appends an op with `result_names.size()` results (an empty name is an
+  /// anonymous result) of unknown type. REQUIRES: every non-empty name is unused,
+  /// every input belongs to this function and is defined earlier.
+  Op* AddOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
+            const std::vector<std::string>& result_names, SourceLoc loc = {},
+            std::string callee = {});
+  /// Sets the returned values. REQUIRES: they belong to this function.
+  void SetReturns(std::vector<Value*> values, SourceLoc loc = {});
+
+  const std::vector<std::unique_ptr<Value>>& params() const { return params_; }
+  int num_params() const { return static_cast<int>(params_.size()); }
+  Value* param(int i) const { return params_[i].get(); }
+  const std::vector<std::unique_ptr<Op>>& ops() const { return ops_; }
+  const std::vector<Value*>& returns() const { return returns_; }
+  const SourceLoc& return_loc() const { return return_loc_; }
+
+  /// One past the largest value id.
+  int num_values() const { return next_value_id_; }
+  /// The value named `name` (without '%'), or nullptr.
+  Value* LookupValue(const std::string& name) const;
+  /// `base` if unused, else `base.1`, `base.2`, ...: a fresh name for builders.
+  std::string UniqueName(const std::string& base) const;
+
+  /// True when no parameter type carries a device: such a function runs on the
+  /// device of the call that invokes it.
+  bool IsDeviceGeneric() const;
+
+ private:
+  std::string name_;
+  SourceLoc loc_;
+  std::vector<std::unique_ptr<Value>> params_;
+  std::vector<std::unique_ptr<Op>> ops_;
+  std::vector<Value*> returns_;
+  SourceLoc return_loc_;
+  std::unordered_map<std::string, Value*> by_name_;
+  int next_value_id_ = 0;
+};
+
+class Module {
+ public:
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  Module(Module&&) = default;
+  Module& operator=(Module&&) = default;
+
+  /// Appends `fn`. REQUIRES: no function of the same name exists.
+  Function* AddFunction(std::unique_ptr<Function> fn);
+  /// The function named `name` (without '@'), or nullptr.
+  Function* Lookup(const std::string& name) const;
+  const std::vector<std::unique_ptr<Function>>& functions() const { return functions_; }
+  /// The last function: the program's entry point. nullptr for an empty module.
+  Function* entry() const { return functions_.empty() ? nullptr : functions_.back().get(); }
+
+ private:
+  std::vector<std::unique_ptr<Function>> functions_;
+  std::unordered_map<std::string, Function*> by_name_;
+};
+
+}  // namespace distir

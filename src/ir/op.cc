@@ -1,0 +1,41 @@
+#include "ir/op.h"
+
+#include "support/check.h"
+
+namespace distir {
+
+std::string Op::Name() const {
+  return is_call() ? "@" + callee_ : std::string(OpKindName(kind_));
+}
+
+Value* Op::input(int i) const {
+  DISTIR_CHECK(i >= 0 && i < num_inputs()) << "input index out of range";
+  return inputs_[i];
+}
+
+void Op::set_input(int i, Value* value) {
+  DISTIR_CHECK(i >= 0 && i < num_inputs()) << "input index out of range";
+  inputs_[i] = value;
+}
+
+Value* Op::result(int i) const {
+  DISTIR_CHECK(i >= 0 && i < num_results()) << "result index out of range";
+  return results_[i].get();
+}
+
+const Attribute* Op::FindAttr(const std::string& name) const {
+  auto it = attrs_.find(name);
+  return it == attrs_.end() ? nullptr : &it->second;
+}
+
+int64_t Op::GetInt(const std::string& name, int64_t default_value) const {
+  const Attribute* a = FindAttr(name);
+  return a == nullptr ? default_value : a->AsInt();
+}
+
+double Op::GetFloat(const std::string& name, double default_value) const {
+  const Attribute* a = FindAttr(name);
+  return a == nullptr ? default_value : a->AsFloat();
+}
+
+}  // namespace distir

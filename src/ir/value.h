@@ -1,0 +1,54 @@
+// SSA values.
+//
+// A Value is defined exactly once: either as a parameter of its function or as
+// a result of one op. Values are owned by their definer (the Function for
+// parameters, the Op for results); `Value*` is a stable non-owning handle that
+// lives as long as the defining Function. Every value has a dense id within its
+// function so that analyses keep their state in side tables indexed by id.
+
+#pragma once
+
+#include <string>
+
+#include "ir/type.h"
+#include "support/status.h"
+
+namespace distir {
+
+class Op;
+
+class Value {
+ public:
+  Value(int id, std::string name, Type type, Op* def, int index, SourceLoc loc)
+      : id_(id), name_(std::move(name)), type_(std::move(type)), def_(def), index_(index),
+        loc_(std::move(loc)) {}
+  Value(const Value&) = delete;
+  Value& operator=(const Value&) = delete;
+
+  /// Dense id in [0, Function::num_values()).
+  int id() const { return id_; }
+  /// Name without the '%' sigil; empty for an anonymous result (printed "_").
+  const std::string& name() const { return name_; }
+  const Type& type() const { return type_; }
+  void set_type(Type type) { type_ = std::move(type); }
+  /// The op defining this value; nullptr for a function parameter.
+  Op* def() const { return def_; }
+  bool is_param() const { return def_ == nullptr; }
+  /// Position among the definer's results (or the function's parameters).
+  int index() const { return index_; }
+  /// Where the value is defined in the source text, when it came from text.
+  const SourceLoc& loc() const { return loc_; }
+
+  /// "%name", or "_" when anonymous.
+  std::string Ref() const { return name_.empty() ? std::string("_") : "%" + name_; }
+
+ private:
+  int id_;
+  std::string name_;
+  Type type_;
+  Op* def_;
+  int index_;
+  SourceLoc loc_;
+};
+
+}  // namespace distir

@@ -1,0 +1,89 @@
+// Hardware profiles: what the simulator knows about a cluster.
+//
+// A profile describes one kind of device (peak FLOP/s per dtype and unit, DRAM
+// bandwidth and capacity, kernel launch overhead, optional calibrated MatMul
+// regression), how devices are grouped into nodes, the link classes joining them
+// (intra-node fabric such as NVSwitch or PCIe, inter-node network such as
+// InfiniBand) and the collective algorithms to assume. It is loaded from YAML
+// (configs/hardware/*.yaml, every key documented in docs/configs.md); errors in
+// the file are reported with file:line:col. Device ids d0..d{N-1} of a program
+// map onto the profile in order: device i lives in node i / devices_per_node.
+
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/device.h"
+#include "ir/dtype.h"
+#include "support/status_or.h"
+
+namespace distir::sim {
+
+/// Linear cost model t = intercept + per_flop * flops + per_byte * bytes (seconds),
+/// fitted by `distir calibrate`; absent until calibrated.
+struct MatMulRegression {
+  double intercept_s = 0;
+  double per_flop_s = 0;
+  double per_byte_s = 0;
+};
+
+/// One kind of accelerator.
+struct DeviceSpec {
+  std::string name;                 ///< e.g. "V100-SXM3-32GB"
+  double peak_flops_f16 = 0;        ///< FLOP/s for f16 matrix math (tensor cores)
+  double peak_flops_bf16 = 0;       ///< FLOP/s for bf16 matrix math; 0 = unsupported (use f32)
+  double peak_flops_f32 = 0;        ///< FLOP/s for f32 matrix math
+  double peak_flops_f64 = 0;        ///< FLOP/s for f64
+  double vector_flops = 0;          ///< FLOP/s for elementwise (non-matrix) work
+  double dram_bandwidth = 0;        ///< bytes/s
+  int64_t memory_capacity = 0;      ///< bytes
+  double kernel_launch_overhead = 0;  ///< seconds per kernel
+  std::optional<MatMulRegression> matmul_regression;
+
+  /// Peak matrix FLOP/s for `dtype` (integers use vector_flops).
+  double MatrixFlops(DType dtype) const;
+};
+
+/// A class of link: bandwidth per direction and latency per message.
+struct LinkSpec {
+  std::string name;        ///< e.g. "NVSwitch", "InfiniBand-HDR"
+  double bandwidth = 0;    ///< bytes/s, per device, per direction
+  double latency = 0;      ///< seconds (the alpha of the alpha-beta model)
+};
+
+enum class AllReduceAlgorithm { kRing, kTree, kHierarchical };
+
+struct CollectiveSpec {
+  AllReduceAlgorithm allreduce = AllReduceAlgorithm::kRing;
+  /// Extra fixed cost of launching one collective (NCCL kernel launch), seconds.
+  double launch_overhead = 0;
+};
+
+struct HardwareProfile {
+  std::string name;
+  std::string source_path;   ///< file it was loaded from, "" when built in code
+  DeviceSpec device;
+  int devices_per_node = 1;
+  int num_nodes = 1;         ///< 0 = any number of nodes (the profile scales out)
+  LinkSpec intra_node;
+  LinkSpec inter_node;       ///< unused when every participant is in one node
+  CollectiveSpec collectives;
+
+  /// Total devices; nullopt when num_nodes is 0 (unbounded).
+  std::optional<int64_t> NumDevices() const;
+  /// Node of device `d`. REQUIRES: d.has_value().
+  int NodeOf(DeviceId d) const;
+  /// The link a transfer between two different devices uses.
+  const LinkSpec& LinkBetween(DeviceId a, DeviceId b) const;
+};
+
+/// Loads and validates a profile from YAML text. `filename` is used in errors.
+StatusOr<HardwareProfile> ParseHardwareProfile(const std::string& yaml_text,
+                                               const std::string& filename);
+/// Reads and parses the file at `path`.
+StatusOr<HardwareProfile> LoadHardwareProfile(const std::string& path);
+
+}  // namespace distir::sim
