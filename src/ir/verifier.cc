@@ -1,0 +1,287 @@
+#include "ir/verifier.h"
+
+#include <string>
+#include <vector>
+
+namespace distir {
+namespace {
+
+// Per-function state: which values are defined so far (SSA and def-before-use).
+class FunctionVerifier {
+ public:
+  FunctionVerifier(const Function& fn, const Module* module) : fn_(fn), module_(module) {}
+
+  Status Run();
+
+ private:
+  Status CheckUse(const Op& op, const Value* v) const;
+  Status CheckAttrs(const Op& op) const;
+  Status CheckArity(const Op& op) const;
+  Status CheckCall(const Op& op) const;
+  Status CheckDevices(const Op& op) const;
+  Status CheckCommunication(const Op& op) const;
+  Status CheckGeneric(const Op& op) const;
+  void Define(const Value* v);
+
+  const Function& fn_;
+  const Module* module_;
+  std::vector<const Value*> defined_;  // by value id; null until defined
+};
+
+std::string Plural(int n, const char* noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+std::string ArityText(int lo, int hi, const char* noun) {
+  if (hi == kVariadic) return "at least " + Plural(lo, noun);
+  if (lo == hi) return Plural(lo, noun);
+  return std::to_string(lo) + " to " + Plural(hi, noun);
+}
+
+void FunctionVerifier::Define(const Value* v) {
+  if (v->id() >= static_cast<int>(defined_.size())) defined_.resize(v->id() + 1, nullptr);
+  defined_[v->id()] = v;
+}
+
+Status FunctionVerifier::CheckUse(const Op& op, const Value* v) const {
+  bool ok = v->id() < static_cast<int>(defined_.size()) && defined_[v->id()] == v;
+  if (ok) return Status::Ok();
+  return InvalidArgument(op.loc()) << "value " << v->Ref() << " used by " << op.Name()
+                                   << " is not defined before it in @" << fn_.name();
+}
+
+Status FunctionVerifier::CheckArity(const Op& op) const {
+  const OpInfo& info = GetOpInfo(op.kind());
+  int n_in = op.num_inputs();
+  if (n_in < info.min_inputs || (info.max_inputs != kVariadic && n_in > info.max_inputs)) {
+    return InvalidArgument(op.loc()) << info.name << " takes "
+                                     << ArityText(info.min_inputs, info.max_inputs, "input")
+                                     << ", got " << n_in;
+  }
+  int n_out = op.num_results();
+  if (n_out < info.min_outputs || (info.max_outputs != kVariadic && n_out > info.max_outputs)) {
+    return InvalidArgument(op.loc()) << info.name << " has "
+                                     << ArityText(info.min_outputs, info.max_outputs, "result")
+                                     << ", got " << n_out;
+  }
+  return Status::Ok();
+}
+
+Status FunctionVerifier::CheckAttrs(const Op& op) const {
+  const OpInfo& info = GetOpInfo(op.kind());
+  for (const auto& [name, value] : op.attrs()) {
+    const AttrSpec* spec = info.FindAttr(name);
+    if (spec == nullptr) {
+      return InvalidArgument(op.loc()) << "unknown attribute '" << name << "' for op " << info.name;
+    }
+    if (spec->type != value.type()) {
+      return InvalidArgument(op.loc()) << "attribute '" << name << "' of " << info.name
+                                       << " must be " << AttrTypeName(spec->type) << ", got "
+                                       << AttrTypeName(value.type());
+    }
+  }
+  for (const AttrSpec& spec : info.attrs) {
+    if (spec.required && op.FindAttr(std::string(spec.name)) == nullptr) {
+      return InvalidArgument(op.loc()) << "missing required attribute '" << spec.name << "' of "
+                                       << info.name;
+    }
+  }
+  return Status::Ok();
+}
+
+// True when `a` comes before `b` in `module`; functions not in the module count as earlier.
+bool DefinedBefore(const Module& module, const Function& a, const Function& b) {
+  for (const auto& f : module.functions()) {
+    if (f.get() == &a) return true;
+    if (f.get() == &b) return false;
+  }
+  return true;
+}
+
+// The devices of the call's arguments, which a device-generic callee runs on.
+Status CheckGenericCallDevices(const Op& op) {
+  DeviceId first;
+  bool seen = false;
+  for (const Value* v : op.inputs()) {
+    if (v->type().is_unknown()) continue;
+    std::vector<DeviceId> devices = v->type().Devices();
+    DeviceId d = devices.empty() ? DeviceId() : devices[0];
+    if (devices.size() > 1 || (seen && d != first)) {
+      return InvalidArgument(op.loc())
+             << "arguments of device-generic " << op.Name() << " must share one device, got "
+             << (devices.size() > 1 ? devices[1] : d) << " and " << (seen ? first : devices[0]);
+    }
+    first = d;
+    seen = true;
+  }
+  return Status::Ok();
+}
+
+Status FunctionVerifier::CheckCall(const Op& op) const {
+  const Function* callee = module_ == nullptr ? nullptr : module_->Lookup(op.callee());
+  if (callee == nullptr) return InvalidArgument(op.loc()) << "undefined function @" << op.callee();
+  // Calls may only reach functions defined earlier, which keeps the call graph acyclic.
+  if (callee == &fn_ || !DefinedBefore(*module_, *callee, fn_)) {
+    return InvalidArgument(op.loc()) << "call of @" << callee->name()
+                                     << " must follow its definition";
+  }
+  if (callee->num_params() != op.num_inputs()) {
+    return InvalidArgument(op.loc()) << "@" << callee->name() << " takes "
+                                     << Plural(callee->num_params(), "argument") << ", got "
+                                     << op.num_inputs();
+  }
+  int n_ret = static_cast<int>(callee->returns().size());
+  if (n_ret != op.num_results()) {
+    return InvalidArgument(op.loc()) << "@" << callee->name() << " returns "
+                                     << Plural(n_ret, "value") << ", but the call has "
+                                     << Plural(op.num_results(), "result");
+  }
+  if (callee->IsDeviceGeneric()) return CheckGenericCallDevices(op);
+  return Status::Ok();
+}
+
+Status FunctionVerifier::CheckDevices(const Op& op) const {
+  const Value* first = nullptr;
+  for (const Value* v : op.inputs()) {
+    if (v->type().is_unknown() || v->type().is_tuple()) continue;
+    if (first == nullptr) {
+      first = v;
+      continue;
+    }
+    if (v->type().device() != first->type().device()) {
+      return InvalidArgument(op.loc()) << op.Name() << " inputs are on different devices ("
+                                       << first->type().device() << " and " << v->type().device()
+                                       << ")";
+    }
+  }
+  return Status::Ok();
+}
+
+// Collectives in global form: one input per participating device.
+Status FunctionVerifier::CheckCommunication(const Op& op) const {
+  std::vector<DeviceId> seen;
+  for (const Value* v : op.inputs()) {
+    if (v->type().is_unknown()) continue;
+    DeviceId d = v->type().device();
+    for (DeviceId s : seen) {
+      if (s == d) {
+        return InvalidArgument(op.loc()) << op.Name() << " inputs must be on distinct devices: "
+                                         << d << " appears twice";
+      }
+    }
+    seen.push_back(d);
+  }
+  switch (op.kind()) {
+    case OpKind::kAllReduce: case OpKind::kAllGather: case OpKind::kReduceScatter:
+    case OpKind::kAllToAll:
+      if (op.num_results() != op.num_inputs()) {
+        return InvalidArgument(op.loc()) << op.Name() << " needs one result per input: "
+                                         << op.num_inputs() << " inputs, " << op.num_results()
+                                         << " results";
+      }
+      break;
+    case OpKind::kBroadcast: case OpKind::kScatter: {
+      size_t n = op.FindAttr("devices")->AsDevices().size();
+      if (static_cast<size_t>(op.num_results()) != n) {
+        return InvalidArgument(op.loc()) << op.Name() << " needs one result per device: " << n
+                                         << " devices, " << op.num_results() << " results";
+      }
+      break;
+    }
+    case OpKind::kSend: {
+      DeviceId to = op.FindAttr("device")->AsDevice();
+      if (!op.input(0)->type().is_unknown() && op.input(0)->type().device() == to) {
+        return InvalidArgument(op.loc()) << "Send of " << op.input(0)->Ref() << " to " << to
+                                         << " moves nothing: the value is already there";
+      }
+      break;
+    }
+    default: break;
+  }
+  return Status::Ok();
+}
+
+bool AttrMentionsDevice(const Attribute& a) {
+  return a.type() == AttrType::kDevice || a.type() == AttrType::kDevices;
+}
+
+// A device-generic function runs wherever it is called, so nothing inside may name a device.
+Status FunctionVerifier::CheckGeneric(const Op& op) const {
+  if (!op.is_call() && IsCommunication(op.kind())) {
+    return InvalidArgument(op.loc()) << "device-generic function @" << fn_.name()
+                                     << " may not contain communication op " << op.Name();
+  }
+  for (const auto& [name, value] : op.attrs()) {
+    if (AttrMentionsDevice(value)) {
+      return InvalidArgument(op.loc()) << "device-generic function @" << fn_.name()
+                                       << " may not name a device (attribute '" << name << "' of "
+                                       << op.Name() << ")";
+    }
+  }
+  for (const auto& r : op.results()) {
+    if (!r->type().Devices().empty()) {
+      return InvalidArgument(op.loc()) << "device-generic function @" << fn_.name()
+                                       << " may not name a device (type of " << r->Ref() << ")";
+    }
+  }
+  return Status::Ok();
+}
+
+Status FunctionVerifier::Run() {
+  bool generic = fn_.IsDeviceGeneric();
+  for (const auto& p : fn_.params()) Define(p.get());
+  for (const auto& op : fn_.ops()) {
+    for (const Value* v : op->inputs()) DISTIR_RETURN_IF_ERROR(CheckUse(*op, v));
+    if (op->is_call()) {
+      DISTIR_RETURN_IF_ERROR(CheckCall(*op));
+    } else {
+      DISTIR_RETURN_IF_ERROR(CheckArity(*op));
+      DISTIR_RETURN_IF_ERROR(CheckAttrs(*op));
+      if (IsCommunication(op->kind())) {
+        DISTIR_RETURN_IF_ERROR(CheckCommunication(*op));
+      } else {
+        DISTIR_RETURN_IF_ERROR(CheckDevices(*op));
+      }
+    }
+    if (generic) DISTIR_RETURN_IF_ERROR(CheckGeneric(*op));
+    for (const auto& r : op->results()) Define(r.get());
+  }
+  for (const Value* v : fn_.returns()) {
+    bool ok = v->id() < static_cast<int>(defined_.size()) && defined_[v->id()] == v;
+    if (!ok) {
+      return InvalidArgument(fn_.return_loc())
+             << "returned value " << v->Ref() << " is not defined in @" << fn_.name();
+    }
+  }
+  return Status::Ok();
+}
+
+// Parameters of one function either all carry devices or none do.
+Status CheckParamDevices(const Function& fn) {
+  const Value* with = nullptr;
+  const Value* without = nullptr;
+  for (const auto& p : fn.params()) {
+    (p->type().Devices().empty() ? without : with) = p.get();
+  }
+  if (with == nullptr || without == nullptr) return Status::Ok();
+  return InvalidArgument(without->loc())
+         << "parameter " << without->Ref() << " of @" << fn.name() << " has no device while "
+         << with->Ref() << " is on " << with->type().Devices()[0]
+         << "; place every parameter, or none (device-generic)";
+}
+
+}  // namespace
+
+Status VerifyFunction(const Function& fn, const Module* module) {
+  DISTIR_RETURN_IF_ERROR(CheckParamDevices(fn));
+  return FunctionVerifier(fn, module).Run();
+}
+
+Status VerifyModule(const Module& module) {
+  for (const auto& fn : module.functions()) {
+    DISTIR_RETURN_IF_ERROR(VerifyFunction(*fn, &module));
+  }
+  return Status::Ok();
+}
+
+}  // namespace distir

@@ -1,0 +1,26 @@
+// Helpers shared by the subcommands: reading inputs, writing outputs atomically,
+// and reporting a Status the way every subcommand does.
+
+#pragma once
+
+#include <string>
+
+#include "support/status_or.h"
+
+namespace distir::tools {
+
+/// Contents of `path`, or of standard input when `path` is "-".
+StatusOr<std::string> ReadInput(const std::string& path);
+
+/// Writes `contents` to `path` through a temporary file in the same directory
+/// and a rename, so that a reader never sees a partial file. "-" is stdout.
+Status WriteOutputAtomically(const std::string& path, const std::string& contents);
+
+/// Prints `status` rendered with the source excerpt from `source` to stderr and
+/// returns kExitInputError. REQUIRES: !status.ok().
+int ReportError(const Status& status, const std::string& source = {});
+
+/// Display name of an input path: "<stdin>" for "-".
+std::string DisplayName(const std::string& path);
+
+}  // namespace distir::tools

@@ -1,0 +1,54 @@
+// The `distir` command: one binary, one subcommand per stage of the workflow.
+
+#include <cstring>
+#include <iostream>
+#include <string_view>
+
+#include "tools/commands.h"
+
+namespace {
+
+struct Subcommand {
+  const char* name;
+  int (*run)(int, char**);
+  const char* summary;
+};
+
+constexpr Subcommand kSubcommands[] = {
+    {"opt", distir::tools::RunOpt, "parse, verify, infer types and print a DistIR program"},
+    {"simulate", distir::tools::RunSimulate,
+     "simulate a program on a hardware profile: time, memory, trace"},
+};
+
+void PrintUsage(std::ostream& os) {
+  os << "usage: distir <command> [options]\n"
+     << "       distir --version | --help\n\ncommands:\n";
+  for (const Subcommand& c : kSubcommands) {
+    os << "  " << c.name << std::string(12 - std::strlen(c.name), ' ') << c.summary << "\n";
+  }
+  os << "\nRun 'distir <command> --help' for the options of a command.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    PrintUsage(std::cerr);
+    return distir::tools::kExitUsage;
+  }
+  std::string_view first = argv[1];
+  if (first == "--version" || first == "version") {
+    std::cout << distir::tools::VersionString() << "\n";
+    return distir::tools::kExitOk;
+  }
+  if (first == "--help" || first == "-h" || first == "help") {
+    PrintUsage(std::cout);
+    return distir::tools::kExitOk;
+  }
+  for (const Subcommand& c : kSubcommands) {
+    if (first == c.name) return c.run(argc - 1, argv + 1);
+  }
+  std::cerr << "distir: unknown command '" << first << "'\n\n";
+  PrintUsage(std::cerr);
+  return distir::tools::kExitUsage;
+}

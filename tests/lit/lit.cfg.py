@@ -1,0 +1,17 @@
+# lit configuration for DistIR's golden-text tests (STYLE.md §7).
+# Substitutions: `distir` (the built binary), `FileCheck` and `not` (llvm-14-tools),
+# %distir_src (the source tree, for data/ files).
+import os
+
+import lit.formats
+
+config.name = "DistIR"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".distir", ".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(os.path.dirname(config.distir_bin), "..", "..", "tests", "lit-out")
+
+config.substitutions.append(("%distir_src", config.distir_src_root))
+config.environment["PATH"] = os.pathsep.join(
+    [os.path.dirname(config.distir_bin), config.llvm_tools_dir, config.environment.get("PATH", "")])
