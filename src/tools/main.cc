@@ -6,6 +6,10 @@
 
 #include "tools/commands.h"
 
+#ifdef DISTIR_HAVE_CUDA
+#include "backend/gpu/gpu_info.h"
+#endif
+
 namespace {
 
 struct Subcommand {
@@ -39,6 +43,12 @@ int main(int argc, char** argv) {
   std::string_view first = argv[1];
   if (first == "--version" || first == "version") {
     std::cout << distir::tools::VersionString() << "\n";
+#ifdef DISTIR_HAVE_CUDA
+    auto gpus = distir::gpu::QueryGpus();
+    std::cout << (gpus.ok() ? distir::gpu::DescribeGpus(*gpus) : gpus.status().ToString()) << "\n";
+#else
+    std::cout << "CUDA backend: not built (no nvcc at configure time)\n";
+#endif
     return distir::tools::kExitOk;
   }
   if (first == "--help" || first == "-h" || first == "help") {
