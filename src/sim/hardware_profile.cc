@@ -1,0 +1,514 @@
+// Loading and validating hardware profiles from YAML (format: docs/configs.md).
+//
+// The reader is strict on purpose: a profile mistake silently changes every
+// simulated time, so unknown keys, missing keys, unknown units and impossible
+// values are all errors at the offending key or value. yaml-cpp throws; every
+// yaml-cpp call happens below ParseHardwareProfile's try block, which turns the
+// exceptions into Status, so none escapes.
+
+#include "sim/hardware_profile.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string_view>
+#include <utility>
+
+#include "support/check.h"
+
+namespace distir::sim {
+
+double DeviceSpec::MatrixFlops(DType dtype) const {
+  switch (dtype) {
+    case DType::kF16:
+      return peak_flops_f16;
+    case DType::kBF16:
+      return peak_flops_bf16 > 0 ? peak_flops_bf16 : peak_flops_f32;
+    case DType::kF32:
+      return peak_flops_f32;
+    case DType::kF64:
+      return peak_flops_f64 > 0 ? peak_flops_f64 : peak_flops_f32;
+    case DType::kI32:
+    case DType::kI64:
+    case DType::kBool:
+      return vector_flops;
+  }
+  DISTIR_CHECK(false) << "unknown dtype";
+  return 0;
+}
+
+std::optional<int64_t> HardwareProfile::NumDevices() const {
+  if (num_nodes == 0) return std::nullopt;
+  return static_cast<int64_t>(num_nodes) * devices_per_node;
+}
+
+int HardwareProfile::NodeOf(DeviceId d) const {
+  DISTIR_CHECK(d.has_value()) << "NodeOf needs a device";
+  DISTIR_CHECK(devices_per_node >= 1) << "profile has no devices per node";
+  return d.value() / devices_per_node;
+}
+
+const LinkSpec& HardwareProfile::LinkBetween(DeviceId a, DeviceId b) const {
+  DISTIR_CHECK(a != b) << "LinkBetween needs two different devices, got " << a << " twice";
+  return NodeOf(a) == NodeOf(b) ? intra_node : inter_node;
+}
+
+namespace {
+
+// Units. Every quantity in a profile is "<number> <unit>"; see docs/configs.md.
+
+enum class Quantity { kTime, kSize, kBandwidth, kFlopRate, kTimePerFlop, kTimePerByte };
+
+struct Unit {
+  std::string_view name;
+  double scale;  // to seconds, bytes, bytes/s or FLOP/s
+};
+
+constexpr Unit kTimeUnits[] = {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
+constexpr Unit kSizeUnits[] = {{"B", 1},           {"kB", 1e3},           {"MB", 1e6},
+                               {"GB", 1e9},        {"TB", 1e12},          {"KiB", 1024.0},
+                               {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+// Network links are quoted in bits per second (HDR InfiniBand: 200 Gb/s).
+constexpr Unit kBitRateUnits[] = {
+    {"b/s", 1.0 / 8}, {"kb/s", 1e3 / 8}, {"Mb/s", 1e6 / 8}, {"Gb/s", 1e9 / 8}, {"Tb/s", 1e12 / 8}};
+constexpr Unit kFlopRateUnits[] = {
+    {"FLOP/s", 1}, {"MFLOP/s", 1e6}, {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}};
+
+template <size_t N>
+std::optional<double> Lookup(const Unit (&units)[N], std::string_view name) {
+  for (const Unit& u : units) {
+    if (u.name == name) return u.scale;
+  }
+  return std::nullopt;
+}
+
+// `base` + `suffix`, e.g. "GB" + "/s": the scale of the base unit.
+template <size_t N>
+std::optional<double> LookupWithSuffix(const Unit (&units)[N], std::string_view name,
+                                       std::string_view suffix) {
+  if (name.size() <= suffix.size() || !name.ends_with(suffix)) return std::nullopt;
+  return Lookup(units, name.substr(0, name.size() - suffix.size()));
+}
+
+std::optional<double> UnitScale(Quantity q, std::string_view unit) {
+  switch (q) {
+    case Quantity::kTime:
+      return Lookup(kTimeUnits, unit);
+    case Quantity::kSize:
+      return Lookup(kSizeUnits, unit);
+    case Quantity::kBandwidth:
+      if (auto bits = Lookup(kBitRateUnits, unit)) return bits;
+      return LookupWithSuffix(kSizeUnits, unit, "/s");
+    case Quantity::kFlopRate:
+      return Lookup(kFlopRateUnits, unit);
+    case Quantity::kTimePerFlop:
+      return LookupWithSuffix(kTimeUnits, unit, "/FLOP");
+    case Quantity::kTimePerByte:
+      return LookupWithSuffix(kTimeUnits, unit, "/B");
+  }
+  return std::nullopt;
+}
+
+template <size_t N>
+void AppendUnits(std::ostringstream& os, const Unit (&units)[N], std::string_view suffix) {
+  for (const Unit& u : units) os << (os.tellp() > 0 ? ", " : "") << u.name << suffix;
+}
+
+// "a bandwidth (B/s, kB/s, ...)": what the error message says was expected.
+std::string ExpectedUnits(Quantity q) {
+  std::ostringstream os;
+  switch (q) {
+    case Quantity::kTime:
+      AppendUnits(os, kTimeUnits, "");
+      return "a duration (" + os.str() + ")";
+    case Quantity::kSize:
+      AppendUnits(os, kSizeUnits, "");
+      return "a size (" + os.str() + ")";
+    case Quantity::kBandwidth:
+      AppendUnits(os, kSizeUnits, "/s");
+      AppendUnits(os, kBitRateUnits, "");
+      return "a bandwidth (" + os.str() + ")";
+    case Quantity::kFlopRate:
+      AppendUnits(os, kFlopRateUnits, "");
+      return "a FLOP rate (" + os.str() + ")";
+    case Quantity::kTimePerFlop:
+      AppendUnits(os, kTimeUnits, "/FLOP");
+      return "a time per FLOP (" + os.str() + ")";
+    case Quantity::kTimePerByte:
+      AppendUnits(os, kTimeUnits, "/B");
+      return "a time per byte (" + os.str() + ")";
+  }
+  return "";
+}
+
+// YAML access with locations.
+
+std::string NodeKindName(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Scalar:
+      return "'" + node.Scalar() + "'";
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "nothing";
+}
+
+// One YAML mapping of the profile whose keys were checked against the allowed set.
+class Section {
+ public:
+  Section(std::string path, const YAML::Node& node) : path_(std::move(path)), node_(node) {}
+
+  const std::string& path() const { return path_; }
+  const YAML::Node& node() const { return node_; }
+  /// Entity name of a key, e.g. "device.dram_bandwidth".
+  std::string Name(std::string_view key) const {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  }
+  /// The value of `key`, or nullptr when absent.
+  const YAML::Node* Find(std::string_view key) const {
+    for (const auto& [k, v] : entries_) {
+      if (k == key) return &v;
+    }
+    return nullptr;
+  }
+  void Add(std::string key, const YAML::Node& value) {
+    entries_.emplace_back(std::move(key), value);
+  }
+
+ private:
+  std::string path_;
+  YAML::Node node_;
+  std::vector<std::pair<std::string, YAML::Node>> entries_;
+};
+
+class ProfileReader {
+ public:
+  explicit ProfileReader(std::string filename) : filename_(std::move(filename)) {}
+
+  /// yaml-cpp marks are 0-based; ours are 1-based.
+  SourceLoc Loc(const YAML::Mark& mark) const {
+    if (mark.is_null()) return SourceLoc{filename_, 0, 0, ""};
+    return SourceLoc{filename_, mark.line + 1, mark.column + 1, ""};
+  }
+  SourceLoc Loc(const YAML::Node& node) const { return Loc(node.Mark()); }
+
+  StatusOr<Section> OpenSection(const YAML::Node& node, std::string path,
+                                std::initializer_list<std::string_view> allowed) const;
+  StatusOr<YAML::Node> Require(const Section& s, std::string_view key) const;
+  StatusOr<std::string> ReadString(const Section& s, std::string_view key) const;
+  StatusOr<double> ReadQuantity(const Section& s, std::string_view key, Quantity q) const;
+  StatusOr<double> ReadQuantityValue(const YAML::Node& v, const std::string& name,
+                                     Quantity q) const;
+  /// A quantity that must be > 0 (bandwidths, FLOP rates, capacities).
+  StatusOr<double> ReadPositive(const Section& s, std::string_view key, Quantity q) const;
+  /// A quantity that must be >= 0 (latencies, overheads).
+  StatusOr<double> ReadNonNegative(const Section& s, std::string_view key, Quantity q) const;
+  /// An integer >= `min`; when `any_means_zero`, the word `any` reads as 0.
+  StatusOr<int> ReadCount(const Section& s, std::string_view key, int min,
+                          bool any_means_zero) const;
+
+ private:
+  std::string filename_;
+};
+
+std::string JoinKeys(std::initializer_list<std::string_view> keys) {
+  std::string out;
+  for (std::string_view k : keys) out += (out.empty() ? "" : ", ") + std::string(k);
+  return out;
+}
+
+bool Contains(std::initializer_list<std::string_view> keys, std::string_view key) {
+  for (std::string_view k : keys) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
+StatusOr<Section> ProfileReader::OpenSection(
+    const YAML::Node& node, std::string path,
+    std::initializer_list<std::string_view> allowed) const {
+  const std::string what = path.empty() ? "hardware profile" : path;
+  if (!node.IsMap()) {
+    return InvalidArgument(Loc(node))
+           << what << " must be a map of keys, got " << NodeKindName(node);
+  }
+  Section section(std::move(path), node);
+  for (const auto& entry : node) {
+    const YAML::Node& key = entry.first;
+    if (!key.IsScalar()) {
+      return InvalidArgument(Loc(key)) << "keys of " << what << " must be plain words";
+    }
+    const std::string& name = key.Scalar();
+    if (!Contains(allowed, name)) {
+      return InvalidArgument(Loc(key)) << "unknown key '" << name << "' in " << what
+                                       << "; expected one of: " << JoinKeys(allowed);
+    }
+    if (section.Find(name) != nullptr) {
+      return InvalidArgument(Loc(key)) << "duplicate key '" << name << "' in " << what;
+    }
+    section.Add(name, entry.second);
+  }
+  return section;
+}
+
+StatusOr<YAML::Node> ProfileReader::Require(const Section& s, std::string_view key) const {
+  const YAML::Node* v = s.Find(key);
+  if (v == nullptr) {
+    return InvalidArgument(Loc(s.node())) << (s.path().empty() ? "hardware profile" : s.path())
+                                          << " is missing required key '" << key << "'";
+  }
+  return *v;
+}
+
+StatusOr<std::string> ProfileReader::ReadString(const Section& s, std::string_view key) const {
+  DISTIR_ASSIGN_OR_RETURN(YAML::Node v, Require(s, key));
+  if (!v.IsScalar() || v.Scalar().empty()) {
+    return InvalidArgument(Loc(v))
+           << s.Name(key) << " must be a non-empty string, got " << NodeKindName(v);
+  }
+  return v.Scalar();
+}
+
+StatusOr<double> ProfileReader::ReadQuantityValue(const YAML::Node& v, const std::string& name,
+                                                  Quantity q) const {
+  if (!v.IsScalar()) {
+    return InvalidArgument(Loc(v))
+           << name << " must be " << ExpectedUnits(q) << ", got " << NodeKindName(v);
+  }
+  const std::string& text = v.Scalar();
+  double number = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec != std::errc() || !std::isfinite(number)) {
+    return InvalidArgument(Loc(v)) << name << " must be a number with a unit, got '" << text << "'";
+  }
+  std::string_view unit(end, text.data() + text.size() - end);
+  while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+  if (unit.empty()) {
+    return InvalidArgument(Loc(v))
+           << name << " has no unit in '" << text << "'; it must be " << ExpectedUnits(q);
+  }
+  std::optional<double> scale = UnitScale(q, unit);
+  if (!scale) {
+    return InvalidArgument(Loc(v)) << "unknown unit '" << unit << "' in " << name << " '" << text
+                                   << "'; it must be " << ExpectedUnits(q);
+  }
+  return number * *scale;
+}
+
+StatusOr<double> ProfileReader::ReadQuantity(const Section& s, std::string_view key,
+                                             Quantity q) const {
+  DISTIR_ASSIGN_OR_RETURN(YAML::Node v, Require(s, key));
+  return ReadQuantityValue(v, s.Name(key), q);
+}
+
+StatusOr<double> ProfileReader::ReadPositive(const Section& s, std::string_view key,
+                                             Quantity q) const {
+  DISTIR_ASSIGN_OR_RETURN(double value, ReadQuantity(s, key, q));
+  if (value <= 0) {
+    const YAML::Node& v = *s.Find(key);
+    return InvalidArgument(Loc(v))
+           << s.Name(key) << " must be positive, got '" << v.Scalar() << "'";
+  }
+  return value;
+}
+
+StatusOr<double> ProfileReader::ReadNonNegative(const Section& s, std::string_view key,
+                                                Quantity q) const {
+  DISTIR_ASSIGN_OR_RETURN(double value, ReadQuantity(s, key, q));
+  if (value < 0) {
+    const YAML::Node& v = *s.Find(key);
+    return InvalidArgument(Loc(v))
+           << s.Name(key) << " must not be negative, got '" << v.Scalar() << "'";
+  }
+  return value;
+}
+
+StatusOr<int> ProfileReader::ReadCount(const Section& s, std::string_view key, int min,
+                                       bool any_means_zero) const {
+  DISTIR_ASSIGN_OR_RETURN(YAML::Node v, Require(s, key));
+  const std::string text = v.IsScalar() ? v.Scalar() : "";
+  if (any_means_zero && text == "any") return 0;
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (!v.IsScalar() || ec != std::errc() || end != text.data() + text.size() || value < min) {
+    return InvalidArgument(Loc(v))
+           << s.Name(key) << " must be an integer >= " << min << (any_means_zero ? " or 'any'" : "")
+           << ", got " << NodeKindName(v);
+  }
+  return value;
+}
+
+// The sections of a profile, in file order.
+
+// peak_flops: {f16: ..., bf16: ..., f32: ..., f64: ...}; f16 and f32 are required.
+Status ReadPeakFlops(const ProfileReader& r, const YAML::Node& node, DeviceSpec& d) {
+  DISTIR_ASSIGN_OR_RETURN(Section s,
+                          r.OpenSection(node, "device.peak_flops", {"f16", "bf16", "f32", "f64"}));
+  DISTIR_ASSIGN_OR_RETURN(d.peak_flops_f16, r.ReadPositive(s, "f16", Quantity::kFlopRate));
+  DISTIR_ASSIGN_OR_RETURN(d.peak_flops_f32, r.ReadPositive(s, "f32", Quantity::kFlopRate));
+  if (s.Find("bf16") != nullptr) {
+    DISTIR_ASSIGN_OR_RETURN(d.peak_flops_bf16, r.ReadPositive(s, "bf16", Quantity::kFlopRate));
+  }
+  if (s.Find("f64") != nullptr) {
+    DISTIR_ASSIGN_OR_RETURN(d.peak_flops_f64, r.ReadPositive(s, "f64", Quantity::kFlopRate));
+  }
+  return Status::Ok();
+}
+
+StatusOr<MatMulRegression> ReadRegression(const ProfileReader& r, const YAML::Node& node) {
+  DISTIR_ASSIGN_OR_RETURN(Section s, r.OpenSection(node, "device.matmul_regression",
+                                                   {"intercept", "per_flop", "per_byte"}));
+  MatMulRegression m;
+  // Fitted coefficients may come out slightly negative; only the units are checked.
+  DISTIR_ASSIGN_OR_RETURN(m.intercept_s, r.ReadQuantity(s, "intercept", Quantity::kTime));
+  DISTIR_ASSIGN_OR_RETURN(m.per_flop_s, r.ReadQuantity(s, "per_flop", Quantity::kTimePerFlop));
+  DISTIR_ASSIGN_OR_RETURN(m.per_byte_s, r.ReadQuantity(s, "per_byte", Quantity::kTimePerByte));
+  return m;
+}
+
+Status ReadMemoryCapacity(const ProfileReader& r, const Section& s, DeviceSpec& d) {
+  DISTIR_ASSIGN_OR_RETURN(double bytes, r.ReadPositive(s, "memory_capacity", Quantity::kSize));
+  if (bytes >= 9.2e18) {
+    return InvalidArgument(r.Loc(*s.Find("memory_capacity")))
+           << "device.memory_capacity must be below 8 EiB, got '"
+           << s.Find("memory_capacity")->Scalar() << "'";
+  }
+  d.memory_capacity = std::llround(bytes);
+  return Status::Ok();
+}
+
+StatusOr<DeviceSpec> ReadDevice(const ProfileReader& r, const YAML::Node& node) {
+  DISTIR_ASSIGN_OR_RETURN(
+      Section s, r.OpenSection(node, "device",
+                               {"name", "peak_flops", "vector_flops", "dram_bandwidth",
+                                "memory_capacity", "kernel_launch_overhead", "matmul_regression"}));
+  DeviceSpec d;
+  DISTIR_ASSIGN_OR_RETURN(d.name, r.ReadString(s, "name"));
+  DISTIR_ASSIGN_OR_RETURN(YAML::Node flops, r.Require(s, "peak_flops"));
+  DISTIR_RETURN_IF_ERROR(ReadPeakFlops(r, flops, d));
+  DISTIR_ASSIGN_OR_RETURN(d.vector_flops, r.ReadPositive(s, "vector_flops", Quantity::kFlopRate));
+  DISTIR_ASSIGN_OR_RETURN(d.dram_bandwidth,
+                          r.ReadPositive(s, "dram_bandwidth", Quantity::kBandwidth));
+  DISTIR_RETURN_IF_ERROR(ReadMemoryCapacity(r, s, d));
+  DISTIR_ASSIGN_OR_RETURN(d.kernel_launch_overhead,
+                          r.ReadNonNegative(s, "kernel_launch_overhead", Quantity::kTime));
+  if (const YAML::Node* reg = s.Find("matmul_regression")) {
+    DISTIR_ASSIGN_OR_RETURN(d.matmul_regression, ReadRegression(r, *reg));
+  }
+  return d;
+}
+
+StatusOr<LinkSpec> ReadLink(const ProfileReader& r, const YAML::Node& node, std::string path) {
+  DISTIR_ASSIGN_OR_RETURN(Section s,
+                          r.OpenSection(node, std::move(path), {"name", "bandwidth", "latency"}));
+  LinkSpec link;
+  DISTIR_ASSIGN_OR_RETURN(link.name, r.ReadString(s, "name"));
+  DISTIR_ASSIGN_OR_RETURN(link.bandwidth, r.ReadPositive(s, "bandwidth", Quantity::kBandwidth));
+  DISTIR_ASSIGN_OR_RETURN(link.latency, r.ReadNonNegative(s, "latency", Quantity::kTime));
+  return link;
+}
+
+Status ReadNodes(const ProfileReader& r, const YAML::Node& node, HardwareProfile& hw) {
+  DISTIR_ASSIGN_OR_RETURN(Section s,
+                          r.OpenSection(node, "nodes", {"devices_per_node", "num_nodes"}));
+  DISTIR_ASSIGN_OR_RETURN(hw.devices_per_node, r.ReadCount(s, "devices_per_node", 1, false));
+  DISTIR_ASSIGN_OR_RETURN(hw.num_nodes, r.ReadCount(s, "num_nodes", 0, true));
+  return Status::Ok();
+}
+
+StatusOr<CollectiveSpec> ReadCollectives(const ProfileReader& r, const YAML::Node& node) {
+  DISTIR_ASSIGN_OR_RETURN(Section s,
+                          r.OpenSection(node, "collectives", {"allreduce", "launch_overhead"}));
+  CollectiveSpec c;
+  DISTIR_ASSIGN_OR_RETURN(std::string algo, r.ReadString(s, "allreduce"));
+  if (algo == "ring") {
+    c.allreduce = AllReduceAlgorithm::kRing;
+  } else if (algo == "tree") {
+    c.allreduce = AllReduceAlgorithm::kTree;
+  } else if (algo == "hierarchical") {
+    c.allreduce = AllReduceAlgorithm::kHierarchical;
+  } else {
+    return InvalidArgument(r.Loc(*s.Find("allreduce")))
+           << "unknown algorithm '" << algo
+           << "' in collectives.allreduce; expected one of: ring, tree, hierarchical";
+  }
+  DISTIR_ASSIGN_OR_RETURN(c.launch_overhead,
+                          r.ReadNonNegative(s, "launch_overhead", Quantity::kTime));
+  return c;
+}
+
+// The inter-node link is required exactly when devices can sit in different nodes.
+Status ReadInterNode(const ProfileReader& r, const Section& top, HardwareProfile& hw) {
+  const YAML::Node* inter = top.Find("inter_node");
+  if (inter == nullptr && hw.num_nodes == 1) return Status::Ok();
+  if (inter == nullptr) {
+    return InvalidArgument(r.Loc(top.node()))
+           << "hardware profile is missing required key 'inter_node' (needed because "
+              "nodes.num_nodes is not 1)";
+  }
+  DISTIR_ASSIGN_OR_RETURN(hw.inter_node, ReadLink(r, *inter, "inter_node"));
+  return Status::Ok();
+}
+
+StatusOr<HardwareProfile> ReadProfile(const ProfileReader& r, const YAML::Node& root) {
+  DISTIR_ASSIGN_OR_RETURN(Section top, r.OpenSection(root, "",
+                                                     {"name", "device", "nodes", "intra_node",
+                                                      "inter_node", "collectives"}));
+  HardwareProfile hw;
+  DISTIR_ASSIGN_OR_RETURN(hw.name, r.ReadString(top, "name"));
+  DISTIR_ASSIGN_OR_RETURN(YAML::Node device, r.Require(top, "device"));
+  DISTIR_ASSIGN_OR_RETURN(hw.device, ReadDevice(r, device));
+  DISTIR_ASSIGN_OR_RETURN(YAML::Node nodes, r.Require(top, "nodes"));
+  DISTIR_RETURN_IF_ERROR(ReadNodes(r, nodes, hw));
+  DISTIR_ASSIGN_OR_RETURN(YAML::Node intra, r.Require(top, "intra_node"));
+  DISTIR_ASSIGN_OR_RETURN(hw.intra_node, ReadLink(r, intra, "intra_node"));
+  DISTIR_RETURN_IF_ERROR(ReadInterNode(r, top, hw));
+  DISTIR_ASSIGN_OR_RETURN(YAML::Node collectives, r.Require(top, "collectives"));
+  DISTIR_ASSIGN_OR_RETURN(hw.collectives, ReadCollectives(r, collectives));
+  return hw;
+}
+
+}  // namespace
+
+StatusOr<HardwareProfile> ParseHardwareProfile(const std::string& yaml_text,
+                                               const std::string& filename) {
+  ProfileReader reader(filename);
+  try {
+    YAML::Node root = YAML::Load(yaml_text);
+    if (root.IsNull()) {
+      return InvalidArgument(SourceLoc{filename, 0, 0, ""}) << "hardware profile is empty";
+    }
+    return ReadProfile(reader, root);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(reader.Loc(e.mark)) << "invalid YAML: " << e.msg;
+  } catch (const std::exception& e) {
+    return Internal(SourceLoc{filename, 0, 0, ""}) << "reading hardware profile: " << e.what();
+  }
+}
+
+StatusOr<HardwareProfile> LoadHardwareProfile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return NotFound(SourceLoc{path, 0, 0, ""})
+           << "cannot open hardware profile: " << std::strerror(errno);
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  DISTIR_ASSIGN_OR_RETURN(HardwareProfile hw, ParseHardwareProfile(text.str(), path));
+  hw.source_path = path;
+  return hw;
+}
+
+}  // namespace distir::sim
