@@ -6,13 +6,24 @@ namespace distir {
 namespace {
 
 bool IsWordChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '.' || c == '?';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '?';
 }
 
 bool IsNameChar(char c) { return IsWordChar(c) && c != '?'; }
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// The kind of a one-character token, or kEof for any other character.
+TokenKind PunctuationKind(char c) {
+  constexpr std::string_view kChars = "(){}<>[],=:";
+  constexpr TokenKind kKinds[] = {TokenKind::kLParen,  TokenKind::kRParen,  TokenKind::kLBrace,
+                                  TokenKind::kRBrace,  TokenKind::kLAngle,  TokenKind::kRAngle,
+                                  TokenKind::kLSquare, TokenKind::kRSquare, TokenKind::kComma,
+                                  TokenKind::kEqual,   TokenKind::kColon};
+  size_t i = kChars.find(c);
+  return i == std::string_view::npos ? TokenKind::kEof : kKinds[i];
+}
 
 // A character in a message: printable ASCII as itself, anything else as \xNN,
 // so a binary file never puts raw bytes on the terminal.
@@ -50,6 +61,8 @@ std::string UnquoteString(const Token& token) {
 }
 
 Token Lexer::Make(TokenKind kind, size_t begin, int line, int col) {
+  end_line_ = line_;
+  end_col_ = col_;
   return Token{kind, text_.substr(begin, pos_ - begin), line, col};
 }
 
@@ -117,8 +130,7 @@ Token Lexer::LexSigilName(TokenKind kind, int line, int col) {
   size_t end = pos_;
   while (end < text_.size() && IsNameChar(text_[end])) ++end;
   if (end == pos_) {
-    return Error("expected a name after '" + std::string(1, text_[begin]) + "'", begin, line,
-                 col);
+    return Error("expected a name after '" + std::string(1, text_[begin]) + "'", begin, line, col);
   }
   col_ += static_cast<int>(end - pos_);
   pos_ = end;
@@ -135,8 +147,7 @@ Token Lexer::LexString(int line, int col) {
     }
     char e = pos_ + 1 < text_.size() ? text_[pos_ + 1] : '\0';
     if (e != '"' && e != '\\' && e != 'n' && e != 't') {
-      return Error("unknown escape '\\" + ShowChar(e) + "' in string literal", pos_, line_,
-                   col_);
+      return Error("unknown escape '\\" + ShowChar(e) + "' in string literal", pos_, line_, col_);
     }
     Bump();
     Bump();
@@ -152,33 +163,19 @@ Token Lexer::Next() {
   SkipSpaceAndComments();
   int line = line_;
   int col = col_;
-  if (pos_ >= text_.size()) return Token{TokenKind::kEof, {}, line, col};
+  if (pos_ >= text_.size()) return Token{TokenKind::kEof, {}, end_line_, end_col_};
   char c = text_[pos_];
-  TokenKind punct = TokenKind::kEof;
-  switch (c) {
-    case '(': punct = TokenKind::kLParen; break;
-    case ')': punct = TokenKind::kRParen; break;
-    case '{': punct = TokenKind::kLBrace; break;
-    case '}': punct = TokenKind::kRBrace; break;
-    case '<': punct = TokenKind::kLAngle; break;
-    case '>': punct = TokenKind::kRAngle; break;
-    case '[': punct = TokenKind::kLSquare; break;
-    case ']': punct = TokenKind::kRSquare; break;
-    case ',': punct = TokenKind::kComma; break;
-    case '=': punct = TokenKind::kEqual; break;
-    case ':': punct = TokenKind::kColon; break;
-    case '%': return LexSigilName(TokenKind::kValueName, line, col);
-    case '@': return LexSigilName(TokenKind::kFuncName, line, col);
-    case '"': return LexString(line, col);
-    default: break;
-  }
+  if (c == '%') return LexSigilName(TokenKind::kValueName, line, col);
+  if (c == '@') return LexSigilName(TokenKind::kFuncName, line, col);
+  if (c == '"') return LexString(line, col);
+  TokenKind punct = PunctuationKind(c);
   if (punct != TokenKind::kEof) {
     size_t begin = pos_;
     Bump();
     return Make(punct, begin, line, col);
   }
-  bool starts_word = IsWordChar(c) || (c == '-' && pos_ + 1 < text_.size() &&
-                                       IsWordChar(text_[pos_ + 1]));
+  bool starts_word =
+      IsWordChar(c) || (c == '-' && pos_ + 1 < text_.size() && IsWordChar(text_[pos_ + 1]));
   if (starts_word) return LexWord(line, col);
   return Error("unexpected character '" + ShowChar(c) + "'", pos_, line, col);
 }

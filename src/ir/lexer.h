@@ -48,6 +48,7 @@ struct Token {
 };
 
 /// "'%x'", "'('", "end of file": how an error message names the token.
+/// A kEof token is placed just after the last real token of the text.
 /// Long texts are shortened.
 std::string DescribeToken(const Token& token);
 
@@ -80,6 +81,10 @@ class Lexer {
   size_t pos_ = 0;
   int line_ = 1;
   int col_ = 1;
+  // Just after the last token: where end of file is reported, so that a
+  // truncated file's error points at the line it stops on.
+  int end_line_ = 1;
+  int end_col_ = 1;
   std::string error_;
 };
 

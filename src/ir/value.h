@@ -38,6 +38,8 @@ class Value {
   int index() const { return index_; }
   /// Where the value is defined in the source text, when it came from text.
   const SourceLoc& loc() const { return loc_; }
+  /// Sets where the value is defined (the parser gives each result its own token).
+  void set_loc(SourceLoc loc) { loc_ = std::move(loc); }
 
   /// "%name", or "_" when anonymous.
   std::string Ref() const { return name_.empty() ? std::string("_") : "%" + name_; }

@@ -130,6 +130,11 @@ Status FunctionVerifier::CheckCall(const Op& op) const {
                                      << Plural(callee->num_params(), "argument") << ", got "
                                      << op.num_inputs();
   }
+  if (!op.attrs().empty()) {
+    return InvalidArgument(op.loc()) << "call of @" << callee->name()
+                                     << " takes no attributes, got '" << op.attrs().begin()->first
+                                     << "'";
+  }
   int n_ret = static_cast<int>(callee->returns().size());
   if (n_ret != op.num_results()) {
     return InvalidArgument(op.loc()) << "@" << callee->name() << " returns "

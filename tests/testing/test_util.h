@@ -43,16 +43,16 @@ MATCHER_P2(StatusIs, code, substring,
 
 }  // namespace distir::testing
 
-#define EXPECT_OK(expr)                                            \
-  do {                                                             \
-    const auto& _distir_s = ::distir::testing::GetStatus((expr));  \
-    EXPECT_TRUE(_distir_s.ok()) << _distir_s.ToString();           \
+#define EXPECT_OK(expr)                                                      \
+  do {                                                                       \
+    const ::distir::Status _distir_s = ::distir::testing::GetStatus((expr)); \
+    EXPECT_TRUE(_distir_s.ok()) << _distir_s.ToString();                     \
   } while (0)
 
-#define ASSERT_OK(expr)                                            \
-  do {                                                             \
-    const auto& _distir_s = ::distir::testing::GetStatus((expr));  \
-    ASSERT_TRUE(_distir_s.ok()) << _distir_s.ToString();           \
+#define ASSERT_OK(expr)                                                      \
+  do {                                                                       \
+    const ::distir::Status _distir_s = ::distir::testing::GetStatus((expr)); \
+    ASSERT_TRUE(_distir_s.ok()) << _distir_s.ToString();                     \
   } while (0)
 
 #define ASSERT_OK_AND_ASSIGN(lhs, expr) \
