@@ -1,0 +1,296 @@
+#include "models/gpt.h"
+
+#include <cmath>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "ir/builder.h"
+
+namespace distir {
+
+namespace gpt_names {
+std::string BlockPrefix(int64_t layer) { return "h." + std::to_string(layer) + "."; }
+std::string Block(int64_t layer, const std::string& suffix) { return BlockPrefix(layer) + suffix; }
+std::string BlockOutput(int64_t layer) { return Block(layer, "out"); }
+}  // namespace gpt_names
+
+namespace {
+
+namespace names = gpt_names;
+
+// HuggingFace's GPT-2 masks future positions with -1e4 before the softmax (its
+// `masked_bias`); unlike -inf it is representable in f16 and never gives NaN.
+constexpr double kMaskValue = -10000.0;
+
+Status CheckAtLeastOne(const char* option, int64_t value) {
+  if (value >= 1) return Status::Ok();
+  return InvalidArgument() << "gpt2 option " << option << " must be >= 1, got " << value;
+}
+
+Status ValidateOptions(const GptOptions& o) {
+  for (auto [option, value] :
+       {std::pair{"batch", o.batch}, std::pair{"seq_len", o.seq_len}, std::pair{"vocab", o.vocab},
+        std::pair{"n_ctx", o.n_ctx}, std::pair{"d_model", o.d_model}, std::pair{"n_head", o.n_head},
+        std::pair{"n_layer", o.n_layer}}) {
+    DISTIR_RETURN_IF_ERROR(CheckAtLeastOne(option, value));
+  }
+  if (o.seq_len > o.n_ctx) {
+    return InvalidArgument() << "gpt2 option seq_len must be <= n_ctx (the rows of wpe), got "
+                             << "seq_len " << o.seq_len << " and n_ctx " << o.n_ctx;
+  }
+  if (o.d_model % o.n_head != 0) {
+    return InvalidArgument() << "gpt2 option n_head must divide d_model, got d_model " << o.d_model
+                             << " and n_head " << o.n_head << " (remainder " << o.d_model % o.n_head
+                             << ")";
+  }
+  if (!IsFloat(o.dtype)) {
+    return InvalidArgument() << "gpt2 option dtype must be a float type, got "
+                             << DTypeName(o.dtype);
+  }
+  if (!(o.layer_norm_epsilon > 0) || !std::isfinite(o.layer_norm_epsilon)) {
+    return InvalidArgument() << "gpt2 option layer_norm_epsilon must be finite and > 0, got "
+                             << o.layer_norm_epsilon;
+  }
+  return Status::Ok();
+}
+
+// The twelve weights of one transformer block, in HuggingFace order.
+struct BlockWeights {
+  Value* ln_1_weight;
+  Value* ln_1_bias;
+  Value* c_attn_weight;
+  Value* c_attn_bias;
+  Value* attn_proj_weight;
+  Value* attn_proj_bias;
+  Value* ln_2_weight;
+  Value* ln_2_bias;
+  Value* c_fc_weight;
+  Value* c_fc_bias;
+  Value* mlp_proj_weight;
+  Value* mlp_proj_bias;
+};
+
+// A block's Constants (and the causal mask computed from them).
+struct AttentionConstants {
+  Value* split_shape;
+  Value* merge_shape;
+  Value* scale;
+  Value* causal_mask;
+  Value* mask_value;
+};
+
+struct GptParams {
+  Value* input_ids = nullptr;
+  Value* wte = nullptr;
+  Value* wpe = nullptr;
+  std::vector<BlockWeights> blocks;
+  Value* ln_f_weight = nullptr;
+  Value* ln_f_bias = nullptr;
+  Value* lm_head = nullptr;  // untied only
+};
+
+// Builds ops and parameters of one model: the options and the builder together.
+class GptBuilder {
+ public:
+  explicit GptBuilder(const GptOptions& o) : o_(o), b_("gpt2") {}
+
+  StatusOr<Module> Build() &&;
+
+ private:
+  Type Weight(std::vector<int64_t> shape) const {
+    return Type::Tensor(o_.dtype, std::move(shape), o_.device);
+  }
+  Value* Param(const std::string& name, std::vector<int64_t> shape) {
+    return b_.Param(name, Weight(std::move(shape)));
+  }
+  BlockWeights AddBlockParams(int64_t layer);
+  void AddParams();
+  Value* Constant(DenseTensor value, const std::string& name);
+  Value* Scalar(double value, const std::string& name) {
+    return Constant(DenseTensor{o_.dtype, {}, {value}}, name);
+  }
+  Value* Linear(Value* x, Value* weight, Value* bias, const std::string& name);
+  Value* LayerNorm(Value* x, Value* weight, Value* bias, const std::string& name);
+  Value* AddEmbeddings();
+  AttentionConstants AddAttentionConstants(int64_t layer);
+  std::vector<Value*> SplitHeads(const std::vector<Value*>& qkv, Value* split_shape);
+  Value* AddAttention(int64_t layer, Value* x, const BlockWeights& w);
+  Value* AddMlp(int64_t layer, Value* x, const BlockWeights& w);
+  Value* AddBlock(int64_t layer, Value* x);
+  Value* AddHead(Value* x);
+
+  const GptOptions& o_;
+  FunctionBuilder b_;
+  GptParams p_;
+};
+
+BlockWeights GptBuilder::AddBlockParams(int64_t layer) {
+  const int64_t d = o_.d_model;
+  auto name = [layer](const char* suffix) { return names::Block(layer, suffix); };
+  BlockWeights w;
+  w.ln_1_weight = Param(name("ln_1.weight"), {d});
+  w.ln_1_bias = Param(name("ln_1.bias"), {d});
+  w.c_attn_weight = Param(name("attn.c_attn.weight"), {d, 3 * d});
+  w.c_attn_bias = Param(name("attn.c_attn.bias"), {3 * d});
+  w.attn_proj_weight = Param(name("attn.c_proj.weight"), {d, d});
+  w.attn_proj_bias = Param(name("attn.c_proj.bias"), {d});
+  w.ln_2_weight = Param(name("ln_2.weight"), {d});
+  w.ln_2_bias = Param(name("ln_2.bias"), {d});
+  w.c_fc_weight = Param(name("mlp.c_fc.weight"), {d, 4 * d});
+  w.c_fc_bias = Param(name("mlp.c_fc.bias"), {4 * d});
+  w.mlp_proj_weight = Param(name("mlp.c_proj.weight"), {4 * d, d});
+  w.mlp_proj_bias = Param(name("mlp.c_proj.bias"), {d});
+  return w;
+}
+
+void GptBuilder::AddParams() {
+  const int64_t d = o_.d_model;
+  p_.input_ids =
+      b_.Param(names::kInputIds, Type::Tensor(DType::kI64, {o_.batch, o_.seq_len}, o_.device));
+  p_.wte = Param(names::kTokenEmbedding, {o_.vocab, d});
+  p_.wpe = Param(names::kPositionEmbedding, {o_.n_ctx, d});
+  for (int64_t i = 0; i < o_.n_layer; ++i) p_.blocks.push_back(AddBlockParams(i));
+  p_.ln_f_weight = Param(names::kFinalNormWeight, {d});
+  p_.ln_f_bias = Param(names::kFinalNormBias, {d});
+  if (!o_.tied_lm_head) p_.lm_head = Param(names::kLmHeadWeight, {d, o_.vocab});
+}
+
+Value* GptBuilder::Constant(DenseTensor value, const std::string& name) {
+  AttrMap attrs = {{"value", std::move(value)}};
+  // A device-generic function may not mention a device anywhere (verifier.h).
+  if (o_.device.has_value()) attrs["device"] = o_.device;
+  return b_.Add(OpKind::kConstant, {}, std::move(attrs), name);
+}
+
+// HuggingFace's Conv1D: x [.., in] times weight [in, out] plus bias [out]. The
+// product and the bias add are separate ops so that a tensor-parallel transform
+// can all-reduce the product before the (replicated) bias is added.
+Value* GptBuilder::Linear(Value* x, Value* weight, Value* bias, const std::string& name) {
+  Value* product = b_.Add(OpKind::kMatMul, {x, weight}, {}, name + ".mm");
+  return b_.Add(OpKind::kAdd, {product, bias}, {}, name);
+}
+
+Value* GptBuilder::LayerNorm(Value* x, Value* weight, Value* bias, const std::string& name) {
+  return b_.Add(OpKind::kLayerNormalization, {x, weight, bias},
+                {{"axis", int64_t{-1}}, {"epsilon", o_.layer_norm_epsilon}}, name);
+}
+
+Value* GptBuilder::AddEmbeddings() {
+  DenseTensor positions{DType::kI64, {o_.seq_len}, {}};
+  for (int64_t i = 0; i < o_.seq_len; ++i) positions.values.push_back(static_cast<double>(i));
+  Value* position_ids = Constant(std::move(positions), "position_ids");
+  Value* tokens =
+      b_.Add(OpKind::kGather, {p_.wte, p_.input_ids}, {{"axis", int64_t{0}}}, "embed.tokens");
+  Value* pos =
+      b_.Add(OpKind::kGather, {p_.wpe, position_ids}, {{"axis", int64_t{0}}}, "embed.positions");
+  return b_.Add(OpKind::kAdd, {tokens, pos}, {}, names::kEmbeddings);
+}
+
+AttentionConstants GptBuilder::AddAttentionConstants(int64_t layer) {
+  auto name = [layer](const std::string& suffix) { return names::Block(layer, "attn." + suffix); };
+  const double head_dim = static_cast<double>(o_.d_model / o_.n_head);
+  const double s = static_cast<double>(o_.seq_len);
+  AttentionConstants c;
+  // Reshape targets copy the batch and sequence extents (0) and infer the head
+  // count (-1), so splitting the batch (D) or the heads (T) needs no new constants.
+  c.split_shape = Constant({DType::kI64, {4}, {0, 0, -1, head_dim}}, name("split_shape"));
+  c.merge_shape = Constant({DType::kI64, {3}, {0, 0, -1}}, name("merge_shape"));
+  c.scale = Scalar(std::sqrt(head_dim), name("scale"));
+  Value* mask_shape = Constant({DType::kI64, {2}, {s, s}}, name("mask_shape"));
+  Value* ones = b_.Add(OpKind::kConstantOfShape, {mask_shape},
+                       {{"value", DenseTensor{DType::kBool, {1}, {1}}}}, name("ones"));
+  c.causal_mask = b_.Add(OpKind::kTrilu, {ones}, {{"upper", int64_t{0}}}, name("causal_mask"));
+  c.mask_value = Scalar(kMaskValue, name("mask_value"));
+  return c;
+}
+
+// q, k, v [b, s, d] -> q [b, h, s, hd], k transposed [b, h, hd, s], v [b, h, s, hd].
+std::vector<Value*> GptBuilder::SplitHeads(const std::vector<Value*>& qkv, Value* split_shape) {
+  const std::vector<int64_t> to_heads = {0, 2, 1, 3};
+  const std::vector<int64_t> to_keys = {0, 2, 3, 1};
+  std::vector<Value*> heads;
+  for (int i = 0; i < 3; ++i) {
+    const std::string& part = qkv[i]->name();
+    Value* split = b_.Add(OpKind::kReshape, {qkv[i], split_shape}, {}, part + "_heads");
+    heads.push_back(
+        b_.Add(OpKind::kTranspose, {split}, {{"perm", i == 1 ? to_keys : to_heads}}, part + "_t"));
+  }
+  return heads;
+}
+
+// Causal multi-head self-attention of block `layer` on x [b, s, d]; returns the
+// output projection [b, s, d] (before the residual add).
+Value* GptBuilder::AddAttention(int64_t layer, Value* x, const BlockWeights& w) {
+  auto name = [layer](const std::string& suffix) { return names::Block(layer, "attn." + suffix); };
+  const AttentionConstants c = AddAttentionConstants(layer);
+  Value* qkv = Linear(x, w.c_attn_weight, w.c_attn_bias, name("c_attn"));
+  std::vector<Value*> parts = b_.AddMulti(OpKind::kSplit, {qkv}, {{"axis", int64_t{-1}}},
+                                          {name("q"), name("k"), name("v")});
+  std::vector<Value*> heads = SplitHeads(parts, c.split_shape);
+  Value* raw = b_.Add(OpKind::kMatMul, {heads[0], heads[1]}, {}, name("scores_raw"));
+  Value* scores = b_.Add(OpKind::kDiv, {raw, c.scale}, {}, name("scores"));
+  Value* masked = b_.Add(OpKind::kWhere, {c.causal_mask, scores, c.mask_value}, {}, name("masked"));
+  Value* probs = b_.Add(OpKind::kSoftmax, {masked}, {{"axis", int64_t{-1}}}, name("probs"));
+  Value* context = b_.Add(OpKind::kMatMul, {probs, heads[2]}, {}, name("context_heads"));
+  context = b_.Add(OpKind::kTranspose, {context}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}},
+                   name("context_t"));
+  context = b_.Add(OpKind::kReshape, {context, c.merge_shape}, {}, name("context"));
+  return Linear(context, w.attn_proj_weight, w.attn_proj_bias, name("c_proj"));
+}
+
+Value* GptBuilder::AddMlp(int64_t layer, Value* x, const BlockWeights& w) {
+  auto name = [layer](const std::string& suffix) { return names::Block(layer, "mlp." + suffix); };
+  Value* fc = Linear(x, w.c_fc_weight, w.c_fc_bias, name("c_fc"));
+  // GPT-2's activation is the tanh approximation of GELU ("gelu_new").
+  Value* gelu = b_.Add(OpKind::kGelu, {fc}, {{"approximate", "tanh"}}, name("gelu"));
+  return Linear(gelu, w.mlp_proj_weight, w.mlp_proj_bias, name("c_proj"));
+}
+
+// One pre-LayerNorm block: x + attn(ln_1(x)), then that + mlp(ln_2(that)).
+Value* GptBuilder::AddBlock(int64_t layer, Value* x) {
+  const BlockWeights& w = p_.blocks[layer];
+  Value* ln_1 = LayerNorm(x, w.ln_1_weight, w.ln_1_bias, names::Block(layer, "ln_1"));
+  Value* attn = AddAttention(layer, ln_1, w);
+  Value* resid = b_.Add(OpKind::kAdd, {x, attn}, {}, names::Block(layer, "resid_1"));
+  Value* ln_2 = LayerNorm(resid, w.ln_2_weight, w.ln_2_bias, names::Block(layer, "ln_2"));
+  Value* mlp = AddMlp(layer, ln_2, w);
+  return b_.Add(OpKind::kAdd, {resid, mlp}, {}, names::BlockOutput(layer));
+}
+
+Value* GptBuilder::AddHead(Value* x) {
+  Value* ln_f = LayerNorm(x, p_.ln_f_weight, p_.ln_f_bias, "ln_f");
+  Value* weight = p_.lm_head;
+  if (o_.tied_lm_head) {
+    weight = b_.Add(OpKind::kTranspose, {p_.wte}, {{"perm", std::vector<int64_t>{1, 0}}},
+                    "lm_head.weight_t");
+  }
+  return b_.Add(OpKind::kMatMul, {ln_f, weight}, {}, names::kLogits);
+}
+
+StatusOr<Module> GptBuilder::Build() && {
+  AddParams();
+  Value* x = AddEmbeddings();
+  for (int64_t i = 0; i < o_.n_layer; ++i) x = AddBlock(i, x);
+  b_.Return({AddHead(x)});
+  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> fn, std::move(b_).Finish());
+  Module module;
+  module.AddFunction(std::move(fn));
+  return module;
+}
+
+}  // namespace
+
+StatusOr<Module> BuildGpt2Inference(const GptOptions& options) {
+  DISTIR_RETURN_IF_ERROR(ValidateOptions(options));
+  return GptBuilder(options).Build();
+}
+
+int64_t GptParameterCount(const GptOptions& o) {
+  const int64_t d = o.d_model;
+  const int64_t per_block = 12 * d * d + 13 * d;
+  const int64_t lm_head = o.tied_lm_head ? 0 : d * o.vocab;
+  return (o.vocab + o.n_ctx) * d + o.n_layer * per_block + 2 * d + lm_head;
+}
+
+}  // namespace distir

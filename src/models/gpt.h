@@ -1,0 +1,93 @@
+// The GPT-2 inference workload of the paper (Table 1: GPT-2 1.6B, 13B, 175B).
+//
+// BuildGpt2Inference() produces the forward pass of a GPT-2 language model as
+// a DistIR module, written op by op the way the HuggingFace implementation (and
+// the ONNX export the original DistIR resized) computes it: token and position
+// embeddings, n_layer pre-LayerNorm transformer blocks with causal multi-head
+// self-attention and a GELU MLP, a final LayerNorm and an LM head tied to the
+// token embedding. Weight parameters carry HuggingFace names (h.3.attn.c_attn.weight)
+// and every value a name derived from the module that computes it
+// (h.3.attn.probs), so that the tensor- and pipeline-parallel transforms can find
+// blocks, projections and weights by name; docs/models.md lists them all.
+// Named sizes live in model_zoo.h.
+
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ir/device.h"
+#include "ir/dtype.h"
+#include "ir/function.h"
+#include "support/status_or.h"
+
+namespace distir {
+
+/// Options for BuildGpt2Inference(). The defaults are GPT-2 small (124M
+/// parameters) at batch 1 and an 8-token sequence.
+struct GptOptions {
+  int64_t batch = 1;          ///< sequences per batch; >= 1
+  int64_t seq_len = 8;        ///< tokens per sequence; in [1, n_ctx]
+  int64_t vocab = 50257;      ///< vocabulary size (rows of wte); >= 1
+  int64_t n_ctx = 1024;       ///< maximum positions (rows of wpe); >= 1
+  int64_t d_model = 768;      ///< embedding width d; >= 1
+  int64_t n_head = 12;        ///< attention heads; >= 1 and divides d_model
+  int64_t n_layer = 12;       ///< transformer blocks; >= 1
+  DType dtype = DType::kF32;  ///< of weights and activations; a float type (ids are i64)
+  /// Tied LM head (GPT-2's choice): logits = MatMul(ln_f, Transpose(wte.weight)).
+  /// Untied: an extra [d, vocab] parameter lm_head.weight and no Transpose.
+  bool tied_lm_head = true;
+  double layer_norm_epsilon = 1e-5;  ///< > 0
+  /// Device of every parameter and Constant, d0 by default; DeviceId() gives a
+  /// device-generic function.
+  DeviceId device = DeviceId(0);
+};
+
+/// Builds the GPT-2 forward pass as a module holding one function, @gpt2.
+///
+/// Parameters, in order: input_ids [batch, seq_len] i64, wte.weight [vocab, d],
+/// wpe.weight [n_ctx, d], for each block i the twelve weights of h.{i}. (ln_1
+/// weight/bias [d]; attn.c_attn weight [d, 3d] / bias [3d]; attn.c_proj weight
+/// [d, d] / bias [d]; ln_2 weight/bias [d]; mlp.c_fc weight [d, 4d] / bias [4d];
+/// mlp.c_proj weight [4d, d] / bias [d]), ln_f.weight, ln_f.bias [d], and when
+/// untied lm_head.weight [d, vocab]. Returns logits [batch, seq_len, vocab].
+///
+/// Ops: 4 for the embeddings, 34 per block (kBlockOps; the op sequence is in
+/// docs/models.md), and 3 (tied) or 2 (untied) for ln_f and the LM head. Each
+/// block is a contiguous op range whose only inputs are the previous block's
+/// output (or `embed`) and its own weights: its Constants (reshape targets,
+/// scale, causal mask) are its own. Result types are left unknown: run
+/// InferTypes (interp/infer_types.h). The function verifies.
+///
+/// Errors: InvalidArgument naming the option when a size is < 1, seq_len >
+/// n_ctx, n_head does not divide d_model, dtype is not a float type or the
+/// epsilon is not > 0.
+StatusOr<Module> BuildGpt2Inference(const GptOptions& options);
+
+/// Weight elements of the model (input_ids excluded; wte counted once when tied):
+/// (vocab + n_ctx) d + n_layer (12 d^2 + 13 d) + 2 d [+ d vocab when untied].
+int64_t GptParameterCount(const GptOptions& options);
+
+/// Ops per transformer block.
+inline constexpr int kBlockOps = 34;
+
+/// Names used by the GPT-2 builder; `layer` is 0-based.
+namespace gpt_names {
+inline constexpr char kInputIds[] = "input_ids";
+inline constexpr char kTokenEmbedding[] = "wte.weight";
+inline constexpr char kPositionEmbedding[] = "wpe.weight";
+inline constexpr char kFinalNormWeight[] = "ln_f.weight";
+inline constexpr char kFinalNormBias[] = "ln_f.bias";
+inline constexpr char kLmHeadWeight[] = "lm_head.weight";
+/// The value the blocks read first: token plus position embeddings.
+inline constexpr char kEmbeddings[] = "embed";
+inline constexpr char kLogits[] = "logits";
+/// "h.3." : the prefix of every weight and value of block 3.
+std::string BlockPrefix(int64_t layer);
+/// BlockPrefix(layer) + suffix, e.g. Block(3, "attn.c_attn.weight").
+std::string Block(int64_t layer, const std::string& suffix);
+/// "h.3.out": the block's output, the next block's input.
+std::string BlockOutput(int64_t layer);
+}  // namespace gpt_names
+
+}  // namespace distir

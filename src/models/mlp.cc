@@ -1,0 +1,167 @@
+#include "models/mlp.h"
+
+#include <cmath>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "ir/builder.h"
+
+namespace distir {
+
+namespace mlp_names {
+std::string Weight(int64_t layer) { return "w" + std::to_string(layer); }
+std::string PreActivation(int64_t layer) { return "h" + std::to_string(layer); }
+std::string Activation(int64_t layer) { return "a" + std::to_string(layer); }
+std::string PreActivationGrad(int64_t layer) { return "dh" + std::to_string(layer); }
+std::string ActivationGrad(int64_t layer) { return "da" + std::to_string(layer); }
+std::string WeightGrad(int64_t layer) { return "dw" + std::to_string(layer); }
+std::string FirstMoment(int64_t layer) { return "m" + std::to_string(layer); }
+std::string SecondMoment(int64_t layer) { return "v" + std::to_string(layer); }
+std::string Updated(const std::string& name) { return name + "_new"; }
+}  // namespace mlp_names
+
+namespace {
+
+namespace names = mlp_names;
+
+Status CheckAtLeastOne(const char* option, int64_t value) {
+  if (value >= 1) return Status::Ok();
+  return InvalidArgument() << "mlp option " << option << " must be >= 1, got " << value;
+}
+
+Status CheckAdamOptions(const MlpOptions& o) {
+  for (auto [option, value] :
+       {std::pair{"adam_beta1", o.adam_beta1}, std::pair{"adam_beta2", o.adam_beta2}}) {
+    if (!(value >= 0 && value < 1)) {
+      return InvalidArgument() << "mlp option " << option << " must be in [0, 1), got " << value;
+    }
+  }
+  if (!(o.adam_epsilon > 0) || !std::isfinite(o.adam_epsilon)) {
+    return InvalidArgument() << "mlp option adam_epsilon must be finite and > 0, got "
+                             << o.adam_epsilon;
+  }
+  return Status::Ok();
+}
+
+Status ValidateOptions(const MlpOptions& o) {
+  DISTIR_RETURN_IF_ERROR(CheckAtLeastOne("n_layer", o.n_layer));
+  DISTIR_RETURN_IF_ERROR(CheckAtLeastOne("d_model", o.d_model));
+  DISTIR_RETURN_IF_ERROR(CheckAtLeastOne("batch", o.batch));
+  if (!IsFloat(o.dtype)) {
+    return InvalidArgument() << "mlp option dtype must be a float type, got " << DTypeName(o.dtype);
+  }
+  if (!(o.learning_rate >= 0) || !std::isfinite(o.learning_rate)) {
+    return InvalidArgument() << "mlp option learning_rate must be finite and >= 0, got "
+                             << o.learning_rate;
+  }
+  if (o.optimizer == MlpOptimizer::kAdam) DISTIR_RETURN_IF_ERROR(CheckAdamOptions(o));
+  return Status::Ok();
+}
+
+// The values of one build, indexed by layer.
+struct MlpValues {
+  Value* x = nullptr;
+  Value* y = nullptr;
+  std::vector<Value*> w, m, v;  // parameters
+  std::vector<Value*> h, a;     // forward
+  std::vector<Value*> dw;       // backward
+};
+
+void AddParams(const MlpOptions& o, FunctionBuilder& b, MlpValues& vals) {
+  const Type batch_type = Type::Tensor(o.dtype, {o.batch, o.d_model}, o.device);
+  const Type weight_type = Type::Tensor(o.dtype, {o.d_model, o.d_model}, o.device);
+  vals.x = b.Param(names::kInput, batch_type);
+  vals.y = b.Param(names::kLabels, batch_type);
+  for (int64_t i = 0; i < o.n_layer; ++i) vals.w.push_back(b.Param(names::Weight(i), weight_type));
+  if (o.optimizer != MlpOptimizer::kAdam) return;
+  for (int64_t i = 0; i < o.n_layer; ++i) {
+    vals.m.push_back(b.Param(names::FirstMoment(i), weight_type));
+  }
+  for (int64_t i = 0; i < o.n_layer; ++i) {
+    vals.v.push_back(b.Param(names::SecondMoment(i), weight_type));
+  }
+}
+
+void AddForward(const MlpOptions& o, FunctionBuilder& b, MlpValues& vals) {
+  Value* in = vals.x;
+  for (int64_t i = 0; i < o.n_layer; ++i) {
+    vals.h.push_back(b.Add(OpKind::kMatMul, {in, vals.w[i]}, {}, names::PreActivation(i)));
+    vals.a.push_back(b.Add(OpKind::kRelu, {vals.h[i]}, {}, names::Activation(i)));
+    in = vals.a[i];
+  }
+}
+
+// The loss, its gradient and the backward pass, last layer first. Returns the loss.
+Value* AddLossAndBackward(const MlpOptions& o, FunctionBuilder& b, MlpValues& vals) {
+  const int64_t last = o.n_layer - 1;
+  Value* loss = b.Add(OpKind::kMSELoss, {vals.a[last], vals.y}, {}, names::kLoss);
+  Value* da = b.Add(OpKind::kMSELossGrad, {vals.a[last], vals.y}, {}, names::ActivationGrad(last));
+  vals.dw.assign(o.n_layer, nullptr);
+  for (int64_t i = last; i >= 0; --i) {
+    Value* dh = b.Add(OpKind::kReluGrad, {vals.h[i], da}, {}, names::PreActivationGrad(i));
+    Value* in = i == 0 ? vals.x : vals.a[i - 1];
+    const std::string din = i == 0 ? names::kInputGrad : names::ActivationGrad(i - 1);
+    std::vector<Value*> grads =
+        b.AddMulti(OpKind::kMatMulGrad, {in, vals.w[i], dh}, {}, {din, names::WeightGrad(i)});
+    da = grads[0];
+    vals.dw[i] = grads[1];
+  }
+  return loss;
+}
+
+AttrMap AdamAttrs(const MlpOptions& o) {
+  return {{"beta1", o.adam_beta1},
+          {"beta2", o.adam_beta2},
+          {"epsilon", o.adam_epsilon},
+          {"lr", o.learning_rate},
+          {"step", int64_t{1}}};
+}
+
+// One optimizer op per weight, in layer order. Returns the values the function
+// returns after the loss.
+std::vector<Value*> AddOptimizer(const MlpOptions& o, FunctionBuilder& b, const MlpValues& vals) {
+  std::vector<Value*> new_w, new_m, new_v;
+  for (int64_t i = 0; i < o.n_layer; ++i) {
+    const std::string w = names::Weight(i);
+    if (o.optimizer == MlpOptimizer::kSgd) {
+      new_w.push_back(b.Add(OpKind::kSGD, {vals.w[i], vals.dw[i]}, {{"lr", o.learning_rate}},
+                            names::Updated(w)));
+      continue;
+    }
+    std::vector<Value*> out =
+        b.AddMulti(OpKind::kAdam, {vals.w[i], vals.dw[i], vals.m[i], vals.v[i]}, AdamAttrs(o),
+                   {names::Updated(w), names::Updated(names::FirstMoment(i)),
+                    names::Updated(names::SecondMoment(i))});
+    new_w.push_back(out[0]);
+    new_m.push_back(out[1]);
+    new_v.push_back(out[2]);
+  }
+  new_w.insert(new_w.end(), new_m.begin(), new_m.end());
+  new_w.insert(new_w.end(), new_v.begin(), new_v.end());
+  return new_w;
+}
+
+}  // namespace
+
+StatusOr<Module> BuildMlpTraining(const MlpOptions& options) {
+  DISTIR_RETURN_IF_ERROR(ValidateOptions(options));
+  FunctionBuilder b("mlp");
+  MlpValues vals;
+  AddParams(options, b, vals);
+  AddForward(options, b, vals);
+  std::vector<Value*> returns = {AddLossAndBackward(options, b, vals)};
+  std::vector<Value*> updated = AddOptimizer(options, b, vals);
+  returns.insert(returns.end(), updated.begin(), updated.end());
+  b.Return(std::move(returns));
+  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> fn, std::move(b).Finish());
+  Module module;
+  module.AddFunction(std::move(fn));
+  return module;
+}
+
+int64_t MlpParameterCount(const MlpOptions& options) {
+  return options.n_layer * options.d_model * options.d_model;
+}
+
+}  // namespace distir

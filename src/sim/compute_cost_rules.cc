@@ -1,0 +1,177 @@
+// Cost rules of the compute and shape ops (docs/cost_model.md, "Compute ops").
+//
+// Every rule sees only the op's input and result types, which CostModel has
+// checked to be known and static. Bytes are counted from the real types of all
+// operands (a broadcast operand moves its own size), which fixes the Python
+// original's habit of costing only the first operand.
+
+#include <cstdint>
+
+#include "sim/cost_model.h"
+
+namespace distir::sim {
+namespace {
+
+int64_t InputBytes(const Op& op, int first = 0) {
+  int64_t total = 0;
+  for (int i = first; i < op.num_inputs(); ++i) total += op.input(i)->type().SizeInBytes();
+  return total;
+}
+
+int64_t ResultBytes(const Op& op) {
+  int64_t total = 0;
+  for (const auto& r : op.results()) total += r->type().SizeInBytes();
+  return total;
+}
+
+int64_t Elements(const Type& type) { return type.is_tuple() ? 0 : type.NumElements(); }
+
+// The last extent of a tensor (1 for rank 0 and scalars).
+int64_t LastExtent(const Type& type) {
+  if (!type.is_tensor() || type.rank() == 0) return 1;
+  return type.shape().back();
+}
+
+DType DTypeOf(const Type& type) { return type.is_tuple() ? DType::kF32 : type.dtype(); }
+
+StatusOr<double> Free(const Op&, const HardwareProfile&) { return 0.0; }
+
+// Which tensor's element count the FLOPs are proportional to.
+enum class PerElementOf { kFirstInput, kFirstResult };
+
+// One streaming kernel: reads every input, writes every result, and does
+// kFlops floating-point operations per element (a transcendental counts one).
+template <int kFlops, PerElementOf kOf>
+StatusOr<double> Streaming(const Op& op, const HardwareProfile& hw) {
+  const Type& t = kOf == PerElementOf::kFirstInput ? op.input(0)->type() : op.result(0)->type();
+  double flops = static_cast<double>(kFlops) * static_cast<double>(Elements(t));
+  double bytes = static_cast<double>(InputBytes(op) + ResultBytes(op));
+  return RooflineTime(hw.device, bytes, flops);
+}
+
+// Sum, Max, Min of k inputs: k - 1 operations per result element.
+StatusOr<double> Variadic(const Op& op, const HardwareProfile& hw) {
+  double flops = static_cast<double>(op.num_inputs() - 1) *
+                 static_cast<double>(Elements(op.result(0)->type()));
+  double bytes = static_cast<double>(InputBytes(op) + ResultBytes(op));
+  return RooflineTime(hw.device, bytes, flops);
+}
+
+// Gather and Slice read only what they write (plus their index inputs): the
+// data input is touched where the result comes from, not in full.
+StatusOr<double> Indexing(const Op& op, const HardwareProfile& hw) {
+  double bytes = static_cast<double>(2 * ResultBytes(op) + InputBytes(op, 1));
+  return RooflineTime(hw.device, bytes, 0);
+}
+
+// MatMul(a, b) with numpy batching: every result element is a K-long dot
+// product, 2K FLOPs (multiply and add), K = the last extent of a.
+StatusOr<double> MatMul(const Op& op, const HardwareProfile& hw) {
+  const Type& a = op.input(0)->type();
+  double flops = 2.0 * static_cast<double>(Elements(op.result(0)->type())) *
+                 static_cast<double>(LastExtent(a));
+  double bytes = static_cast<double>(InputBytes(op) + ResultBytes(op));
+  return MatMulKernelTime(hw.device, DTypeOf(a), flops, bytes);
+}
+
+// Gemm(A, B, C?) = alpha * op(A) op(B) + beta * C as one cuBLAS call: the result
+// is M x N and K = |A| / M whatever transA says; the epilogue adds M·N FLOPs
+// when C is given.
+StatusOr<double> Gemm(const Op& op, const HardwareProfile& hw) {
+  const Type& a = op.input(0)->type();
+  const Type& y = op.result(0)->type();
+  double mn = static_cast<double>(Elements(y));
+  double m = y.is_tensor() && y.rank() > 0 ? static_cast<double>(y.shape()[0]) : 1;
+  double k = m > 0 ? static_cast<double>(Elements(a)) / m : 0;
+  double flops = 2.0 * mn * k + (op.num_inputs() == 3 ? mn : 0);
+  double bytes = static_cast<double>(InputBytes(op) + ResultBytes(op));
+  return MatMulKernelTime(hw.device, DTypeOf(a), flops, bytes);
+}
+
+// MatMulGrad(x, w, dy) -> (dx, dw) is two GEMMs: dx = dy·wᵀ and dw = xᵀ·dy.
+// With x [..., M, K] and dy [..., M, N], each is 2·|x|·N FLOPs.
+StatusOr<double> MatMulGrad(const Op& op, const HardwareProfile& hw) {
+  const Type& x = op.input(0)->type();
+  const Type& w = op.input(1)->type();
+  const Type& dy = op.input(2)->type();
+  double flops = 2.0 * static_cast<double>(Elements(x)) * static_cast<double>(LastExtent(dy));
+  double dx_bytes = static_cast<double>(dy.SizeInBytes() + w.SizeInBytes() +
+                                        op.result(0)->type().SizeInBytes());
+  double dw_bytes = static_cast<double>(x.SizeInBytes() + dy.SizeInBytes() +
+                                        op.result(1)->type().SizeInBytes());
+  DType dtype = DTypeOf(x);
+  return MatMulKernelTime(hw.device, dtype, flops, dx_bytes) +
+         MatMulKernelTime(hw.device, dtype, flops, dw_bytes);
+}
+
+void RegisterElementwise(CostRuleTable& t) {
+  constexpr PerElementOf kOut = PerElementOf::kFirstResult;
+  // One operation per result element.
+  for (OpKind k : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kPow,
+                   OpKind::kEqual, OpKind::kLess, OpKind::kWhere, OpKind::kNot, OpKind::kNeg,
+                   OpKind::kSqrt, OpKind::kExp, OpKind::kErf, OpKind::kTanh, OpKind::kRelu,
+                   OpKind::kReluGrad, OpKind::kCast, OpKind::kTrilu}) {
+    t.Register(k, Streaming<1, kOut>);
+  }
+  for (OpKind k : {OpKind::kSum, OpKind::kMax, OpKind::kMin}) t.Register(k, Variadic);
+  // Gelu = 0.5·x·(1 + erf(x/√2)): scale, erf, add, two multiplies.
+  t.Register(OpKind::kGelu, Streaming<5, kOut>);
+  // GeluGrad = dy·(Φ(x) + x·φ(x)): Gelu's five plus exp, square, three more.
+  t.Register(OpKind::kGeluGrad, Streaming<10, kOut>);
+}
+
+void RegisterNormalizations(CostRuleTable& t) {
+  constexpr PerElementOf kIn = PerElementOf::kFirstInput;
+  // Softmax: max, subtract, exp, sum, divide per element.
+  t.Register(OpKind::kSoftmax, Streaming<5, kIn>);
+  // SoftmaxGrad(dy, y) = y·(dy − Σ dy·y): multiply, sum, subtract, multiply.
+  t.Register(OpKind::kSoftmaxGrad, Streaming<4, kIn>);
+  // LayerNorm: mean, centre, square, variance sum, normalise, scale, shift, (rsqrt amortised).
+  t.Register(OpKind::kLayerNormalization, Streaming<8, kIn>);
+  t.Register(OpKind::kLayerNormalizationGrad, Streaming<10, kIn>);
+  t.Register(OpKind::kReduceMean, Streaming<1, kIn>);
+  t.Register(OpKind::kReduceSum, Streaming<1, kIn>);
+}
+
+void RegisterTraining(CostRuleTable& t) {
+  constexpr PerElementOf kIn = PerElementOf::kFirstInput;
+  // MSELoss(p, y) = Σ(p − y)²/n: subtract, square, accumulate per element of p;
+  // reads p and y (the Python original costed only y).
+  t.Register(OpKind::kMSELoss, Streaming<3, kIn>);
+  // MSELossGrad(p, y) = 2(p − y)/n: subtract, scale; reads p and y, writes dp.
+  t.Register(OpKind::kMSELossGrad, Streaming<2, kIn>);
+  // SGD(w, dw): w − lr·dw reads w and dw and writes w (3 passes over |w|).
+  t.Register(OpKind::kSGD, Streaming<2, kIn>);
+  // Adam(w, dw, m, v): m, v moment updates (7), bias corrections (2), the
+  // update (3); reads w, dw, m, v and writes w, m, v (7 passes).
+  t.Register(OpKind::kAdam, Streaming<12, kIn>);
+}
+
+void RegisterDataMovement(CostRuleTable& t) {
+  constexpr PerElementOf kOut = PerElementOf::kFirstResult;
+  for (OpKind k : {OpKind::kTranspose, OpKind::kConcat, OpKind::kSplit, OpKind::kExpand,
+                   OpKind::kConstantOfShape, OpKind::kRange}) {
+    t.Register(k, Streaming<0, kOut>);
+  }
+  t.Register(OpKind::kGather, Indexing);
+  t.Register(OpKind::kSlice, Indexing);
+  // Metadata only: no kernel runs (views, shape queries, tuples, host constants).
+  for (OpKind k : {OpKind::kShape, OpKind::kReshape, OpKind::kUnsqueeze, OpKind::kSqueeze,
+                   OpKind::kConstant, OpKind::kTuple, OpKind::kUnpackTuple, OpKind::kIdentity}) {
+    t.Register(k, Free);
+  }
+}
+
+}  // namespace
+
+void RegisterComputeCostRules(CostRuleTable& table) {
+  RegisterElementwise(table);
+  RegisterNormalizations(table);
+  RegisterTraining(table);
+  RegisterDataMovement(table);
+  table.Register(OpKind::kMatMul, MatMul);
+  table.Register(OpKind::kGemm, Gemm);
+  table.Register(OpKind::kMatMulGrad, MatMulGrad);
+}
+
+}  // namespace distir::sim

@@ -1,0 +1,316 @@
+#include "sim/memory_tracker.h"
+
+#include <algorithm>
+
+namespace distir::sim {
+
+namespace {
+
+template <typename T>
+int32_t Size(const std::vector<T>& v) {
+  return static_cast<int32_t>(v.size());
+}
+
+void FlattenLeaves(const Type& type, std::vector<const Type*>& out) {
+  if (!type.is_tuple()) {
+    out.push_back(&type);
+    return;
+  }
+  for (const Type& e : type.elements()) FlattenLeaves(e, out);
+}
+
+int32_t LeafCount(const Type& type) {
+  if (!type.is_tuple()) return 1;
+  int32_t n = 0;
+  for (const Type& e : type.elements()) n += LeafCount(e);
+  return n;
+}
+
+}  // namespace
+
+BufferPlanBuilder::BufferPlanBuilder(const Function& fn, const Module* module,
+                                     bool device_generic, bool params_resident,
+                                     CallMemoryCache* calls)
+    : fn_(fn), module_(module), device_generic_(device_generic), calls_(calls) {
+  size_t n = fn_.ops().size();
+  plan_.span_begin_.assign(fn_.num_values(), 0);
+  plan_.span_end_.assign(fn_.num_values(), 0);
+  plan_.fresh_begin_.assign(n + 1, 0);
+  plan_.buffers_.reserve(fn_.num_values());
+  plan_.leaves_.reserve(fn_.num_values() + n);
+  def_op_.reserve(fn_.num_values());
+  for (const auto& p : fn_.params()) {
+    plan_.span_begin_[p->id()] = Size(plan_.leaves_);
+    AddFreshLeaves(p->type(), /*counted=*/params_resident);
+    plan_.span_end_[p->id()] = Size(plan_.leaves_);
+  }
+  def_op_.assign(plan_.buffers_.size(), kParamDef);
+}
+
+Status BufferPlanBuilder::AddOp(int index) {
+  const Op& op = *fn_.ops()[index];
+  plan_.fresh_begin_[index] = Size(plan_.buffers_);
+  DISTIR_RETURN_IF_ERROR(AddResults(op, index));
+  def_op_.resize(plan_.buffers_.size(), index);
+  MarkUses(op, index);
+  return Status::Ok();
+}
+
+BufferPlan BufferPlanBuilder::Finish() && {
+  int num_ops = static_cast<int>(fn_.ops().size());
+  plan_.fresh_begin_[num_ops] = Size(plan_.buffers_);
+  for (int32_t b = 0; b < Size(plan_.buffers_); ++b) {
+    if (def_op_[b] == kParamDef) plan_.buffers_[b].last_use = BufferPlan::kResident;
+  }
+  for (const Value* v : fn_.returns()) {
+    for (int32_t b : plan_.buffers_of(v->id())) plan_.buffers_[b].last_use = BufferPlan::kResident;
+  }
+  BucketDeaths(num_ops);
+  return std::move(plan_);
+}
+
+int32_t BufferPlanBuilder::DeviceOf(DeviceId d) const {
+  if (device_generic_) return 0;
+  DISTIR_CHECK(d.has_value()) << "buffer plan of a value without device";
+  return d.value();
+}
+
+// One fresh buffer per tensor or scalar leaf of `type` (recursion over tuple
+// nesting only), appended to the current value's buffer list.
+void BufferPlanBuilder::AddFreshLeaves(const Type& type, bool counted) {
+  if (type.is_tuple()) {
+    for (const Type& e : type.elements()) AddFreshLeaves(e, counted);
+    return;
+  }
+  int64_t bytes = counted ? type.SizeInBytes() : 0;
+  plan_.leaves_.push_back(Size(plan_.buffers_));
+  plan_.buffers_.push_back({DeviceOf(type.device()), bytes, kUnused});
+}
+
+// Appends the buffer ids [begin, end) of leaves_ again: an alias.
+void BufferPlanBuilder::AppendLeaves(int32_t begin, int32_t end) {
+  for (int32_t i = begin; i < end; ++i) {
+    int32_t b = plan_.leaves_[i];
+    plan_.leaves_.push_back(b);
+  }
+}
+
+void BufferPlanBuilder::Alias(const Value& result, const Value& source) {
+  plan_.span_begin_[result.id()] = Size(plan_.leaves_);
+  AppendLeaves(plan_.span_begin_[source.id()], plan_.span_end_[source.id()]);
+  plan_.span_end_[result.id()] = Size(plan_.leaves_);
+}
+
+void BufferPlanBuilder::Fresh(const Value& result) {
+  plan_.span_begin_[result.id()] = Size(plan_.leaves_);
+  AddFreshLeaves(result.type(), /*counted=*/true);
+  plan_.span_end_[result.id()] = Size(plan_.leaves_);
+}
+
+void BufferPlanBuilder::TupleResult(const Op& op) {
+  const Value& r = *op.result(0);
+  plan_.span_begin_[r.id()] = Size(plan_.leaves_);
+  for (const Value* v : op.inputs()) {
+    AppendLeaves(plan_.span_begin_[v->id()], plan_.span_end_[v->id()]);
+  }
+  plan_.span_end_[r.id()] = Size(plan_.leaves_);
+}
+
+void BufferPlanBuilder::UnpackResults(const Op& op) {
+  const Value& t = *op.input(0);
+  int32_t at = plan_.span_begin_[t.id()];
+  for (int i = 0; i < op.num_results(); ++i) {
+    int32_t n = t.type().is_tuple() && i < static_cast<int>(t.type().elements().size())
+                    ? LeafCount(t.type().elements()[i])
+                    : 1;
+    const Value& r = *op.result(i);
+    plan_.span_begin_[r.id()] = Size(plan_.leaves_);
+    AppendLeaves(at, std::min(at + n, plan_.span_end_[t.id()]));
+    plan_.span_end_[r.id()] = Size(plan_.leaves_);
+    at += n;
+  }
+}
+
+void BufferPlanBuilder::MarkUses(const Op& op, int index) {
+  for (const Value* v : op.inputs()) {
+    for (int32_t i = plan_.span_begin_[v->id()]; i < plan_.span_end_[v->id()]; ++i) {
+      plan_.buffers_[plan_.leaves_[i]].last_use = index;
+    }
+  }
+}
+
+// Buckets buffers by the op that ends their life (a counting sort): O(ops + buffers).
+void BufferPlanBuilder::BucketDeaths(int num_ops) {
+  std::vector<int32_t>& begin = plan_.dies_begin_;
+  begin.assign(num_ops + 2, 0);
+  auto death = [this](int32_t b) {
+    int32_t last = plan_.buffers_[b].last_use;
+    return last == kUnused ? def_op_[b] : last;
+  };
+  for (int32_t b = 0; b < Size(plan_.buffers_); ++b) {
+    if (plan_.buffers_[b].last_use != BufferPlan::kResident) ++begin[death(b) + 2];
+  }
+  for (int i = 2; i < num_ops + 2; ++i) begin[i] += begin[i - 1];
+  plan_.dies_.resize(begin[num_ops + 1]);
+  for (int32_t b = 0; b < Size(plan_.buffers_); ++b) {
+    if (plan_.buffers_[b].last_use != BufferPlan::kResident) {
+      plan_.dies_[begin[death(b) + 1]++] = b;
+    }
+  }
+  begin.pop_back();
+}
+
+Status BufferPlanBuilder::CallResults(const Op& op, int index) {
+  const Function* callee = module_ != nullptr ? module_->Lookup(op.callee()) : nullptr;
+  if (callee == nullptr || calls_ == nullptr) {
+    return NotFound(op.loc()) << "cannot plan memory of call of undefined function @"
+                              << op.callee();
+  }
+  DISTIR_ASSIGN_OR_RETURN(const CallMemory* summary, calls_->Get(*callee));
+  if (plan_.transient_.empty()) {
+    plan_.transient_.assign(fn_.ops().size(), 0);
+    plan_.op_device_.assign(fn_.ops().size(), 0);
+  }
+  plan_.transient_[index] = summary->peak_bytes;
+  // Flattened argument leaves, which aliased result leaves point into.
+  std::vector<int32_t> arg_leaves;
+  for (const Value* v : op.inputs()) {
+    for (int32_t b : plan_.buffers_of(v->id())) arg_leaves.push_back(b);
+  }
+  size_t leaf = 0;
+  std::vector<const Type*> leaf_types;
+  for (const auto& r : op.results()) {
+    plan_.span_begin_[r->id()] = Size(plan_.leaves_);
+    leaf_types.clear();
+    FlattenLeaves(r->type(), leaf_types);
+    for (const Type* t : leaf_types) {
+      int32_t alias = leaf < summary->result_leaf_alias.size() ? summary->result_leaf_alias[leaf]
+                                                                : -1;
+      ++leaf;
+      if (alias >= 0 && alias < Size(arg_leaves)) {
+        plan_.leaves_.push_back(arg_leaves[alias]);
+      } else {
+        AddFreshLeaves(*t, /*counted=*/true);
+      }
+    }
+    plan_.span_end_[r->id()] = Size(plan_.leaves_);
+  }
+  const Value* anchor = op.num_results() > 0 ? op.result(0) : op.input(0);
+  auto buffers = plan_.buffers_of(anchor->id());
+  plan_.op_device_[index] = buffers.empty() ? 0 : plan_.buffers_[buffers[0]].device;
+  return Status::Ok();
+}
+
+Status BufferPlanBuilder::AddResults(const Op& op, int index) {
+  switch (op.kind()) {
+    case OpKind::kReshape:
+    case OpKind::kSqueeze:
+    case OpKind::kUnsqueeze:
+    case OpKind::kIdentity:
+    case OpKind::kSGD:
+      Alias(*op.result(0), *op.input(0));
+      return Status::Ok();
+    case OpKind::kAdam:
+      // Adam(w, dw, m, v) -> (w, m, v), all updated in place.
+      Alias(*op.result(0), *op.input(0));
+      Alias(*op.result(1), *op.input(2));
+      Alias(*op.result(2), *op.input(3));
+      return Status::Ok();
+    case OpKind::kTuple:
+      TupleResult(op);
+      return Status::Ok();
+    case OpKind::kUnpackTuple:
+      UnpackResults(op);
+      return Status::Ok();
+    case OpKind::kCall:
+      return CallResults(op, index);
+    default:
+      for (const auto& r : op.results()) Fresh(*r);
+      return Status::Ok();
+  }
+}
+
+StatusOr<BufferPlan> BufferPlan::Build(const Function& fn, const Module* module,
+                                       bool device_generic, bool params_resident,
+                                       CallMemoryCache* calls) {
+  BufferPlanBuilder builder(fn, module, device_generic, params_resident, calls);
+  for (int i = 0; i < static_cast<int>(fn.ops().size()); ++i) {
+    DISTIR_RETURN_IF_ERROR(builder.AddOp(i));
+  }
+  return std::move(builder).Finish();
+}
+
+StatusOr<const CallMemory*> CallMemoryCache::Get(const Function& callee) {
+  auto it = cache_.find(&callee);
+  if (it != cache_.end()) return it->second.get();
+  // A callee borrows its arguments: its parameters count 0 bytes here.
+  DISTIR_ASSIGN_OR_RETURN(BufferPlan plan,
+                          BufferPlan::Build(callee, module_, /*device_generic=*/true,
+                                                    /*params_resident=*/false, this));
+  MemoryTracker tracker(plan, 1, /*record_timeline=*/false);
+  for (int i = 0; i < plan.num_ops(); ++i) {
+    bool is_call = callee.ops()[i]->is_call();
+    tracker.OpStarts(i, is_call, 0);
+    tracker.OpEnds(i, is_call, 0);
+  }
+  auto summary = std::make_unique<CallMemory>();
+  summary->peak_bytes = tracker.peak(0);
+  int32_t num_param_buffers = plan.fresh_begin(0);
+  for (const Value* v : callee.returns()) {
+    for (int32_t b : plan.buffers_of(v->id())) {
+      summary->result_leaf_alias.push_back(b < num_param_buffers ? b : -1);
+    }
+  }
+  const CallMemory* out = summary.get();
+  cache_.emplace(&callee, std::move(summary));
+  return out;
+}
+
+MemoryTracker::MemoryTracker(const BufferPlan& plan, int num_devices, bool record_timeline)
+    : plan_(plan), record_timeline_(record_timeline), live_(num_devices, 0),
+      peak_(num_devices, 0), timeline_(num_devices) {
+  for (int32_t b = 0; b < plan.fresh_begin(0); ++b) {
+    const BufferPlan::Buffer& buf = plan.buffers()[b];
+    Change(buf.device, buf.bytes, 0);
+  }
+}
+
+void MemoryTracker::Change(int device, int64_t delta, double time_s) {
+  int64_t now = live_[device] += delta;
+  peak_[device] = std::max(peak_[device], now);
+  if (!record_timeline_) return;
+  std::vector<MemoryPoint>& points = timeline_[device];
+  if (!points.empty() && points.back().time_s == time_s) {
+    points.back().bytes = now;
+    return;
+  }
+  points.push_back({time_s, now});
+}
+
+void MemoryTracker::AllocateFresh(int op, double time_s) {
+  for (int32_t b = plan_.fresh_begin(op); b < plan_.fresh_end(op); ++b) {
+    const BufferPlan::Buffer& buf = plan_.buffers()[b];
+    Change(buf.device, buf.bytes, time_s);
+  }
+}
+
+void MemoryTracker::OpStarts(int op, bool is_call, double time_s) {
+  if (is_call) {
+    Change(plan_.op_device(op), plan_.transient_bytes(op), time_s);
+    return;
+  }
+  AllocateFresh(op, time_s);
+}
+
+void MemoryTracker::OpEnds(int op, bool is_call, double time_s) {
+  if (is_call) {
+    Change(plan_.op_device(op), -plan_.transient_bytes(op), time_s);
+    AllocateFresh(op, time_s);
+  }
+  for (int32_t b : plan_.dying(op)) {
+    const BufferPlan::Buffer& buf = plan_.buffers()[b];
+    Change(buf.device, -buf.bytes, time_s);
+  }
+}
+
+}  // namespace distir::sim

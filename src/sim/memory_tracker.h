@@ -1,0 +1,183 @@
+// Memory accounting for the simulator: which buffer each value occupies, when
+// each buffer dies, and the live bytes per device over time.
+//
+// BufferPlan is the static part, computed once per function in program order: a
+// value is a list of buffers (one per tensor leaf of its type); ops that only
+// change metadata (Reshape, Squeeze, Unsqueeze, Identity, Tuple, UnpackTuple)
+// and the in-place optimizers (SGD, Adam) reuse their inputs' buffers instead of
+// allocating; every other result leaf is a fresh buffer. A buffer lives from its
+// defining op to its last use; parameters and returned values stay resident.
+// MemoryTracker replays a plan along the simulated clock (simulator.h).
+// CallMemoryCache summarises device-generic callees: their own peak, charged to
+// the calling device for the call's duration. Rules in docs/cost_model.md.
+
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/function.h"
+#include "support/status_or.h"
+
+namespace distir::sim {
+
+/// What a call of a device-generic function costs in memory on its device.
+struct CallMemory {
+  /// Peak bytes of the callee's own buffers (its parameters excluded, its
+  /// results included), nested calls accounted the same way.
+  int64_t peak_bytes = 0;
+  /// For each tensor leaf of the callee's results (flattened in order): the
+  /// flattened parameter leaf it aliases, or -1 for a fresh buffer.
+  std::vector<int32_t> result_leaf_alias;
+};
+
+class CallMemoryCache;
+
+/// Buffers of one function and their lifetimes.
+class BufferPlan {
+ public:
+  struct Buffer {
+    int32_t device;   ///< dense device index
+    int64_t bytes;
+    int32_t last_use;  ///< op index of the last use; kResident: never freed
+  };
+  static constexpr int32_t kResident = -1;
+
+  /// Builds the plan of `fn` in one pass (BufferPlanBuilder). Buffers are
+  /// indexed by device id, or all by 0 when `device_generic`.
+  /// When `params_resident` is false, parameters count 0 bytes (a callee
+  /// borrows its caller's arguments). `calls` summarises callees (may be null
+  /// when `fn` has no calls).
+  /// REQUIRES: every type is known and static; every leaf placed unless `device_generic`.
+  static StatusOr<BufferPlan> Build(const Function& fn, const Module* module, bool device_generic,
+                                    bool params_resident, CallMemoryCache* calls);
+
+  int num_ops() const { return static_cast<int>(fresh_begin_.size()) - 1; }
+  const std::vector<Buffer>& buffers() const { return buffers_; }
+  /// Buffers first allocated by op `i` (contiguous ids).
+  int32_t fresh_begin(int op) const { return fresh_begin_[op]; }
+  int32_t fresh_end(int op) const { return fresh_begin_[op + 1]; }
+  /// Buffers whose lifetime ends with op `i`.
+  std::span<const int32_t> dying(int op) const {
+    return {dies_.data() + dies_begin_[op], dies_.data() + dies_begin_[op + 1]};
+  }
+  /// Extra bytes a call holds on its device while it runs (0 for other ops).
+  int64_t transient_bytes(int op) const { return transient_.empty() ? 0 : transient_[op]; }
+  /// Buffers of value `id`.
+  std::span<const int32_t> buffers_of(int value_id) const {
+    return {leaves_.data() + span_begin_[value_id], leaves_.data() + span_end_[value_id]};
+  }
+  /// The device of a call (the device of its first result or input); 0 for other ops.
+  int32_t op_device(int op) const { return op_device_.empty() ? 0 : op_device_[op]; }
+
+ private:
+  friend class BufferPlanBuilder;
+
+  std::vector<Buffer> buffers_;
+  std::vector<int32_t> leaves_;      // concatenated buffer lists of values
+  std::vector<int32_t> span_begin_;  // per value id, into leaves_
+  std::vector<int32_t> span_end_;
+  std::vector<int32_t> fresh_begin_;  // per op, plus one
+  std::vector<int32_t> dies_begin_;   // per op, plus one
+  std::vector<int32_t> dies_;
+  std::vector<int64_t> transient_;   // per op; empty when the function has no calls
+  std::vector<int32_t> op_device_;   // per op; empty when the function has no calls
+};
+
+/// Builds a BufferPlan op by op, so that a client walking the ops anyway (the
+/// simulator) needs no extra pass over the IR.
+class BufferPlanBuilder {
+ public:
+  /// Starts the plan of `fn` with its parameters (arguments of BufferPlan::Build).
+  /// REQUIRES: `fn`, `module` and `calls` outlive the builder.
+  BufferPlanBuilder(const Function& fn, const Module* module, bool device_generic,
+                    bool params_resident, CallMemoryCache* calls);
+  /// Adds op `index`. REQUIRES: ops are added in program order; its types are
+  /// known and static.
+  Status AddOp(int index);
+  /// The plan. REQUIRES: every op was added.
+  BufferPlan Finish() &&;
+
+ private:
+  static constexpr int32_t kParamDef = -1;
+  static constexpr int32_t kUnused = -2;
+
+  int32_t DeviceOf(DeviceId d) const;
+  void AddFreshLeaves(const Type& type, bool counted);
+  void AppendLeaves(int32_t begin, int32_t end);
+  void Alias(const Value& result, const Value& source);
+  void Fresh(const Value& result);
+  void TupleResult(const Op& op);
+  void UnpackResults(const Op& op);
+  Status CallResults(const Op& op, int index);
+  Status AddResults(const Op& op, int index);
+  void MarkUses(const Op& op, int index);
+  void BucketDeaths(int num_ops);
+
+  const Function& fn_;
+  const Module* module_;
+  bool device_generic_;
+  CallMemoryCache* calls_;
+  BufferPlan plan_;
+  std::vector<int32_t> def_op_;  // per buffer: defining op, or kParamDef
+};
+
+/// Memory summaries of callees, memoized per function (a callee's types are
+/// fixed by its definition). Not thread-safe.
+class CallMemoryCache {
+ public:
+  /// REQUIRES: `module` outlives the cache.
+  explicit CallMemoryCache(const Module* module) : module_(module) {}
+  /// The summary of `callee`. REQUIRES: callee is device-generic, its types inferred.
+  StatusOr<const CallMemory*> Get(const Function& callee);
+
+ private:
+  const Module* module_;
+  std::unordered_map<const Function*, std::unique_ptr<CallMemory>> cache_;
+};
+
+/// A point of a device's memory timeline: live bytes from `time_s` on.
+struct MemoryPoint {
+  double time_s;
+  int64_t bytes;
+};
+
+/// Replays a BufferPlan: live bytes per device, their peak and a timeline.
+class MemoryTracker {
+ public:
+  /// Allocates the resident parameters at time 0. REQUIRES: `plan` outlives
+  /// the tracker and its device indices are < num_devices.
+  MemoryTracker(const BufferPlan& plan, int num_devices, bool record_timeline);
+
+  /// Allocates op `op`'s fresh results (a call: its callee's peak) at `time_s`.
+  void OpStarts(int op, bool is_call, double time_s);
+  /// A call: trades its callee's peak for its fresh results. Then frees the
+  /// buffers whose last use is `op`.
+  void OpEnds(int op, bool is_call, double time_s);
+
+  int64_t peak(int device) const { return peak_[device]; }
+  int64_t live(int device) const { return live_[device]; }
+  /// Points in time order; a change at the time of the previous point replaces it.
+  const std::vector<MemoryPoint>& timeline(int device) const { return timeline_[device]; }
+  /// Makes room for `points` timeline points of `device` (saves regrowth).
+  void ReserveTimeline(int device, size_t points) {
+    if (record_timeline_) timeline_[device].reserve(points);
+  }
+  /// Moves the timeline of `device` out, leaving it empty.
+  std::vector<MemoryPoint> TakeTimeline(int device) { return std::move(timeline_[device]); }
+
+ private:
+  void Change(int device, int64_t delta, double time_s);
+  void AllocateFresh(int op, double time_s);
+
+  const BufferPlan& plan_;
+  bool record_timeline_;
+  std::vector<int64_t> live_;
+  std::vector<int64_t> peak_;
+  std::vector<std::vector<MemoryPoint>> timeline_;
+};
+
+}  // namespace distir::sim

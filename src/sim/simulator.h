@@ -1,0 +1,93 @@
+// The DistIR simulator (paper §3.3): per-device timelines of a placed program.
+//
+// Every device has a clock. Ops run in program order (the program order is the
+// schedule); an op occupies every device its inputs and results live on, starts
+// when the latest of them is free and ends `cost` later on all of them, so a
+// Send holds sender and receiver and ops on disjoint devices overlap. Costs come
+// from the cost model (cost_model.h), memory from the buffer plan
+// (memory_tracker.h). The program must be typed (InferTypes) and every value
+// placed on a device. O(ops + values): side tables indexed by op and value id.
+// chrome_trace.h exports the trace; docs/cost_model.md states the semantics.
+
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/function.h"
+#include "sim/cost_model.h"
+#include "sim/hardware_profile.h"
+#include "sim/memory_tracker.h"
+#include "support/status_or.h"
+
+namespace distir::sim {
+
+enum class TraceCategory { kCompute, kCommunication };
+
+/// "compute" or "communication".
+std::string_view TraceCategoryName(TraceCategory category);
+
+/// One op's interval on one of its devices.
+struct TraceEvent {
+  DeviceId device;
+  int32_t op = 0;  ///< index of the op in the simulated function's ops()
+  TraceCategory category = TraceCategory::kCompute;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+/// What one device did during the iteration.
+struct DeviceResult {
+  DeviceId device;
+  double compute_s = 0;        ///< busy in compute ops (calls included)
+  double communication_s = 0;  ///< busy in Send and collectives
+  double idle_s = 0;           ///< iteration time minus busy time
+  int64_t peak_memory_bytes = 0;
+  std::vector<MemoryPoint> memory_timeline;  ///< empty unless recorded
+};
+
+struct SimulationResult {
+  double iteration_time_s = 0;  ///< the latest device clock
+  int64_t batch_size = 0;       ///< samples per iteration used for the throughput
+  double throughput = 0;        ///< batch_size / iteration_time_s (samples/s); 0 for time 0
+  int64_t num_ops = 0;          ///< ops of the simulated function (calls count one)
+  std::vector<DeviceResult> devices;  ///< every device the program mentions, by id
+  std::vector<TraceEvent> trace;      ///< in program order, one per (op, device); empty unless recorded
+  int64_t memory_capacity_bytes = 0;  ///< per device, from the profile (0 = unknown)
+  bool fits_in_memory = true;         ///< every peak <= capacity (true when capacity is 0)
+
+  /// The largest per-device peak; 0 without devices.
+  int64_t PeakMemoryBytes() const;
+};
+
+struct SimulateOptions {
+  /// Samples per iteration; default: the leading extent of the first
+  /// parameter's first tensor (1 when it has rank 0).
+  std::optional<int64_t> batch_size;
+  bool record_trace = true;
+  bool record_memory_timeline = true;
+};
+
+/// Simulates one iteration of `fn`, a function of `module`, on `hw`.
+/// Errors: a value without an inferred static type or without a device
+/// (`op MatMul has no device; the simulator needs every value placed`), a
+/// device the profile lacks, an op the cost model cannot cost.
+/// REQUIRES: VerifyModule(module) is ok; `fn` belongs to `module`.
+StatusOr<SimulationResult> Simulate(const Module& module, const Function& fn,
+                                    const HardwareProfile& hw,
+                                    const SimulateOptions& options = {});
+
+/// The same with a caller-owned cost model, whose memo then carries over from
+/// one simulation to the next (a search over many configurations).
+/// REQUIRES: `costs` was built for `module`.
+StatusOr<SimulationResult> Simulate(const Module& module, const Function& fn, CostModel& costs,
+                                    const SimulateOptions& options = {});
+
+/// "@dense %as_1", "Send %ar_1": the op's name and its first result.
+/// REQUIRES: event.op indexes fn.ops().
+std::string TraceLabel(const Function& fn, const TraceEvent& event);
+
+}  // namespace distir::sim

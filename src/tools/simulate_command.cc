@@ -1,0 +1,177 @@
+// distir simulate FILE --hardware PROFILE.yaml [--trace OUT.json] [--json] [--batch N]
+
+#include <boost/program_options.hpp>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "interp/infer_types.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
+#include "sim/chrome_trace.h"
+#include "sim/hardware_profile.h"
+#include "sim/simulator.h"
+#include "tools/cli_util.h"
+#include "tools/commands.h"
+
+namespace po = boost::program_options;
+
+namespace distir::tools {
+namespace {
+
+struct SimulateFlags {
+  std::string input;
+  std::string hardware;
+  std::string trace;
+  bool json = false;
+  int64_t batch = 0;  // 0: the simulator's default
+};
+
+nlohmann::json ResultJson(const Function& fn, const sim::HardwareProfile& hw,
+                          const sim::SimulationResult& r) {
+  nlohmann::json per_device = nlohmann::json::object();
+  nlohmann::json devices = nlohmann::json::object();
+  for (const sim::DeviceResult& d : r.devices) {
+    std::string name = d.device.ToString();
+    per_device[name] = d.peak_memory_bytes;
+    devices[name] = {{"compute_s", d.compute_s},
+                     {"communication_s", d.communication_s},
+                     {"busy_s", d.compute_s + d.communication_s},
+                     {"idle_s", d.idle_s},
+                     {"peak_memory_bytes", d.peak_memory_bytes}};
+  }
+  return {{"function", "@" + fn.name()},
+          {"hardware", hw.name},
+          {"iteration_time_s", r.iteration_time_s},
+          {"batch_size", r.batch_size},
+          {"throughput", r.throughput},
+          {"peak_memory_bytes", r.PeakMemoryBytes()},
+          {"peak_memory_bytes_per_device", per_device},
+          {"memory_capacity_bytes", r.memory_capacity_bytes},
+          {"fits_in_memory", r.fits_in_memory},
+          {"num_ops", r.num_ops},
+          {"num_devices", r.devices.size()},
+          {"devices", devices}};
+}
+
+// "512 B", "6.19 KiB", "1.50 GiB".
+std::string Bytes(int64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) value /= 1024, ++unit;
+  std::ostringstream os;
+  if (unit == 0) {
+    os << bytes << " B";
+  } else {
+    os << std::fixed << std::setprecision(2) << value << " " << kUnits[unit];
+  }
+  return os.str();
+}
+
+std::string Millis(double seconds) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(4) << seconds * 1e3 << " ms";
+  return os.str();
+}
+
+void PrintSummary(const Function& fn, const sim::HardwareProfile& hw,
+                  const sim::SimulationResult& r, std::ostream& os) {
+  os << "@" << fn.name() << " on " << hw.name << ": " << r.num_ops << " ops, " << r.devices.size()
+     << " devices\n"
+     << "iteration time  " << Millis(r.iteration_time_s) << "\n"
+     << "throughput      " << r.throughput << " samples/s (batch " << r.batch_size << ")\n"
+     << "peak memory     " << Bytes(r.PeakMemoryBytes()) << " (capacity "
+     << Bytes(r.memory_capacity_bytes) << " per device"
+     << (r.fits_in_memory ? ", fits" : ", DOES NOT FIT") << ")\n\n";
+  os << std::left << std::setw(8) << "device" << std::setw(14) << "compute" << std::setw(14)
+     << "comm" << std::setw(14) << "idle" << "peak memory\n";
+  for (const sim::DeviceResult& d : r.devices) {
+    os << std::setw(8) << d.device.ToString() << std::setw(14) << Millis(d.compute_s)
+       << std::setw(14) << Millis(d.communication_s) << std::setw(14) << Millis(d.idle_s)
+       << Bytes(d.peak_memory_bytes) << "\n";
+  }
+}
+
+StatusOr<sim::HardwareProfile> LoadProfile(const std::string& path, std::string* text) {
+  DISTIR_ASSIGN_OR_RETURN(*text, ReadInput(path));
+  return sim::ParseHardwareProfile(*text, path);
+}
+
+int RunSimulateOn(const SimulateFlags& f) {
+  std::string yaml;
+  StatusOr<sim::HardwareProfile> hw = LoadProfile(f.hardware, &yaml);
+  if (!hw.ok()) return ReportError(hw.status(), yaml);
+  StatusOr<std::string> text = ReadInput(f.input);
+  if (!text.ok()) return ReportError(text.status());
+  StatusOr<Module> parsed = ParseModule(*text, DisplayName(f.input));
+  if (!parsed.ok()) return ReportError(parsed.status(), *text);
+  Module m = std::move(parsed).value();
+  if (m.entry() == nullptr) {
+    return ReportError(InvalidArgument(SourceLoc{DisplayName(f.input), 0, 0, ""})
+                       << "the module has no function to simulate");
+  }
+  Status status = VerifyModule(m);
+  if (status.ok()) status = InferTypes(m);
+  if (!status.ok()) return ReportError(status, *text);
+  sim::SimulateOptions options;
+  if (f.batch > 0) options.batch_size = f.batch;
+  options.record_trace = !f.trace.empty();
+  options.record_memory_timeline = !f.trace.empty();
+  StatusOr<sim::SimulationResult> result = sim::Simulate(m, *m.entry(), *hw, options);
+  if (!result.ok()) return ReportError(result.status(), *text);
+  if (!f.trace.empty()) {
+    Status written = WriteOutputAtomically(f.trace, sim::ChromeTraceJson(*m.entry(), *result));
+    if (!written.ok()) return ReportError(written);
+  }
+  if (f.json) {
+    std::cout << ResultJson(*m.entry(), *hw, *result).dump(2) << "\n";
+  } else {
+    PrintSummary(*m.entry(), *hw, *result, std::cout);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunSimulate(int argc, char** argv) {
+  SimulateFlags f;
+  po::options_description desc(
+      "usage: distir simulate FILE --hardware PROFILE.yaml [options]\n\n"
+      "Parses FILE ('-' for stdin), verifies it, infers types and simulates one\n"
+      "iteration of its entry function (the last one) on the hardware profile:\n"
+      "iteration time, throughput, busy time and peak memory per device.\n\noptions");
+  desc.add_options()("help,h", "print this help")(
+      "hardware", po::value(&f.hardware), "hardware profile (configs/hardware/*.yaml)")(
+      "trace", po::value(&f.trace), "write a Chrome trace (Perfetto, chrome://tracing) here")(
+      "json", po::bool_switch(&f.json), "print one JSON object instead of the summary")(
+      "batch", po::value(&f.batch),
+      "samples per iteration for the throughput (default: leading extent of the first "
+      "parameter)")("input", po::value(&f.input), "input file");
+  po::positional_options_description pos;
+  pos.add("input", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "distir simulate: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return kExitOk;
+  }
+  const char* missing = f.input.empty() ? "missing input FILE"
+                        : f.hardware.empty() ? "missing --hardware PROFILE.yaml"
+                        : vm.count("batch") && f.batch <= 0 ? "--batch must be positive"
+                                                            : nullptr;
+  if (missing != nullptr) {
+    std::cerr << "distir simulate: " << missing << " (see --help)\n";
+    return kExitUsage;
+  }
+  return RunSimulateOn(f);
+}
+
+}  // namespace distir::tools
