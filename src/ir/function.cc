@@ -1,5 +1,7 @@
 #include "ir/function.h"
 
+#include <algorithm>
+
 #include "support/check.h"
 
 namespace distir {
@@ -46,9 +48,15 @@ Value* Function::LookupValue(const std::string& name) const {
 std::string Function::UniqueName(const std::string& base) const {
   if (!base.empty() && by_name_.count(base) == 0) return base;
   std::string stem = base.empty() ? std::string("v") : base;
-  for (int i = 1;; ++i) {
-    std::string candidate = stem + "." + std::to_string(i);
-    if (by_name_.count(candidate) == 0) return candidate;
+  int& next = next_suffix_[stem];
+  for (int i = std::max(next, 1);; ++i) {
+    std::string candidate = stem;
+    candidate += '.';
+    candidate += std::to_string(i);
+    if (by_name_.count(candidate) == 0) {
+      next = i;  // the caller may not take it, so the same name may be offered again
+      return candidate;
+    }
   }
 }
 

@@ -67,6 +67,9 @@ class Function {
   std::vector<Value*> returns_;
   SourceLoc return_loc_;
   std::unordered_map<std::string, Value*> by_name_;
+  /// Next suffix to try per base name, so that UniqueName stays O(1) amortized
+  /// when a builder asks for the same base a million times.
+  mutable std::unordered_map<std::string, int> next_suffix_;
   int next_value_id_ = 0;
 };
 
