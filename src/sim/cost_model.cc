@@ -26,16 +26,18 @@ bool AppendType(const Type& type, bool with_device, std::vector<int64_t>& key) {
       key.push_back(static_cast<int64_t>(type.dtype()));
       if (with_device) key.push_back(type.device().has_value() ? type.device().value() : -1);
       return true;
-    case TypeKind::kTensor:
+    case TypeKind::kTensor: {
+      const std::vector<int64_t>& shape = type.shape();
       key.push_back(kTagTensor);
       key.push_back(static_cast<int64_t>(type.dtype()));
       if (with_device) key.push_back(type.device().has_value() ? type.device().value() : -1);
-      key.push_back(type.rank());
-      for (int64_t d : type.shape()) {
+      key.push_back(static_cast<int64_t>(shape.size()));
+      for (int64_t d : shape) {
         if (d == kDynamicDim) return false;
         key.push_back(d);
       }
       return true;
+    }
     case TypeKind::kTuple:
       key.push_back(kTagTuple);
       key.push_back(static_cast<int64_t>(type.elements().size()));
@@ -184,14 +186,24 @@ Status CostModel::TypeError(const Op& op) const {
 
 StatusOr<double> CostModel::OpCost(const Op& op) {
   if (!BuildKey(op)) return TypeError(op);
+  LastLookup& last = last_[static_cast<int>(op.kind())];
+  if (last.key == key_) {
+    ++hits_;
+    return last.cost;
+  }
   auto it = memo_.find(key_);
   if (it != memo_.end()) {
     ++hits_;
+    last.key.assign(key_.begin(), key_.end());
+    last.cost = it->second;
     return it->second;
   }
-  // Evaluating a call costs the callee's ops, which reuses key_: keep ours.
+  // Evaluating a call costs the callee's ops, which reuses key_ and last_: keep ours.
   std::vector<int64_t> key = key_;
   DISTIR_ASSIGN_OR_RETURN(double cost, Evaluate(op));
+  LastLookup& last_now = last_[static_cast<int>(op.kind())];
+  last_now.key = key;
+  last_now.cost = cost;
   memo_.emplace(std::move(key), cost);
   return cost;
 }

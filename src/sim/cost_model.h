@@ -95,6 +95,13 @@ class CostModel {
   const Module* module_;
   CostRuleTable rules_;
   std::vector<int64_t> key_;  // scratch: the key of the op being costed
+  /// Per op kind, the key and cost of its last lookup: repeated layers hit it
+  /// with one comparison, without hashing (the common case in big programs).
+  struct LastLookup {
+    std::vector<int64_t> key;
+    double cost = 0;
+  };
+  std::array<LastLookup, kNumOpKinds> last_;
   std::unordered_map<std::vector<int64_t>, double, KeyHash> memo_;
   int64_t hits_ = 0;
 };

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace distir::sim {
 namespace {
 
@@ -138,7 +142,10 @@ Status Simulation::CheckValue(const Value& v, const Op* def) {
   int32_t d = RawDeviceOf(t);
   value_device_[v.id()] = d;
   if (d == kNoDevice && def != nullptr) return NoDevice(*def);
-  if (d >= 0) return UseDevice(d, loc);
+  if (d >= 0) {
+    if (d < NumSlots() && present_[d]) return Status::Ok();  // the common case, inline
+    return UseDevice(d, loc);
+  }
   if (d == kManyDevices) {
     for (DeviceId id : t.Devices()) DISTIR_RETURN_IF_ERROR(UseDevice(id.value(), loc));
   }
@@ -266,6 +273,14 @@ StatusOr<SimulationResult> Simulate(const Module& module, const Function& fn,
 StatusOr<SimulationResult> Simulate(const Module& module, const Function& fn, CostModel& costs,
                                     const SimulateOptions& options) {
   return Simulation(module, fn, costs, options).Run();
+}
+
+void RetainFreedMemory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_MAX, 0);              // big blocks come from the heap ...
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);  // ... which keeps up to 1 GiB free at its top
+  mallopt(M_TOP_PAD, 64 << 20);        // and grows 64 MiB at a time
+#endif
 }
 
 std::string TraceLabel(const Function& fn, const TraceEvent& event) {

@@ -86,6 +86,17 @@ StatusOr<SimulationResult> Simulate(const Module& module, const Function& fn,
 StatusOr<SimulationResult> Simulate(const Module& module, const Function& fn, CostModel& costs,
                                     const SimulateOptions& options = {});
 
+/// Process-wide allocator policy for programs that simulate big programs
+/// repeatedly (the `distir` tool, the benchmark, a search): freed memory stays
+/// in the heap for the next run. glibc serves blocks above its mmap threshold
+/// (128 KiB to 32 MiB) with mmap and unmaps them on free, and trims the heap
+/// top; the side tables of a 1M-op simulation (tens of MB) then fault every
+/// page in again on each run (~23 us per fault on a small VM: most of the time
+/// at 1M ops). This turns off mmap for allocations and heap trimming, so a
+/// freed table is reused warm. Call once at start-up, before threads start.
+/// No-op outside glibc.
+void RetainFreedMemory();
+
 /// "@dense %as_1", "Send %ar_1": the op's name and its first result.
 /// REQUIRES: event.op indexes fn.ops().
 std::string TraceLabel(const Function& fn, const TraceEvent& event);

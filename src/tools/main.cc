@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "sim/simulator.h"
 #include "tools/commands.h"
 
 #ifdef DISTIR_HAVE_CUDA
@@ -36,6 +37,9 @@ void PrintUsage(std::ostream& os) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Big freed blocks stay in the heap so repeated simulations do not fault
+  // their side tables in again (simulator.h explains the policy).
+  distir::sim::RetainFreedMemory();
   if (argc < 2) {
     PrintUsage(std::cerr);
     return distir::tools::kExitUsage;

@@ -188,4 +188,13 @@ BENCHMARK(BM_InferTypes) DISTIR_SIM_SIZES;
 }  // namespace
 }  // namespace distir::sim
 
-BENCHMARK_MAIN();
+// BENCHMARK_MAIN() with the allocator policy of the `distir` tool
+// (RetainFreedMemory), so that runs measure the simulator, not page faults.
+int main(int argc, char** argv) {
+  distir::sim::RetainFreedMemory();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -3,6 +3,9 @@
 
 #include "sim/cost_model.h"
 
+#include <string>
+#include <vector>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -129,6 +132,34 @@ TEST(CostModelTest, RepeatedLayersAreCostedOnce) {
   EXPECT_EQ(c0, c1);
   EXPECT_EQ(model.num_entries(), 1);
   EXPECT_EQ(model.num_hits(), 1);
+}
+
+TEST(CostModelTest, AlternatingShapesOfOneKindKeepTheirOwnCosts) {
+  // MatMuls of 64x64 and 128x128, interleaved: the per-kind last-lookup cache
+  // misses on every switch and must fall back to the memo, never mix them up.
+  Function fn("f");
+  Value* small = fn.AddParam("s", F32({64, 64}, 0));
+  Value* big = fn.AddParam("b", F32({128, 128}, 0));
+  std::vector<Op*> ops;
+  for (int i = 0; i < 4; ++i) {
+    Value* x = i % 2 == 0 ? small : big;
+    Op* m = fn.AddOp(OpKind::kMatMul, {x, x}, {}, {"m" + std::to_string(i)});
+    m->result(0)->set_type(x->type());
+    ops.push_back(m);
+  }
+  HardwareProfile hw = TestHardware();
+  double small_cost = CostOf(*ops[0], hw);
+  double big_cost = CostOf(*ops[1], hw);
+  EXPECT_GT(big_cost, small_cost);
+  CostModel model(hw, nullptr);
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_OK_AND_ASSIGN(double c, model.OpCost(*ops[i]));
+    EXPECT_EQ(c, i % 2 == 0 ? small_cost : big_cost) << "op " << i;
+  }
+  ASSERT_OK_AND_ASSIGN(double again, model.OpCost(*ops[3]));
+  EXPECT_EQ(again, big_cost);
+  EXPECT_EQ(model.num_entries(), 2);
+  EXPECT_EQ(model.num_hits(), 3);
 }
 
 // @g(%x: tensor<1000xf32>) { %a = Relu(%x); %b = Relu(%a); return %b } called on d0.
