@@ -48,6 +48,26 @@ Status WriteOutputAtomically(const std::string& path, const std::string& content
   return Status::Ok();
 }
 
+std::optional<int> ParseCommandLine(const char* command, int argc, char** argv,
+                                    const boost::program_options::options_description& desc,
+                                    boost::program_options::variables_map& vm) {
+  namespace po = boost::program_options;
+  po::positional_options_description pos;
+  pos.add("input", 1);
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "distir " << command << ": " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (vm.count("help") != 0) {
+    std::cout << desc << "\n";
+    return kExitOk;
+  }
+  return std::nullopt;
+}
+
 int ReportError(const Status& status, const std::string& source) {
   std::cerr << RenderDiagnostic(status, source);
   return kExitInputError;

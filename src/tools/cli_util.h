@@ -3,6 +3,8 @@
 
 #pragma once
 
+#include <boost/program_options.hpp>
+#include <optional>
 #include <string>
 
 #include "support/status_or.h"
@@ -19,6 +21,14 @@ Status WriteOutputAtomically(const std::string& path, const std::string& content
 /// Prints `status` rendered with the source excerpt from `source` to stderr and
 /// returns kExitInputError. REQUIRES: !status.ok().
 int ReportError(const Status& status, const std::string& source = {});
+
+/// Parses the arguments of subcommand `command` against `desc`, with one
+/// positional "input" option. Prints `desc` for --help (exit kExitOk) or the
+/// error for a bad command line (exit kExitUsage). Returns the exit code to stop
+/// with, or nullopt when the command should go on with `vm` filled.
+std::optional<int> ParseCommandLine(const char* command, int argc, char** argv,
+                                    const boost::program_options::options_description& desc,
+                                    boost::program_options::variables_map& vm);
 
 /// Display name of an input path: "<stdin>" for "-".
 std::string DisplayName(const std::string& path);

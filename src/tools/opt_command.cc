@@ -80,20 +80,8 @@ int RunOpt(int argc, char** argv) {
       "type inference domain: mixed (abstract tensors, concrete shapes) or shape")(
       "output,o", po::value(&o.output)->default_value("-"), "output file ('-' for stdout)")(
       "input", po::value(&o.input), "input file");
-  po::positional_options_description pos;
-  pos.add("input", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "distir opt: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return kExitOk;
-  }
+  if (std::optional<int> stop = ParseCommandLine("opt", argc, argv, desc, vm)) return *stop;
   if (o.input.empty() || (o.domain != "mixed" && o.domain != "shape")) {
     std::cerr << "distir opt: " << (o.input.empty() ? "missing input FILE" : "bad --domain")
               << " (see --help)\n";

@@ -149,20 +149,8 @@ int RunSimulate(int argc, char** argv) {
       "batch", po::value(&f.batch),
       "samples per iteration for the throughput (default: leading extent of the first "
       "parameter)")("input", po::value(&f.input), "input file");
-  po::positional_options_description pos;
-  pos.add("input", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "distir simulate: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return kExitOk;
-  }
+  if (std::optional<int> stop = ParseCommandLine("simulate", argc, argv, desc, vm)) return *stop;
   const char* missing = f.input.empty() ? "missing input FILE"
                         : f.hardware.empty() ? "missing --hardware PROFILE.yaml"
                         : vm.count("batch") && f.batch <= 0 ? "--batch must be positive"
