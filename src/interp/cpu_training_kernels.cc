@@ -136,13 +136,21 @@ Result LayerNormGradKernel(const Op& op, Args in) {
 }
 
 // mean((p - y)^2) as a rank-0 tensor.
+// N of MSELoss/MSELossGrad: the `denominator` attribute when present (a
+// microbatch of a larger batch divides by the global element count, so that
+// microbatch losses and gradients sum to the full batch's), else the element
+// count of p.
+double Denominator(const Op& op, size_t elements) {
+  return static_cast<double>(op.GetInt("denominator", static_cast<int64_t>(elements)));
+}
+
 Result MSELossKernel(const Op& op, Args in) {
   DISTIR_ASSIGN_OR_RETURN(std::vector<Type> types, ResultTypes(op, in));
   const DenseTensor& p = in[0].tensor();
   const DenseTensor& y = in[1].tensor();
   double sum = 0;
   for (size_t i = 0; i < p.values.size(); ++i) sum += std::pow(p.values[i] - y.values[i], 2);
-  const double n = static_cast<double>(p.values.size());
+  const double n = Denominator(op, p.values.size());
   return One(MakeResult(types[0], DenseTensor{p.dtype, {}, {p.values.empty() ? 0.0 : sum / n}}));
 }
 
@@ -151,7 +159,7 @@ Result MSELossGradKernel(const Op& op, Args in) {
   DISTIR_ASSIGN_OR_RETURN(std::vector<Type> types, ResultTypes(op, in));
   DenseTensor dp = in[0].tensor();
   const DenseTensor& y = in[1].tensor();
-  const double n = static_cast<double>(dp.values.size());
+  const double n = Denominator(op, dp.values.size());
   for (size_t i = 0; i < dp.values.size(); ++i) dp.values[i] = 2 * (dp.values[i] - y.values[i]) / n;
   return One(MakeResult(types[0], std::move(dp)));
 }
