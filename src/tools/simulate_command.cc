@@ -1,4 +1,7 @@
 // distir simulate FILE --hardware PROFILE.yaml [--trace OUT.json] [--json] [--batch N]
+// distir simulate --model NAME [--batch N] [--dp D --tp T --pp P --microbatches K
+//                 --schedule gpipe|1f1b --recompute --zero S] --hardware PROFILE.yaml
+//                 [--trace OUT.json] [--json] [--emit-ir OUT.distir]
 
 #include <boost/program_options.hpp>
 #include <iomanip>
@@ -8,12 +11,15 @@
 
 #include "interp/infer_types.h"
 #include "ir/parser.h"
+#include "ir/printer.h"
+#include "models/model_zoo.h"
 #include "ir/verifier.h"
 #include "sim/chrome_trace.h"
 #include "sim/hardware_profile.h"
 #include "sim/simulator.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
+#include "transforms/parallelize.h"
 
 namespace po = boost::program_options;
 
@@ -25,8 +31,22 @@ struct SimulateFlags {
   std::string hardware;
   std::string trace;
   bool json = false;
-  int64_t batch = 0;  // 0: the simulator's default
+  int64_t batch = 0;  // 0: the simulator's default (with --model: the model's)
+  // Model mode: build a named model and distribute it.
+  std::string model;
+  std::string schedule = "1f1b";
+  std::string emit_ir;
+  ParallelOptions parallel;
 };
+
+// The knobs of model mode, for --json.
+nlohmann::json KnobsJson(const SimulateFlags& f) {
+  const ParallelOptions& o = f.parallel;
+  return {{"model", f.model},          {"dp", o.dp},
+          {"tp", o.tp},                {"pp", o.pp},
+          {"microbatches", o.microbatches}, {"schedule", std::string(ScheduleName(o.schedule))},
+          {"recompute", o.recompute},  {"zero_stage", o.zero_stage}};
+}
 
 nlohmann::json ResultJson(const Function& fn, const sim::HardwareProfile& hw,
                           const sim::SimulationResult& r) {
@@ -99,10 +119,56 @@ StatusOr<sim::HardwareProfile> LoadProfile(const std::string& path, std::string*
   return sim::ParseHardwareProfile(*text, path);
 }
 
+// Model mode: the named model at the requested batch, distributed. The
+// program is the module's entry; @init and @collect come before it.
+StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwareProfile& hw) {
+  DISTIR_ASSIGN_OR_RETURN(ModelSpec spec, LookupModel(f.model));
+  if (f.batch > 0) spec = WithBatch(spec, f.batch);
+  DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(spec));
+  DISTIR_RETURN_IF_ERROR(InferTypes(seq));
+  const std::optional<int64_t> devices = hw.NumDevices();
+  if (devices && f.parallel.world_size() > *devices) {
+    return InvalidArgument() << "D*T*P = " << f.parallel.world_size() << " needs more devices than "
+                             << hw.name << " has (" << *devices << ")";
+  }
+  DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq.entry(), f.parallel));
+  return std::move(dist.module);
+}
+
+int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
+  StatusOr<Module> built = BuildDistributed(f, hw);
+  if (!built.ok()) return ReportError(built.status());
+  Module& m = *built;
+  if (!f.emit_ir.empty()) {
+    Status written = WriteOutputAtomically(f.emit_ir, PrintModule(m));
+    if (!written.ok()) return ReportError(written);
+  }
+  sim::SimulateOptions options;
+  options.batch_size = f.batch > 0 ? f.batch : BatchOf(*LookupModel(f.model));
+  options.record_trace = !f.trace.empty();
+  options.record_memory_timeline = !f.trace.empty();
+  StatusOr<sim::SimulationResult> result = sim::Simulate(m, *m.entry(), hw, options);
+  if (!result.ok()) return ReportError(result.status());
+  if (!f.trace.empty()) {
+    Status written = WriteOutputAtomically(f.trace, sim::ChromeTraceJson(*m.entry(), *result));
+    if (!written.ok()) return ReportError(written);
+  }
+  if (f.json) {
+    nlohmann::json j = ResultJson(*m.entry(), hw, *result);
+    j.update(KnobsJson(f));
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << f.model << " " << DescribeParallelOptions(f.parallel) << "\n";
+    PrintSummary(*m.entry(), hw, *result, std::cout);
+  }
+  return kExitOk;
+}
+
 int RunSimulateOn(const SimulateFlags& f) {
   std::string yaml;
   StatusOr<sim::HardwareProfile> hw = LoadProfile(f.hardware, &yaml);
   if (!hw.ok()) return ReportError(hw.status(), yaml);
+  if (!f.model.empty()) return SimulateModel(f, *hw);
   StatusOr<std::string> text = ReadInput(f.input);
   if (!text.ok()) return ReportError(text.status());
   StatusOr<Module> parsed = ParseModule(*text, DisplayName(f.input));
@@ -138,20 +204,44 @@ int RunSimulateOn(const SimulateFlags& f) {
 int RunSimulate(int argc, char** argv) {
   SimulateFlags f;
   po::options_description desc(
-      "usage: distir simulate FILE --hardware PROFILE.yaml [options]\n\n"
+      "usage: distir simulate FILE --hardware PROFILE.yaml [options]\n"
+      "       distir simulate --model NAME [--batch N] [--dp D] [--tp T] [--pp P]\n"
+      "                       [--microbatches K] [--schedule gpipe|1f1b] [--recompute]\n"
+      "                       [--zero 1|2|3] --hardware PROFILE.yaml [options]\n\n"
       "Parses FILE ('-' for stdin), verifies it, infers types and simulates one\n"
       "iteration of its entry function (the last one) on the hardware profile:\n"
-      "iteration time, throughput, busy time and peak memory per device.\n\noptions");
+      "iteration time, throughput, busy time and peak memory per device.\n"
+      "With --model, builds the named model (docs/models.md) and distributes it\n"
+      "over D x T x P devices with K microbatches (docs/transforms.md) instead.\n\noptions");
   desc.add_options()("help,h", "print this help")(
       "hardware", po::value(&f.hardware), "hardware profile (configs/hardware/*.yaml)")(
       "trace", po::value(&f.trace), "write a Chrome trace (Perfetto, chrome://tracing) here")(
       "json", po::bool_switch(&f.json), "print one JSON object instead of the summary")(
       "batch", po::value(&f.batch),
       "samples per iteration for the throughput (default: leading extent of the first "
-      "parameter)")("input", po::value(&f.input), "input file");
+      "parameter; with --model: the model's global batch)")(
+      "model", po::value(&f.model), "simulate this built-in model instead of FILE")(
+      "dp", po::value(&f.parallel.dp), "data-parallel degree D (default 1)")(
+      "tp", po::value(&f.parallel.tp), "tensor-parallel degree T (default 1)")(
+      "pp", po::value(&f.parallel.pp), "pipeline-parallel degree P (default 1)")(
+      "microbatches", po::value(&f.parallel.microbatches), "microbatches K (default 1)")(
+      "schedule", po::value(&f.schedule), "pipeline schedule: gpipe or 1f1b (default)")(
+      "recompute", po::bool_switch(&f.parallel.recompute), "recompute activations (training)")(
+      "zero", po::value(&f.parallel.zero_stage), "ZeRO stage 1, 2 or 3 (training, D > 1)")(
+      "emit-ir", po::value(&f.emit_ir), "write the distributed module's text here")(
+      "input", po::value(&f.input), "input file");
   po::variables_map vm;
   if (std::optional<int> stop = ParseCommandLine("simulate", argc, argv, desc, vm)) return *stop;
-  const char* missing = f.input.empty() ? "missing input FILE"
+  const bool model_mode = !f.model.empty();
+  StatusOr<PipelineSchedule> schedule = ParseSchedule(f.schedule);
+  if (schedule.ok()) f.parallel.schedule = *schedule;
+  const bool model_flags = vm.count("dp") || vm.count("tp") || vm.count("pp") ||
+                           vm.count("microbatches") || vm.count("schedule") ||
+                           f.parallel.recompute || vm.count("zero") || vm.count("emit-ir");
+  const char* missing = model_mode && !f.input.empty() ? "give either FILE or --model, not both"
+                        : !model_mode && f.input.empty() ? "missing input FILE (or --model NAME)"
+                        : !model_mode && model_flags ? "--dp/--tp/--pp/--microbatches/--schedule/--recompute/--zero/--emit-ir need --model"
+                        : !schedule.ok() ? "--schedule must be gpipe or 1f1b"
                         : f.hardware.empty() ? "missing --hardware PROFILE.yaml"
                         : vm.count("batch") && f.batch <= 0 ? "--batch must be positive"
                                                             : nullptr;
