@@ -27,10 +27,12 @@ Op* Function::AddOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
   op->results_.reserve(result_names.size());
   for (size_t i = 0; i < result_names.size(); ++i) {
     const std::string& name = result_names[i];
-    DISTIR_CHECK(name.empty() || by_name_.count(name) == 0) << "redefinition of %" << name;
     op->results_.push_back(std::make_unique<Value>(next_value_id_++, name, Type(), op,
                                                    static_cast<int>(i), loc));
-    if (!name.empty()) by_name_[name] = op->results_.back().get();
+    if (name.empty()) continue;
+    // One hash lookup per name: builders add millions of values.
+    const bool fresh = by_name_.try_emplace(name, op->results_.back().get()).second;
+    DISTIR_CHECK(fresh) << "redefinition of %" << name;
   }
   return op;
 }
@@ -38,6 +40,11 @@ Op* Function::AddOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
 void Function::SetReturns(std::vector<Value*> values, SourceLoc loc) {
   returns_ = std::move(values);
   return_loc_ = std::move(loc);
+}
+
+void Function::Reserve(size_t ops, size_t values) {
+  ops_.reserve(ops);
+  by_name_.reserve(values);
 }
 
 Value* Function::LookupValue(const std::string& name) const {

@@ -38,6 +38,8 @@ class Function {
   Op* AddOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
             const std::vector<std::string>& result_names, SourceLoc loc = {},
             std::string callee = {});
+  /// Capacity hint for builders that know roughly how big the function gets.
+  void Reserve(size_t ops, size_t values);
   /// Sets the returned values. REQUIRES: they belong to this function.
   void SetReturns(std::vector<Value*> values, SourceLoc loc = {});
 

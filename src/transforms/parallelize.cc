@@ -86,6 +86,16 @@ class ProgramEmitter {
   uint64_t RemoteKey(int vid, int64_t r, int64_t t, int64_t m, int64_t s) const {
     return (((static_cast<uint64_t>(vid) * D_ + r) * T_ + t) * K_ + m) * P_ + s;
   }
+  // Adds an op whose result names are unique by construction (no UniqueName
+  // lookups: programs reach 10^5-10^6 ops).
+  std::vector<Value*> Emit(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
+                           const std::vector<std::string>& names);
+  Value* Emit1(OpKind kind, std::vector<Value*> inputs, AttrMap attrs, std::string name) {
+    return Emit(kind, std::move(inputs), std::move(attrs), {std::move(name)})[0];
+  }
+  const std::string& SuffixOf(int64_t r, int64_t t, int64_t m) const {
+    return suffixes_[static_cast<size_t>((r * T_ + t) * (K_ + 1) + (m + 1))];
+  }
   void Analyze();
   Status CreateParams(ParallelPlan& plan);
   std::string Suffix(int64_t r, int64_t t, int64_t m) const;
@@ -129,7 +139,18 @@ class ProgramEmitter {
   std::unordered_map<uint64_t, Value*> remote_;
   std::vector<std::vector<Value*>> gathered_;  // ZeRO-3 gathered weights per input [r][t]
   int64_t denominator_ = 0;                    // MSELoss element count of the global batch
+  std::vector<std::string> suffixes_;          // Suffix(r, t, m) for m in -1..K-1
+  int64_t gathers_ = 0;                        // ZeRO-3 all-gathers so far (for names)
 };
+
+std::vector<Value*> ProgramEmitter::Emit(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
+                                         const std::vector<std::string>& names) {
+  Op* op = b_.function().AddOp(kind, std::move(inputs), std::move(attrs), names);
+  std::vector<Value*> out;
+  out.reserve(names.size());
+  for (const auto& r : op->results()) out.push_back(r.get());
+  return out;
+}
 
 ProgramEmitter::ProgramEmitter(const Function& seq, const ModelLayout& layout,
                                const ParallelOptions& o)
@@ -333,9 +354,10 @@ void ProgramEmitter::GatherShardedWeights(const Op& op) {
       std::vector<std::string> names;
       for (int64_t r = 0; r < D_; ++r) {
         pieces.push_back(inst[Slot(r, t)]);
-        names.push_back(op.input(i)->name() + ".full" + Suffix(r, t, -1));
+        names.push_back(op.input(i)->name() + ".full" + std::to_string(gathers_) + Suffix(r, t, -1));
       }
-      auto out = b_.AddMulti(OpKind::kAllGather, pieces, {{"axis", int64_t{0}}}, names);
+      auto out = Emit(OpKind::kAllGather, pieces, {{"axis", int64_t{0}}}, names);
+      ++gathers_;
       for (int64_t r = 0; r < D_; ++r) g[Slot(r, t)] = out[static_cast<size_t>(r)];
     }
   }
@@ -348,9 +370,9 @@ void ProgramEmitter::AllReduceOverShards(const Op& op, int result, Target target
     std::vector<std::string> names;
     for (int64_t t = 0; t < T_; ++t) {
       parts.push_back(Result(vid, target, r, t, m));
-      names.push_back(op.result(result)->name() + ".sum" + Suffix(r, t, m));
+      names.push_back(parts.back()->name() + ".sum");
     }
-    auto out = b_.AddMulti(OpKind::kAllReduce, parts, {}, names);
+    auto out = Emit(OpKind::kAllReduce, parts, {}, names);
     for (int64_t t = 0; t < T_; ++t) Result(vid, target, r, t, m) = out[static_cast<size_t>(t)];
   }
 }
@@ -370,10 +392,14 @@ void ProgramEmitter::EmitOp(const Op& op, int64_t s, int64_t m, Target target) {
       AttrMap attrs = op.attrs();
       if (has_device) attrs["device"] = mesh_.Device(r, s, t);
       if (mse && D_ * K_ > 1) attrs["denominator"] = denominator_;
-      const std::string suffix =
-          (target == Target::kRecompute ? ".rc" : "") + Suffix(r, t, target == Target::kOptimizer ? -1 : m);
-      for (int k = 0; k < op.num_results(); ++k) names[static_cast<size_t>(k)] = op.result(k)->name() + suffix;
-      auto out = b_.AddMulti(op.kind(), std::move(inputs), std::move(attrs), names);
+      const std::string& suffix = SuffixOf(r, t, target == Target::kOptimizer ? -1 : m);
+      for (int k = 0; k < op.num_results(); ++k) {
+        std::string& name = names[static_cast<size_t>(k)];
+        name = op.result(k)->name();
+        if (target == Target::kRecompute) name += ".rc";
+        name += suffix;
+      }
+      auto out = Emit(op.kind(), std::move(inputs), std::move(attrs), names);
       for (int k = 0; k < op.num_results(); ++k) {
         Result(op.result(k)->id(), target, r, t, m) = out[static_cast<size_t>(k)];
       }
@@ -405,7 +431,7 @@ void ProgramEmitter::Accumulate(int vid, int64_t m) {
         parts.push_back(values[static_cast<size_t>(r * T_ + t)]);
         names.push_back(parts.back()->name() + ".rs");
       }
-      auto out = b_.AddMulti(OpKind::kReduceScatter, parts, {{"axis", int64_t{0}}}, names);
+      auto out = Emit(OpKind::kReduceScatter, parts, {{"axis", int64_t{0}}}, names);
       for (int64_t r = 0; r < D_; ++r) values[static_cast<size_t>(r * T_ + t)] = out[static_cast<size_t>(r)];
     }
   }
@@ -413,7 +439,7 @@ void ProgramEmitter::Accumulate(int vid, int64_t m) {
     for (int64_t t = 0; t < shards; ++t) {
       Value*& acc = acc_[SlotIndex(r, t, vid)];
       Value* v = values[static_cast<size_t>(r * shards + t)];
-      acc = acc == nullptr ? v : b_.Add(OpKind::kAdd, {acc, v}, {}, v->name() + ".acc");
+      acc = acc == nullptr ? v : Emit1(OpKind::kAdd, {acc, v}, {}, v->name() + ".acc");
     }
   }
 }
@@ -445,7 +471,7 @@ void ProgramEmitter::EmitSends(const PipelineTask& task) {
           for (int64_t t = 0; t < T_; ++t) {
             Value* v = local_[LocalIndex(r, t, m, vid)];
             remote_[RemoteKey(vid, r, t, m, to)] =
-                b_.Add(OpKind::kSend, {v}, {{"device", mesh_.Device(r, to, t)}},
+                Emit1(OpKind::kSend, {v}, {{"device", mesh_.Device(r, to, t)}},
                        v->name() + ".s" + std::to_string(to));
           }
         }
@@ -475,8 +501,8 @@ void ProgramEmitter::EmitOptimizer() {
           names.push_back(in->name() + (o_.zero_stage == 1 ? ".rs" : ".ar") + Suffix(r, t, -1));
         }
         auto out = o_.zero_stage == 1
-                       ? b_.AddMulti(OpKind::kReduceScatter, parts, {{"axis", int64_t{0}}}, names)
-                       : b_.AddMulti(OpKind::kAllReduce, parts, {}, names);
+                       ? Emit(OpKind::kReduceScatter, parts, {{"axis", int64_t{0}}}, names)
+                       : Emit(OpKind::kAllReduce, parts, {}, names);
         for (int64_t r = 0; r < D_; ++r) acc_[SlotIndex(r, t, in->id())] = out[static_cast<size_t>(r)];
       }
     }
@@ -499,13 +525,13 @@ void ProgramEmitter::EmitOptimizer() {
           if (piecewise_update && p >= 0 && layout_.params[static_cast<size_t>(p)].role == ParamRole::kWeight) {
             std::vector<std::string> names;
             for (int64_t k = 0; k < D_; ++k) names.push_back(v->name() + ".piece" + std::to_string(k));
-            v = b_.AddMulti(OpKind::kSplit, {v}, {{"axis", int64_t{0}}}, names)[static_cast<size_t>(r)];
+            v = Emit(OpKind::kSplit, {v}, {{"axis", int64_t{0}}}, names)[static_cast<size_t>(r)];
           }
           inputs.push_back(v);
         }
         std::vector<std::string> names;
         for (const auto& res : op.results()) names.push_back(res->name() + Suffix(r, t, -1));
-        auto out = b_.AddMulti(op.kind(), std::move(inputs), op.attrs(), names);
+        auto out = Emit(op.kind(), std::move(inputs), op.attrs(), names);
         for (int k = 0; k < op.num_results(); ++k) opt_[SlotIndex(r, t, op.result(k)->id())] = out[static_cast<size_t>(k)];
       }
     }
@@ -518,7 +544,7 @@ void ProgramEmitter::EmitOptimizer() {
         parts.push_back(opt_[SlotIndex(r, t, w_new)]);
         names.push_back(op.result(0)->name() + ".full" + Suffix(r, t, -1));
       }
-      auto out = b_.AddMulti(OpKind::kAllGather, parts, {{"axis", int64_t{0}}}, names);
+      auto out = Emit(OpKind::kAllGather, parts, {{"axis", int64_t{0}}}, names);
       for (int64_t r = 0; r < D_; ++r) opt_[SlotIndex(r, t, w_new)] = out[static_cast<size_t>(r)];
     }
   }
@@ -601,6 +627,14 @@ StatusOr<std::unique_ptr<Function>> ProgramEmitter::Emit(ParallelPlan& plan) && 
       denominator_ = op->input(1)->type().NumElements();
     }
   }
+  for (int64_t r = 0; r < D_; ++r) {
+    for (int64_t t = 0; t < T_; ++t) {
+      for (int64_t m = -1; m < K_; ++m) suffixes_.push_back(Suffix(r, t, m));
+    }
+  }
+  // Roughly: every sequential op once per (replica, shard, microbatch).
+  const size_t estimate = seq_.ops().size() * static_cast<size_t>(D_ * T_ * K_) * 5 / 4;
+  b_.function().Reserve(estimate, estimate);
   DISTIR_RETURN_IF_ERROR(CreateParams(plan));
   local_.assign(static_cast<size_t>(D_ * T_ * K_) * V_, nullptr);
   rc_.assign(static_cast<size_t>(D_ * T_) * V_, nullptr);
