@@ -1,9 +1,13 @@
 // Shape rules of the training ops (gradients, loss, optimizers) and of the
 // communication ops in the paper's global form: one input per participating
 // device and, for the all-to-all shaped collectives, one output per device in
-// the same order. Part of RegisterShapeRules().
+// the same order; and of the per-rank communication ops of lowered programs
+// (SendTo, RecvFrom, Collective), whose received types are written in the text.
+// Part of RegisterShapeRules().
 
 #include <algorithm>
+#include <optional>
+#include <string>
 
 #include "interp/shape_util.h"
 
@@ -245,6 +249,133 @@ Result InferReduce(const Op& op, Args in) {
   return One(in[0].WithDevice(device->AsDevice()));
 }
 
+
+// ---- per-rank communication (lowered programs; docs/ir.md, "Lowering to per-rank programs")
+
+// The device a per-rank op names in attribute `name`.
+StatusOr<DeviceId> DeviceAttr(const Op& op, const std::string& name) {
+  const Attribute* a = op.FindAttr(name);
+  if (a == nullptr || a->type() != AttrType::kDevice) return MissingAttr(op, name);
+  return a->AsDevice();
+}
+
+// The result type written in the text. A rank cannot infer what a peer sends it,
+// so the lowering always writes the type of a received value.
+StatusOr<Type> WrittenType(const Op& op, std::string_view what) {
+  const Type t = op.num_results() == 1 ? op.result(0)->type() : Type();
+  if (t.is_unknown()) {
+    return InvalidArgument(op.loc()) << OpName(op) << " needs the type of " << what
+                                     << " written after ':', since a rank cannot infer it";
+  }
+  if (t.Devices().size() != 1) {
+    return InvalidArgument(op.loc()) << OpName(op) << " result must be on one device, got "
+                                     << t.ToString();
+  }
+  return t;
+}
+
+Result InferSendTo(const Op& op, Args in) {
+  DISTIR_ASSIGN_OR_RETURN(DeviceId peer, DeviceAttr(op, "device"));
+  if (in[0].Devices().size() != 1) {
+    return InvalidArgument(op.loc()) << "SendTo input must be on one device, got "
+                                     << in[0].ToString();
+  }
+  if (in[0].Devices()[0] == peer) {
+    return InvalidArgument(op.loc()) << "SendTo must send to another device: input is already on "
+                                     << peer;
+  }
+  return One(in[0]);  // a token: the sender keeps its value
+}
+
+Result InferRecvFrom(const Op& op, Args) {
+  DISTIR_ASSIGN_OR_RETURN(DeviceId peer, DeviceAttr(op, "device"));
+  DISTIR_ASSIGN_OR_RETURN(Type t, WrittenType(op, "the received value"));
+  if (t.Devices()[0] == peer) {
+    return InvalidArgument(op.loc()) << "RecvFrom must receive from another device: result is on "
+                                     << peer;
+  }
+  return One(std::move(t));
+}
+
+// The participants of a per-rank Collective: distinct, with this rank at `rank`.
+StatusOr<std::vector<DeviceId>> Group(const Op& op) {
+  const Attribute* group = op.FindAttr("group");
+  const Attribute* rank = op.FindAttr("rank");
+  if (group == nullptr || group->type() != AttrType::kDevices) return MissingAttr(op, "group");
+  if (rank == nullptr || rank->type() != AttrType::kInt) return MissingAttr(op, "rank");
+  const std::vector<DeviceId>& devices = group->AsDevices();
+  for (auto it = devices.begin(); it != devices.end(); ++it) {
+    if (!it->has_value() || std::find(devices.begin(), it, *it) != it) {
+      return InvalidArgument(op.loc()) << "Collective group must list distinct devices, got "
+                                       << group->ToString();
+    }
+  }
+  if (rank->AsInt() < 0 || rank->AsInt() >= static_cast<int64_t>(devices.size())) {
+    return InvalidArgument(op.loc()) << "Collective rank " << rank->AsInt()
+                                     << " is not a position in group " << group->ToString();
+  }
+  return devices;
+}
+
+// The global collective a per-rank Collective takes part in.
+StatusOr<OpKind> CollectiveKind(const Op& op) {
+  const Attribute* kind = op.FindAttr("kind");
+  if (kind == nullptr || kind->type() != AttrType::kString) return MissingAttr(op, "kind");
+  std::optional<OpKind> k = LookupOpKind(kind->AsString());
+  if (!k || *k == OpKind::kSend || !IsCommunication(*k) || *k >= OpKind::kSendTo) {
+    return InvalidArgument(op.loc()) << "Collective kind must name a collective (AllReduce, "
+                                        "AllGather, ...), got \""
+                                     << kind->AsString() << "\"";
+  }
+  return *k;
+}
+
+// Whether the rank on `self` receives data from collective `kind`.
+StatusOr<bool> IsDestination(const Op& op, OpKind kind, DeviceId self) {
+  if (kind == OpKind::kReduce || kind == OpKind::kMPIGather) {
+    DISTIR_ASSIGN_OR_RETURN(DeviceId root, DeviceAttr(op, "device"));
+    return root == self;
+  }
+  if (kind == OpKind::kBroadcast || kind == OpKind::kScatter) {
+    const Attribute* devices = op.FindAttr("devices");
+    if (devices == nullptr || devices->type() != AttrType::kDevices) {
+      return MissingAttr(op, "devices");
+    }
+    const std::vector<DeviceId>& d = devices->AsDevices();
+    return std::find(d.begin(), d.end(), self) != d.end();
+  }
+  return true;
+}
+
+Result InferCollectiveRank(const Op& op, Args in) {
+  DISTIR_ASSIGN_OR_RETURN(OpKind kind, CollectiveKind(op));
+  DISTIR_ASSIGN_OR_RETURN(std::vector<DeviceId> group, Group(op));
+  const DeviceId self = group[op.GetInt("rank", 0)];
+  DISTIR_RETURN_IF_ERROR(RequireTensors(op, in));
+  if (in.size() == 1 && in[0].device() != self) {
+    return InvalidArgument(op.loc()) << "Collective input must be on " << self
+                                     << ", this rank's device in the group, got "
+                                     << in[0].ToString();
+  }
+  DISTIR_ASSIGN_OR_RETURN(bool destination, IsDestination(op, kind, self));
+  if (!destination) {
+    if (in.size() == 0) {
+      return InvalidArgument(op.loc()) << "Collective " << OpKindName(kind) << " on " << self
+                                       << " neither sends nor receives data";
+    }
+    return One(in[0]);  // a token: nothing arrives here
+  }
+  const bool same_as_input =
+      kind == OpKind::kAllReduce || kind == OpKind::kReduce || kind == OpKind::kBroadcast;
+  if (in.size() == 1 && same_as_input) return One(in[0]);
+  DISTIR_ASSIGN_OR_RETURN(Type t, WrittenType(op, "its result"));
+  if (t.device() != self) {
+    return InvalidArgument(op.loc()) << "Collective result must be on " << self
+                                     << ", this rank's device in the group, got " << t.ToString();
+  }
+  return One(std::move(t));
+}
+
 }  // namespace
 
 void RegisterTrainingShapeRules(ShapeDomain& domain) {
@@ -269,6 +400,9 @@ void RegisterCommunicationShapeRules(ShapeDomain& domain) {
   domain.Register(OpKind::kScatter, InferScatter);
   domain.Register(OpKind::kMPIGather, InferMPIGather);
   domain.Register(OpKind::kReduce, InferReduce);
+  domain.Register(OpKind::kSendTo, InferSendTo);
+  domain.Register(OpKind::kRecvFrom, InferRecvFrom);
+  domain.Register(OpKind::kCollective, InferCollectiveRank);
 }
 
 }  // namespace distir::shape

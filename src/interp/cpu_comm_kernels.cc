@@ -123,6 +123,14 @@ Result ReduceKernel(const Op& op, Args in) {
   return One(MakeResult(types[0], SumAll(in)));
 }
 
+// SendTo, RecvFrom and Collective are one rank's half of a transfer: they only
+// make sense with one process per rank, and the executor runs global programs.
+Result PerRankKernel(const Op& op, Args) {
+  return Unimplemented(op.loc()) << OpKindName(op.kind())
+                                 << " is per-rank communication; the reference executor runs "
+                                    "global programs (execute the program before lowering)";
+}
+
 }  // namespace
 
 void RegisterCommKernels(CpuDomain& domain) {
@@ -135,6 +143,9 @@ void RegisterCommKernels(CpuDomain& domain) {
   domain.Register(OpKind::kScatter, ScatterKernel);
   domain.Register(OpKind::kMPIGather, MPIGatherKernel);
   domain.Register(OpKind::kReduce, ReduceKernel);
+  domain.Register(OpKind::kSendTo, PerRankKernel);
+  domain.Register(OpKind::kRecvFrom, PerRankKernel);
+  domain.Register(OpKind::kCollective, PerRankKernel);
 }
 
 }  // namespace distir::cpu

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include "interp/cpu_kernels.h"
 #include "interp/shape_domain.h"
@@ -42,7 +43,7 @@ HostValue ZerosOf(const Type& type) {
   return HostValue::OfType(type, std::move(t));  // resolves the dynamic extents
 }
 
-bool ExtentsFit(const std::vector<int64_t>& type_shape, const std::vector<int64_t>& shape) {
+bool ExtentsFit(std::span<const int64_t> type_shape, std::span<const int64_t> shape) {
   if (type_shape.size() != shape.size()) return false;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (type_shape[i] != kDynamicDim && type_shape[i] != shape[i]) return false;
@@ -101,8 +102,9 @@ HostValue HostValue::OfType(const Type& type, DenseTensor tensor) {
       << "host tensor of non-tensor type " << type.ToString();
   DISTIR_CHECK(type.dtype() == tensor.dtype)
       << "host tensor of dtype " << DTypeName(tensor.dtype) << " for type " << type.ToString();
-  const std::vector<int64_t> no_extents;
-  DISTIR_CHECK(ExtentsFit(type.is_tensor() ? type.shape() : no_extents, tensor.shape))
+  DISTIR_CHECK(ExtentsFit(
+      type.is_tensor() ? std::span<const int64_t>(type.shape()) : std::span<const int64_t>(),
+      tensor.shape))
       << "host tensor of shape [" << ShapeToString(tensor.shape) << "] for type "
       << type.ToString();
   HostValue v;

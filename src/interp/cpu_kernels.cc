@@ -230,7 +230,7 @@ Result ReduceKernel(const Op& op, Args in) {
   DISTIR_ASSIGN_OR_RETURN(std::vector<Type> types, ResultTypes(op, in));
   const DenseTensor& x = in[0].tensor();
   const Attribute* attr = op.FindAttr("axes");
-  const Shape axes = in.size() == 2 ? Ints(in[1]) : attr ? attr->AsInts() : Shape();
+  const Shape axes = in.size() == 2 ? Ints(in[1]) : attr ? Shape(attr->AsInts()) : Shape();
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   DISTIR_ASSIGN_OR_RETURN(Shape norm, shape::NormalizeAxes(op, axes, rank));
   const bool keep = op.GetInt("keepdims", 1) != 0;

@@ -32,8 +32,13 @@ bool Refines(const Type& annotated, const Type& inferred) {
   return true;
 }
 
-Type TakeType(Type& v) { return std::move(v); }
-Type TakeType(MixedValue& v) { return std::move(v).type(); }
+// True when a result of `op` has an annotated type (CheckAnnotations has work).
+bool AnyAnnotated(const Op& op) {
+  for (const std::unique_ptr<Value>& r : op.results()) {
+    if (!r->type().is_unknown()) return true;
+  }
+  return false;
+}
 
 // Checks the annotated result types of `op` against `values`; an annotation
 // that refines dynamic extents replaces the inferred value, so that later ops
@@ -64,20 +69,17 @@ Status InferFunction(const Module& module, Function& fn, const Domain<V>& domain
     args.push_back(ValueTraits<V>::FromType(p->type()));
   }
   std::vector<V> values;
-  size_t checked_ops = 0;
-  Status status = Interpreter<V>(module, domain)
-                      .Run(fn, args, values, [&checked_ops](const Op& op, std::vector<V>& vals) {
-                        DISTIR_RETURN_IF_ERROR(CheckAnnotations(op, vals));
-                        ++checked_ops;
-                        return Status::Ok();
-                      });
-  // Ops are in program order: exactly the first `checked_ops` were inferred.
-  for (size_t i = 0; i < checked_ops; ++i) {
-    for (const std::unique_ptr<Value>& r : fn.ops()[i]->results()) {
-      r->set_type(TakeType(values[r->id()]));
-    }
-  }
-  return status;
+  // Each op's result types are stored as soon as they are checked, while the
+  // op and its results are still in cache (a separate pass over a big program
+  // would miss the cache again on every op); a failing op keeps its types.
+  return Interpreter<V>(module, domain)
+      .Run(fn, args, values, [](const Op& op, std::vector<V>& vals) {
+        if (AnyAnnotated(op)) DISTIR_RETURN_IF_ERROR(CheckAnnotations(op, vals));
+        for (const std::unique_ptr<Value>& r : op.results()) {
+          r->set_type(ValueTraits<V>::TypeOf(vals[r->id()]));
+        }
+        return Status::Ok();
+      });
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "interp/interpreter.h"
 
+#include <span>
 #include <string>
 
 namespace distir::interp_internal {
@@ -7,7 +8,7 @@ namespace {
 
 // Extents fit when equal or when either side is not known statically: the
 // callee is then interpreted on the more precise argument.
-bool ShapesFit(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+bool ShapesFit(std::span<const int64_t> a, std::span<const int64_t> b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i] != b[i] && a[i] != kDynamicDim && b[i] != kDynamicDim) return false;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "interp/domain.h"
+#include "interp/prefetch.h"
 #include "ir/function.h"
 #include "support/status_or.h"
 
@@ -115,8 +116,10 @@ Status Interpreter<V>::Run(const Function& fn, std::span<const V> args, std::vec
 
   std::vector<const V*> arg_ptrs;  // reused for every op: no per-op allocation
   arg_ptrs.reserve(8);
-  for (const std::unique_ptr<Op>& op_ptr : fn.ops()) {
-    const Op& op = *op_ptr;
+  const std::vector<std::unique_ptr<Op>>& ops = fn.ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    PrefetchOps(ops, i);
+    const Op& op = *ops[i];
     arg_ptrs.clear();
     for (const Value* in : op.inputs()) arg_ptrs.push_back(&values[in->id()]);
     ArgList<V> op_args(arg_ptrs.data(), static_cast<int>(arg_ptrs.size()));

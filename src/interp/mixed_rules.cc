@@ -170,7 +170,7 @@ Result ElementwiseRule(const Op& op, Args in) {
   const int n = in.size();
   // A rank-0 scalar result keeps the tensor form of its operands.
   const Type& type = types[0];
-  const Shape out_shape = type.is_tensor() ? type.shape() : Shape();
+  const Shape out_shape = type.is_tensor() ? Shape(type.shape()) : Shape();
   DenseTensor t = concrete::BroadcastMap(tensors, out_shape, type.dtype(),
                                          [kind, n](const double* a) { return Apply(kind, a, n); });
   return One(MixedValue::Make(std::move(t), type.device()));
@@ -265,7 +265,7 @@ Result ReduceRule(const Op& op, Args in) {
   DISTIR_ASSIGN_OR_RETURN(std::vector<Type> types, ShapeRule(op, in));
   const Type& x = in[0].type();
   const Attribute* attr = op.FindAttr("axes");
-  Shape axes = in.size() == 2 ? ToInts(in[1].tensor()) : attr ? attr->AsInts() : Shape();
+  Shape axes = in.size() == 2 ? ToInts(in[1].tensor()) : attr ? Shape(attr->AsInts()) : Shape();
   DISTIR_ASSIGN_OR_RETURN(Shape norm, shape::NormalizeAxes(op, axes, x.rank()));
   const bool keep = op.GetInt("keepdims", 1) != 0;
   DISTIR_ASSIGN_OR_RETURN(Shape out, shape::ReduceShape(op, x.shape(), norm, norm.empty(), keep));

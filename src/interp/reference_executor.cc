@@ -110,7 +110,8 @@ HostValue Fill(const Type& type, SplitMix64& rng, const RandomInputOptions& opti
     for (const Type& e : type.elements()) elements.push_back(Fill(e, rng, options));
     return HostValue::Tuple(std::move(elements));
   }
-  const std::vector<int64_t> shape = type.is_tensor() ? type.shape() : std::vector<int64_t>();
+  const std::vector<int64_t> shape =
+      type.is_tensor() ? std::vector<int64_t>(type.shape()) : std::vector<int64_t>();
   const double scale = FanInScale(shape);
   DenseTensor t{type.dtype(), shape, std::vector<double>(ShapeNumElements(shape))};
   for (double& v : t.values) v = RoundToDType(Draw(rng, t.dtype, scale, options), t.dtype);

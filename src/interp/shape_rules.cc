@@ -164,7 +164,8 @@ Result InferReduce(const Op& op, Args in) {
   const Attribute* axes = op.FindAttr("axes");
   const bool all = axes == nullptr || axes->AsInts().empty();
   DISTIR_ASSIGN_OR_RETURN(
-      Shape out, shape::ReduceShape(op, x.shape(), all ? Shape() : axes->AsInts(), all, keep));
+      Shape out,
+      shape::ReduceShape(op, x.shape(), all ? Shape() : Shape(axes->AsInts()), all, keep));
   return One(x.WithShape(std::move(out)));
 }
 
@@ -221,8 +222,9 @@ Result InferSplit(const Op& op, Args in) {
     sizes.assign(n, kDynamicDim);
   } else {
     const Attribute* split = op.FindAttr("split");
-    DISTIR_ASSIGN_OR_RETURN(
-        sizes, shape::SplitSizes(op, x.shape()[axis], n, split ? &split->AsInts() : nullptr));
+    const Shape given = split ? Shape(split->AsInts()) : Shape();
+    DISTIR_ASSIGN_OR_RETURN(sizes,
+                            shape::SplitSizes(op, x.shape()[axis], n, split ? &given : nullptr));
   }
   Types out;
   out.reserve(n);
@@ -310,7 +312,8 @@ Result InferSqueeze(const Op& op, Args in) {
   const Attribute* axes = op.FindAttr("axes");
   const bool all = axes == nullptr;
   DISTIR_ASSIGN_OR_RETURN(
-      Shape out, shape::SqueezeShape(op, in[0].shape(), all ? Shape() : axes->AsInts(), all));
+      Shape out,
+      shape::SqueezeShape(op, in[0].shape(), all ? Shape() : Shape(axes->AsInts()), all));
   return One(in[0].WithShape(std::move(out)));
 }
 

@@ -18,7 +18,7 @@
 
 namespace distir::shape {
 
-using Shape = std::vector<int64_t>;
+using Shape = Dims;
 
 /// "MatMul" for a primitive op: the name used at the start of messages.
 inline std::string_view OpName(const Op& op) { return OpKindName(op.kind()); }

@@ -7,7 +7,7 @@
 
 namespace distir {
 
-int64_t ShapeNumElements(const std::vector<int64_t>& shape) {
+int64_t ShapeNumElements(std::span<const int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,6 @@ struct DenseTensor {
 };
 
 /// Element count of `shape`; 1 for rank 0. REQUIRES: no dynamic extents.
-int64_t ShapeNumElements(const std::vector<int64_t>& shape);
+int64_t ShapeNumElements(std::span<const int64_t> shape);
 
 }  // namespace distir

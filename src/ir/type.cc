@@ -1,12 +1,23 @@
 #include "ir/type.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <ostream>
 
 #include "support/check.h"
 
 namespace distir {
 
-Type Type::Tensor(DType dtype, std::vector<int64_t> shape, DeviceId device) {
+void Dims::Grow(size_t n) {
+  n = std::max(n, 2 * size_t{capacity_});
+  int64_t* grown = new int64_t[n];
+  std::copy(begin(), end(), grown);
+  Release();
+  heap_ = grown;
+  capacity_ = static_cast<uint32_t>(n);
+}
+
+Type Type::Tensor(DType dtype, Dims shape, DeviceId device) {
   for (int64_t d : shape) DISTIR_CHECK(d >= 0 || d == kDynamicDim) << "bad extent " << d;
   Type t;
   t.kind_ = TypeKind::kTensor;
@@ -27,25 +38,19 @@ Type Type::Scalar(DType dtype, DeviceId device) {
 Type Type::Tuple(std::vector<Type> elements) {
   Type t;
   t.kind_ = TypeKind::kTuple;
-  t.elements_ = std::move(elements);
+  t.elements_ = std::make_unique<std::vector<Type>>(std::move(elements));
   return t;
 }
 
-DType Type::dtype() const {
-  DISTIR_CHECK(is_tensor() || is_scalar()) << "dtype() of " << ToString();
-  return dtype_;
+void Type::FailAccess(const char* accessor) const {
+  DISTIR_CHECK(false) << accessor << "() of " << ToString();
+  std::abort();  // not reached: DISTIR_CHECK(false) aborts
 }
 
-const std::vector<int64_t>& Type::shape() const {
-  DISTIR_CHECK(is_tensor()) << "shape() of " << ToString();
-  return shape_;
-}
-
-DeviceId Type::device() const {
-  if (!is_tuple()) return device_;
-  if (elements_.empty()) return {};
-  DeviceId first = elements_[0].device();
-  for (const Type& e : elements_) {
+DeviceId Type::TupleDevice() const {
+  if (elements_->empty()) return {};
+  DeviceId first = (*elements_)[0].device();
+  for (const Type& e : *elements_) {
     if (e.device() != first) return {};
   }
   return first;
@@ -53,32 +58,21 @@ DeviceId Type::device() const {
 
 const std::vector<Type>& Type::elements() const {
   DISTIR_CHECK(is_tuple()) << "elements() of " << ToString();
-  return elements_;
+  return *elements_;
 }
 
-bool Type::HasStaticShape() const {
-  switch (kind_) {
-    case TypeKind::kUnknown: return false;
-    case TypeKind::kScalar: return true;
-    case TypeKind::kTensor:
-      for (int64_t d : shape_) {
-        if (d == kDynamicDim) return false;
-      }
-      return true;
-    case TypeKind::kTuple:
-      for (const Type& e : elements_) {
-        if (!e.HasStaticShape()) return false;
-      }
-      return true;
+bool Type::TupleHasStaticShape() const {
+  for (const Type& e : *elements_) {
+    if (!e.HasStaticShape()) return false;
   }
-  return false;
+  return true;
 }
 
 int64_t Type::NumElements() const {
   DISTIR_CHECK(HasStaticShape()) << "NumElements() of " << ToString();
   if (is_tuple()) {
     int64_t n = 0;
-    for (const Type& e : elements_) n += e.NumElements();
+    for (const Type& e : *elements_) n += e.NumElements();
     return n;
   }
   int64_t n = 1;
@@ -90,7 +84,7 @@ int64_t Type::SizeInBytes() const {
   if (is_unknown()) return 0;
   if (is_tuple()) {
     int64_t n = 0;
-    for (const Type& e : elements_) n += e.SizeInBytes();
+    for (const Type& e : *elements_) n += e.SizeInBytes();
     return n;
   }
   return NumElements() * ByteWidth(dtype_);
@@ -99,11 +93,13 @@ int64_t Type::SizeInBytes() const {
 Type Type::WithDevice(DeviceId device) const {
   Type t = *this;
   t.device_ = is_tuple() ? DeviceId() : device;
-  for (Type& e : t.elements_) e = e.WithDevice(device);
+  if (is_tuple()) {
+    for (Type& e : *t.elements_) e = e.WithDevice(device);
+  }
   return t;
 }
 
-Type Type::WithShape(std::vector<int64_t> shape) const {
+Type Type::WithShape(Dims shape) const {
   DISTIR_CHECK(is_tensor()) << "WithShape() of " << ToString();
   return Tensor(dtype_, std::move(shape), device_);
 }
@@ -128,13 +124,13 @@ std::vector<DeviceId> Type::Devices() const {
     add(device_);
     return out;
   }
-  for (const Type& e : elements_) {
+  for (const Type& e : *elements_) {
     for (DeviceId d : e.Devices()) add(d);
   }
   return out;
 }
 
-std::string ShapeToString(const std::vector<int64_t>& shape) {
+std::string ShapeToString(std::span<const int64_t> shape) {
   std::string out;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i > 0) out += "x";
@@ -158,9 +154,9 @@ std::string Type::ToString() const {
     }
     case TypeKind::kTuple: {
       std::string body = "tuple<";
-      for (size_t i = 0; i < elements_.size(); ++i) {
+      for (size_t i = 0; i < elements_->size(); ++i) {
         if (i > 0) body += ", ";
-        body += elements_[i].ToString();
+        body += (*elements_)[i].ToString();
       }
       return body + ">";
     }
@@ -175,7 +171,8 @@ bool Type::operator==(const Type& other) const {
     case TypeKind::kScalar: return dtype_ == other.dtype_ && device_ == other.device_;
     case TypeKind::kTensor:
       return dtype_ == other.dtype_ && shape_ == other.shape_ && device_ == other.device_;
-    case TypeKind::kTuple: return elements_ == other.elements_;
+    case TypeKind::kTuple:
+      return *elements_ == *other.elements_;
   }
   return false;
 }

@@ -20,7 +20,11 @@ class Op;
 class Value {
  public:
   Value(int id, std::string name, Type type, Op* def, int index, SourceLoc loc)
-      : id_(id), name_(std::move(name)), type_(std::move(type)), def_(def), index_(index),
+      : id_(id),
+        index_(index),
+        type_(std::move(type)),
+        def_(def),
+        name_(std::move(name)),
         loc_(std::move(loc)) {}
   Value(const Value&) = delete;
   Value& operator=(const Value&) = delete;
@@ -45,11 +49,13 @@ class Value {
   std::string Ref() const { return name_.empty() ? std::string("_") : "%" + name_; }
 
  private:
+  // The fields every analysis reads (id, type, definer) come first, so that
+  // they share the value's first cache lines; names and locations follow.
   int id_;
-  std::string name_;
+  int index_;
   Type type_;
   Op* def_;
-  int index_;
+  std::string name_;
   SourceLoc loc_;
 };
 

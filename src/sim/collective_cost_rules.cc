@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
+#include "ir/op_registry.h"
 #include "support/check.h"
 
 namespace distir::sim {
@@ -190,6 +192,109 @@ double CollectiveTime(const HardwareProfile& hw, CollectiveKind kind,
   DISTIR_DCHECK(placement.num_nodes * placement.max_per_node >= placement.num_participants);
   return hw.collectives.launch_overhead +
          AlgorithmTime(hw, kind, placement, static_cast<double>(bytes));
+}
+
+}  // namespace distir::sim
+
+namespace distir::sim {
+namespace {
+
+// The cost model's kind of a global communication op.
+std::optional<CollectiveKind> KindOf(OpKind kind) {
+  switch (kind) {
+    case OpKind::kSend: return CollectiveKind::kSend;
+    case OpKind::kAllReduce: return CollectiveKind::kAllReduce;
+    case OpKind::kAllGather: return CollectiveKind::kAllGather;
+    case OpKind::kReduceScatter: return CollectiveKind::kReduceScatter;
+    case OpKind::kAllToAll: return CollectiveKind::kAllToAll;
+    case OpKind::kBroadcast: return CollectiveKind::kBroadcast;
+    case OpKind::kScatter: return CollectiveKind::kScatter;
+    case OpKind::kMPIGather: return CollectiveKind::kGather;
+    case OpKind::kReduce: return CollectiveKind::kReduce;
+    default: return std::nullopt;
+  }
+}
+
+// The device of the rank running a per-rank op: that of its input, else its result.
+DeviceId SelfOf(const Op& op) {
+  const Type& t = op.num_inputs() > 0 ? op.input(0)->type() : op.result(0)->type();
+  return t.device();
+}
+
+// S of the nccl-tests convention seen from one rank. Gather and scatter ranks
+// that hold one chunk of the full buffer count n chunks (even chunks assumed).
+int64_t RankBytes(const Op& op, CollectiveKind kind, DeviceId self, int64_t n) {
+  const bool has_input = op.num_inputs() > 0;
+  const int64_t in = has_input ? op.input(0)->type().SizeInBytes() : 0;
+  const int64_t out = op.result(0)->type().SizeInBytes();
+  const Attribute* root = op.FindAttr("device");
+  switch (kind) {
+    case CollectiveKind::kAllGather:
+      return out;
+    case CollectiveKind::kGather:
+      return root != nullptr && root->AsDevice() == self ? out : in * n;
+    case CollectiveKind::kScatter:
+      return has_input ? in : out * n;
+    default:
+      return has_input ? in : out;
+  }
+}
+
+}  // namespace
+
+StatusOr<double> PerRankCommunicationTime(const Op& op, const HardwareProfile& hw) {
+  const DeviceId self = SelfOf(op);
+  std::vector<DeviceId> participants;
+  CollectiveKind kind = CollectiveKind::kSend;
+  if (op.kind() == OpKind::kCollective) {
+    std::optional<OpKind> global = LookupOpKind(op.FindAttr("kind")->AsString());
+    std::optional<CollectiveKind> k = global ? KindOf(*global) : std::nullopt;
+    if (!k) {
+      return InvalidArgument(op.loc()) << "cannot cost Collective of unknown kind \""
+                                       << op.FindAttr("kind")->AsString() << "\"";
+    }
+    kind = *k;
+    participants = op.FindAttr("group")->AsDevices();
+  } else {
+    participants = {self, op.FindAttr("device")->AsDevice()};
+  }
+  const std::optional<int64_t> num_devices = hw.NumDevices();
+  for (DeviceId d : participants) {
+    if (!num_devices || d.value() < *num_devices) continue;
+    return InvalidArgument(op.loc()) << op.Name() << " uses device " << d << ", but hardware profile '"
+                                     << hw.name << "' has " << *num_devices << " devices";
+  }
+  const auto n = static_cast<int64_t>(participants.size());
+  return CollectiveTime(hw, kind, participants, RankBytes(op, kind, self, n));
+}
+
+void AppendPerRankCostKey(const Op& op, std::vector<int64_t>& key) {
+  if (op.kind() != OpKind::kSendTo && op.kind() != OpKind::kRecvFrom &&
+      op.kind() != OpKind::kCollective) {
+    return;
+  }
+  // Each attribute as its kind, then its value, so that different attribute
+  // sets never encode alike.
+  for (const auto& [name, attr] : op.attrs()) {
+    key.push_back(static_cast<int64_t>(attr.type()));
+    switch (attr.type()) {
+      case AttrType::kDevice:
+        key.push_back(attr.AsDevice().value());
+        break;
+      case AttrType::kDevices:
+        key.push_back(static_cast<int64_t>(attr.AsDevices().size()));
+        for (DeviceId d : attr.AsDevices()) key.push_back(d.value());
+        break;
+      case AttrType::kString: {
+        std::optional<OpKind> k = LookupOpKind(attr.AsString());
+        key.push_back(k ? static_cast<int64_t>(*k) : -1);
+        break;
+      }
+      default:  // rank and axes: the cost does not depend on them
+        key.push_back(0);
+        break;
+    }
+  }
 }
 
 }  // namespace distir::sim

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "ir/device.h"
+#include "ir/op.h"
 #include "sim/hardware_profile.h"
+#include "support/status_or.h"
 
 namespace distir::sim {
 
@@ -53,5 +55,20 @@ std::string_view CollectiveKindName(CollectiveKind kind);
 /// Checked with DISTIR_CHECK: breaking them is a bug of the caller.
 double CollectiveTime(const HardwareProfile& hw, CollectiveKind kind,
                       const std::vector<DeviceId>& participants, int64_t bytes);
+
+/// Cost rule of the per-rank communication ops of lowered programs (SendTo,
+/// RecvFrom, Collective; docs/ir.md "Lowering to per-rank programs"): the
+/// CollectiveTime of the global op the rank takes part in. Participants are
+/// {self, peer} for SendTo and RecvFrom and `group` for Collective; the buffer
+/// size S follows the conventions above, from the rank's own input or result
+/// (a gather or scatter rank that holds one chunk counts n chunks).
+/// Errors: a kind that names no collective; a device the profile lacks.
+StatusOr<double> PerRankCommunicationTime(const Op& op, const HardwareProfile& hw);
+
+/// Appends to a cost memo `key` what the cost of a per-rank communication op
+/// depends on beyond its types: its attributes (peer, group, kind, root). The
+/// cost model's memo is keyed by types, and a rank's types name only its own
+/// device. Appends nothing for other ops.
+void AppendPerRankCostKey(const Op& op, std::vector<int64_t>& key);
 
 }  // namespace distir::sim

@@ -27,7 +27,7 @@ bool AppendType(const Type& type, bool with_device, std::vector<int64_t>& key) {
       if (with_device) key.push_back(type.device().has_value() ? type.device().value() : -1);
       return true;
     case TypeKind::kTensor: {
-      const std::vector<int64_t>& shape = type.shape();
+      const Dims& shape = type.shape();
       key.push_back(kTagTensor);
       key.push_back(static_cast<int64_t>(type.dtype()));
       if (with_device) key.push_back(type.device().has_value() ? type.device().value() : -1);
@@ -112,6 +112,9 @@ void RegisterCommunicationCostRules(CostRuleTable& table) {
   table.Register(OpKind::kScatter, CollectiveRule<K::kScatter, SizeOf::kInput>);
   table.Register(OpKind::kMPIGather, CollectiveRule<K::kGather, SizeOf::kResult>);
   table.Register(OpKind::kReduce, CollectiveRule<K::kReduce, SizeOf::kInput>);
+  table.Register(OpKind::kSendTo, PerRankCommunicationTime);
+  table.Register(OpKind::kRecvFrom, PerRankCommunicationTime);
+  table.Register(OpKind::kCollective, PerRankCommunicationTime);
 }
 
 double RooflineTime(const DeviceSpec& device, double bytes, double flops) {
@@ -154,6 +157,7 @@ bool CostModel::BuildKey(const Op& op) {
     const Function* callee = module_ != nullptr ? module_->Lookup(op.callee()) : nullptr;
     key_.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(callee)));
   }
+  AppendPerRankCostKey(op, key_);
   bool with_device = IsCommunication(op.kind());
   for (const Value* v : op.inputs()) {
     if (!AppendType(v->type(), with_device, key_)) return false;
@@ -182,6 +186,20 @@ Status CostModel::TypeError(const Op& op) const {
     if (!r->type().HasStaticShape()) return describe(*r, "result");
   }
   return Internal(op.loc()) << "cannot cost " << op.Name() << ": malformed types";
+}
+
+bool CostModel::LookUpCost(const Op& op, double* cost) {
+  if (!BuildKey(op)) return false;
+  LastLookup& last = last_[static_cast<int>(op.kind())];
+  if (last.key != key_) {
+    auto it = memo_.find(key_);
+    if (it == memo_.end()) return false;
+    last.key.assign(key_.begin(), key_.end());
+    last.cost = it->second;
+  }
+  ++hits_;
+  *cost = last.cost;
+  return true;
 }
 
 StatusOr<double> CostModel::OpCost(const Op& op) {

@@ -72,6 +72,12 @@ class CostModel {
   /// function that is not device-generic, a device the profile lacks.
   StatusOr<double> OpCost(const Op& op);
 
+  /// The memoized cost of `op`, when an op of its kind and types was costed
+  /// before: sets `*cost` and returns true; otherwise returns false and changes
+  /// nothing (then call OpCost, which also reports errors). A hit counts as in
+  /// OpCost. Cheaper than OpCost on a hit: it builds no Status.
+  bool LookUpCost(const Op& op, double* cost);
+
   /// Sum of the costs of `fn`'s ops: what a call of `fn` costs.
   StatusOr<double> FunctionCost(const Function& fn);
 

@@ -49,11 +49,24 @@ BufferPlanBuilder::BufferPlanBuilder(const Function& fn, const Module* module,
 
 Status BufferPlanBuilder::AddOp(int index) {
   const Op& op = *fn_.ops()[index];
+  if (!op.is_call()) {
+    AddNonCallOp(index);
+    return Status::Ok();
+  }
   plan_.fresh_begin_[index] = Size(plan_.buffers_);
   DISTIR_RETURN_IF_ERROR(AddResults(op, index));
   def_op_.resize(plan_.buffers_.size(), index);
   MarkUses(op, index);
   return Status::Ok();
+}
+
+void BufferPlanBuilder::AddNonCallOp(int index) {
+  const Op& op = *fn_.ops()[index];
+  DISTIR_DCHECK(!op.is_call()) << "AddNonCallOp of a call";
+  plan_.fresh_begin_[index] = Size(plan_.buffers_);
+  AddNonCallResults(op);
+  def_op_.resize(plan_.buffers_.size(), index);
+  MarkUses(op, index);
 }
 
 BufferPlan BufferPlanBuilder::Finish() && {
@@ -202,6 +215,12 @@ Status BufferPlanBuilder::CallResults(const Op& op, int index) {
 }
 
 Status BufferPlanBuilder::AddResults(const Op& op, int index) {
+  if (op.kind() == OpKind::kCall) return CallResults(op, index);
+  AddNonCallResults(op);
+  return Status::Ok();
+}
+
+void BufferPlanBuilder::AddNonCallResults(const Op& op) {
   switch (op.kind()) {
     case OpKind::kReshape:
     case OpKind::kSqueeze:
@@ -209,24 +228,22 @@ Status BufferPlanBuilder::AddResults(const Op& op, int index) {
     case OpKind::kIdentity:
     case OpKind::kSGD:
       Alias(*op.result(0), *op.input(0));
-      return Status::Ok();
+      return;
     case OpKind::kAdam:
       // Adam(w, dw, m, v) -> (w, m, v), all updated in place.
       Alias(*op.result(0), *op.input(0));
       Alias(*op.result(1), *op.input(2));
       Alias(*op.result(2), *op.input(3));
-      return Status::Ok();
+      return;
     case OpKind::kTuple:
       TupleResult(op);
-      return Status::Ok();
+      return;
     case OpKind::kUnpackTuple:
       UnpackResults(op);
-      return Status::Ok();
-    case OpKind::kCall:
-      return CallResults(op, index);
+      return;
     default:
       for (const auto& r : op.results()) Fresh(*r);
-      return Status::Ok();
+      return;
   }
 }
 

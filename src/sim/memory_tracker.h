@@ -98,6 +98,10 @@ class BufferPlanBuilder {
   /// Adds op `index`. REQUIRES: ops are added in program order; its types are
   /// known and static.
   Status AddOp(int index);
+  /// AddOp for an op that is not a call, which cannot fail (no Status to build:
+  /// the simulator adds one op per op of a big program).
+  /// REQUIRES: as for AddOp, and the op is not a call.
+  void AddNonCallOp(int index);
   /// The plan. REQUIRES: every op was added.
   BufferPlan Finish() &&;
 
@@ -114,6 +118,7 @@ class BufferPlanBuilder {
   void UnpackResults(const Op& op);
   Status CallResults(const Op& op, int index);
   Status AddResults(const Op& op, int index);
+  void AddNonCallResults(const Op& op);
   void MarkUses(const Op& op, int index);
   void BucketDeaths(int num_ops);
 

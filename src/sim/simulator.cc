@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "interp/prefetch.h"
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -72,7 +74,10 @@ class Simulation {
     flags_.resize(num_ops);
     devices_begin_.resize(num_ops + 1);
     devices_.reserve(num_ops + num_ops / 4);
-    for (int i = 0; i < num_ops; ++i) DISTIR_RETURN_IF_ERROR(Prepare(i, plan));
+    for (int i = 0; i < num_ops; ++i) {
+      PrefetchOps(fn_.ops(), i);
+      if (!Prepare(i, plan)) return std::move(error_);
+    }
     devices_begin_[num_ops] = static_cast<int32_t>(devices_.size());
     BufferPlan buffers = std::move(plan).Finish();
     MemoryTracker memory(buffers, NumSlots(), options_.record_memory_timeline);
@@ -88,9 +93,11 @@ class Simulation {
   int NumSlots() const { return static_cast<int>(present_.size()); }
   Status CheckValue(const Value& v, const Op* def);
   Status UseDevice(int32_t id, const SourceLoc& loc);
+  bool QuickCheckValue(const Value& v);
   Status CheckParamsPlaced() const;
   void AddDevices(const Value& v, int op);
-  Status Prepare(int i, BufferPlanBuilder& plan);
+  bool Fails(Status status);
+  bool Prepare(int i, BufferPlanBuilder& plan);
   void Replay(MemoryTracker& memory);
   void Finish(MemoryTracker& memory);
 
@@ -100,6 +107,7 @@ class Simulation {
   const SimulateOptions& options_;
   CallMemoryCache calls_;
   SimulationResult result_;
+  Status error_;                        // why Prepare() failed
   std::vector<int32_t> value_device_;   // per value id: device id, kManyDevices, kNoLeaves, kNoDevice
   std::vector<char> present_;           // per device id: mentioned by the program
   std::vector<int32_t> stamp_;          // per device id: last op that listed it
@@ -179,16 +187,45 @@ void Simulation::AddDevices(const Value& v, int op) {
   }
 }
 
-Status Simulation::Prepare(int i, BufferPlanBuilder& plan) {
+// The common case of CheckValue, decided without building a Status (Prepare
+// runs once per op of programs of millions): a tensor or scalar of static shape
+// on a device already registered. False: let CheckValue decide and explain.
+bool Simulation::QuickCheckValue(const Value& v) {
+  const Type& t = v.type();
+  if (!(t.is_tensor() || t.is_scalar()) || !t.HasStaticShape()) return false;
+  DeviceId d = t.device();
+  if (!d.has_value() || d.value() >= NumSlots() || !present_[d.value()]) return false;
+  value_device_[v.id()] = d.value();
+  return true;
+}
+
+// Records `status` when it is an error; true when it is one.
+bool Simulation::Fails(Status status) {
+  if (status.ok()) return false;
+  error_ = std::move(status);
+  return true;
+}
+
+// Prepares op `i`; false (the error in error_) when the op cannot be simulated.
+// Statuses are built only on the slow paths: this runs once per op.
+bool Simulation::Prepare(int i, BufferPlanBuilder& plan) {
   const Op& op = *fn_.ops()[i];
-  for (const auto& r : op.results()) DISTIR_RETURN_IF_ERROR(CheckValue(*r, &op));
-  DISTIR_ASSIGN_OR_RETURN(cost_[i], costs_.OpCost(op));
+  for (const auto& r : op.results()) {
+    if (!QuickCheckValue(*r) && Fails(CheckValue(*r, &op))) return false;
+  }
+  if (!costs_.LookUpCost(op, &cost_[i])) {
+    StatusOr<double> cost = costs_.OpCost(op);
+    if (Fails(cost.status())) return false;
+    cost_[i] = *cost;
+  }
   flags_[i] = (IsCommunication(op.kind()) ? kCommFlag : 0) | (op.is_call() ? kCallFlag : 0);
   devices_begin_[i] = static_cast<int32_t>(devices_.size());
   for (const Value* v : op.inputs()) AddDevices(*v, i);
   for (const auto& r : op.results()) AddDevices(*r, i);
-  if (static_cast<int32_t>(devices_.size()) == devices_begin_[i]) return NoDevice(op);
-  return plan.AddOp(i);
+  if (static_cast<int32_t>(devices_.size()) == devices_begin_[i]) return !Fails(NoDevice(op));
+  if (op.is_call()) return !Fails(plan.AddOp(i));
+  plan.AddNonCallOp(i);
+  return true;
 }
 
 // The paper's semantics: an op starts when the latest of its devices is free

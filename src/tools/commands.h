@@ -18,8 +18,12 @@ inline constexpr int kExitUsage = 2;       ///< bad command line
 
 int RunOpt(int argc, char** argv);
 int RunSimulate(int argc, char** argv);
+int RunSearch(int argc, char** argv);
+int RunReport(int argc, char** argv);
 
 /// "distir 0.1.0 (git 0123abcd)".
 std::string VersionString();
+/// "0123abcd" (the git revision the binary was built from, or "unknown").
+std::string GitRevision();
 
 }  // namespace distir::tools

@@ -23,6 +23,9 @@ constexpr Subcommand kSubcommands[] = {
     {"opt", distir::tools::RunOpt, "parse, verify, infer types and print a DistIR program"},
     {"simulate", distir::tools::RunSimulate,
      "simulate a program on a hardware profile: time, memory, trace"},
+    {"search", distir::tools::RunSearch,
+     "simulate every configuration of an experiment (mpirun -np N) into results.h5"},
+    {"report", distir::tools::RunReport, "print the ranking of a results.h5 (or --csv)"},
 };
 
 void PrintUsage(std::ostream& os) {

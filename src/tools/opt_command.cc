@@ -1,13 +1,15 @@
-// distir opt FILE [--print-types] [--domain mixed|shape] [-o OUT]
+// distir opt FILE [--print-types] [--domain mixed|shape] [--lower [--function F]] [-o OUT]
 
 #include <boost/program_options.hpp>
 #include <iostream>
+#include <unordered_set>
 #include <vector>
 
 #include "interp/infer_types.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "lowering/lower.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 
@@ -21,6 +23,8 @@ struct OptOptions {
   std::string output = "-";
   bool print_types = false;
   std::string domain = "mixed";
+  bool lower = false;
+  std::string function;
 };
 
 // Types that the input did not spell out are dropped again before printing
@@ -47,6 +51,43 @@ void DropInferred(Module& m, const std::vector<std::vector<bool>>& annotated) {
   }
 }
 
+// The rank programs print the types the input wrote, like plain `opt`, and
+// always those of RecvFrom and Collective results: a rank cannot infer what it
+// receives.
+void DropInferred(LoweredModule& lowered, const Module& m,
+                  const std::vector<std::vector<bool>>& annotated) {
+  std::unordered_set<const Value*> written;
+  for (size_t f = 0; f < m.functions().size(); ++f) {
+    for (const auto& op : m.functions()[f]->ops()) {
+      for (const auto& r : op->results()) {
+        if (annotated[f][r->id()]) written.insert(r.get());
+      }
+    }
+  }
+  for (size_t f = 0; f < lowered.module.functions().size(); ++f) {
+    const std::vector<const Value*>& origin = lowered.origins[f];
+    for (const auto& op : lowered.module.functions()[f]->ops()) {
+      if (op->kind() == OpKind::kRecvFrom || op->kind() == OpKind::kCollective) continue;
+      for (const auto& r : op->results()) {
+        if (written.count(origin[r->id()]) == 0) r->set_type(Type());
+      }
+    }
+  }
+}
+
+int RunLower(const OptOptions& o, const Module& m,
+             const std::vector<std::vector<bool>>& annotated, const std::string& text) {
+  LowerOptions options;
+  options.function = o.function;
+  StatusOr<LoweredModule> lowered = LowerToRanks(m, options);
+  if (!lowered.ok()) return ReportError(lowered.status(), text);
+  if (!o.print_types) DropInferred(*lowered, m, annotated);
+  Status written =
+      WriteOutputAtomically(o.output, DescribePrograms(*lowered) + PrintModule(lowered->module));
+  if (!written.ok()) return ReportError(written);
+  return kExitOk;
+}
+
 int RunOptOn(const OptOptions& o) {
   StatusOr<std::string> text = ReadInput(o.input);
   if (!text.ok()) return ReportError(text.status());
@@ -60,6 +101,7 @@ int RunOptOn(const OptOptions& o) {
   infer.domain = o.domain == "shape" ? InferDomain::kShape : InferDomain::kMixed;
   Status inferred = InferTypes(m, infer);
   if (!inferred.ok()) return ReportError(inferred, *text);
+  if (o.lower) return RunLower(o, m, annotated, *text);
   if (!o.print_types) DropInferred(m, annotated);
   Status written = WriteOutputAtomically(o.output, PrintModule(m));
   if (!written.ok()) return ReportError(written);
@@ -73,17 +115,27 @@ int RunOpt(int argc, char** argv) {
   po::options_description desc(
       "usage: distir opt FILE [options]\n\n"
       "Parses FILE ('-' for stdin), verifies it, infers the type of every value and\n"
-      "prints the program in canonical form. Errors are printed as file:line:col.\n\noptions");
+      "prints the program in canonical form, or with --lower its per-rank programs.\n"
+      "Errors are printed as file:line:col.\n\noptions");
   desc.add_options()("help,h", "print this help")(
       "print-types", po::bool_switch(&o.print_types), "print the inferred type of every value")(
       "domain", po::value(&o.domain)->default_value("mixed"),
       "type inference domain: mixed (abstract tensors, concrete shapes) or shape")(
+      "lower", po::bool_switch(&o.lower),
+      "print the per-rank programs instead: one function per distinct rank program, "
+      "after a comment saying which ranks run which")(
+      "function", po::value(&o.function),
+      "with --lower: the function to lower (default: the last one, the entry)")(
       "output,o", po::value(&o.output)->default_value("-"), "output file ('-' for stdout)")(
       "input", po::value(&o.input), "input file");
   po::variables_map vm;
   if (std::optional<int> stop = ParseCommandLine("opt", argc, argv, desc, vm)) return *stop;
-  if (o.input.empty() || (o.domain != "mixed" && o.domain != "shape")) {
-    std::cerr << "distir opt: " << (o.input.empty() ? "missing input FILE" : "bad --domain")
+  if (o.input.empty() || (o.domain != "mixed" && o.domain != "shape") ||
+      (!o.function.empty() && !o.lower)) {
+    std::cerr << "distir opt: "
+              << (o.input.empty()                              ? "missing input FILE"
+                  : o.domain != "mixed" && o.domain != "shape" ? "bad --domain"
+                                                               : "--function needs --lower")
               << " (see --help)\n";
     return kExitUsage;
   }

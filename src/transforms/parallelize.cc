@@ -652,6 +652,11 @@ StatusOr<std::unique_ptr<Function>> ProgramEmitter::Emit(ParallelPlan& plan) && 
 
 }  // namespace
 
+Status CheckParallelOptions(const Function& seq, const ParallelOptions& options) {
+  DISTIR_ASSIGN_OR_RETURN(ModelLayout layout, AnalyzeModel(seq, options.tp));
+  return Validate(seq, layout, options);
+}
+
 StatusOr<DistributedProgram> Parallelize(const Function& seq, const ParallelOptions& options) {
   DISTIR_ASSIGN_OR_RETURN(ModelLayout layout, AnalyzeModel(seq, options.tp));
   DISTIR_RETURN_IF_ERROR(Validate(seq, layout, options));

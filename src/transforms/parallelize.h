@@ -55,4 +55,9 @@ struct DistributedProgram {
 /// model; ZeRO stage outside 0..3; an unrecognized function.
 StatusOr<DistributedProgram> Parallelize(const Function& seq, const ParallelOptions& options);
 
+/// The validity checks of Parallelize() alone (no program is built): Ok when
+/// Parallelize(seq, options) would not fail with InvalidArgument. Cheap; a
+/// search uses it to enumerate and to keep invalid configurations' reasons.
+Status CheckParallelOptions(const Function& seq, const ParallelOptions& options);
+
 }  // namespace distir

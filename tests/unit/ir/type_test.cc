@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "ir/parser.h"
 #include "testing/test_util.h"
 
@@ -79,6 +81,41 @@ TEST(TypeTest, ParseTypeReportsBadTypes) {
   StatusOr<Type> bad = ParseType("tensor<4x4xf33>");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().loc().col, 12);
+}
+
+TEST(DimsTest, BehavesLikeAVectorInPlaceAndOnTheHeap) {
+  Dims small{2, 3};
+  Dims big{1, 2, 3, 4, 5, 6, 7};  // more than kInlineRank: on the heap
+  EXPECT_EQ(small.size(), 2u);
+  EXPECT_EQ(big.size(), 7u);
+  EXPECT_EQ(big.back(), 7);
+  big.push_back(8);
+  big.insert(big.begin(), int64_t{0});
+  EXPECT_EQ(big, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  for (int64_t d = 4; d < 10; ++d) small.push_back(d);  // grows onto the heap
+  EXPECT_EQ(small, (std::vector<int64_t>{2, 3, 4, 5, 6, 7, 8, 9}));
+  small.erase(small.begin() + 1, small.end());
+  EXPECT_EQ(small, Dims{2});
+  Dims copy = big;
+  Dims moved = std::move(copy);
+  EXPECT_EQ(moved, big);
+  copy = moved;  // a moved-from Dims can be assigned again
+  EXPECT_EQ(copy, big);
+  std::vector<int64_t> as_vector = big;
+  EXPECT_EQ(Dims(as_vector), big);
+}
+
+TEST(TypeTest, HighRankTensorsCopyAndCompare) {
+  Type t = Type::Tensor(DType::kF32, {1, 2, 3, 4, 5, 6}, DeviceId(1));
+  Type u = t;
+  EXPECT_EQ(u, t);
+  EXPECT_EQ(u.ToString(), "tensor<1x2x3x4x5x6xf32, d1>");
+  EXPECT_EQ(u.NumElements(), 720);
+  Type tuple = Type::Tuple({t, Type::Scalar(DType::kI64, DeviceId(1))});
+  Type tuple_copy = tuple;
+  EXPECT_EQ(tuple_copy, tuple);
+  EXPECT_EQ(tuple_copy.WithDevice(DeviceId(2)).device(), DeviceId(2));
+  EXPECT_EQ(tuple.device(), DeviceId(1));
 }
 
 }  // namespace

@@ -1,0 +1,71 @@
+// results.h5: the search's result file (layout: docs/results_format.md).
+//
+// Written by rank 0 only, with the serial HDF5 C API, to `<path>.tmp` and
+// renamed over `path` once complete and closed: a killed run leaves either the
+// previous file or none, never a truncated one. Read back with h5py alone.
+
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "support/status_or.h"
+
+namespace distir::io {
+
+inline constexpr int kResultsFormatVersion = 1;
+
+/// One row of /configs.
+struct ResultRow {
+  int64_t index = 0, batch = 0, dp = 1, tp = 1, pp = 1, microbatches = 1;
+  std::string schedule;
+  bool recompute = false;
+  int64_t zero_stage = 0;
+  std::string status;  ///< ok, invalid, error
+  std::string reason;
+  double iteration_time_s = 0, throughput = 0;
+  int64_t peak_memory_bytes = 0;
+  bool fits = false;
+  int64_t num_ops = 0;
+  int64_t rank = 0;  ///< 1-based position in the ranking; 0 when not ranked
+};
+
+/// The trace of one top configuration.
+struct TraceRecord {
+  int64_t config = 0;  ///< row index in /configs
+  int64_t rank = 0;
+  std::vector<int32_t> device;
+  std::vector<double> start_s, end_s;
+  std::vector<int8_t> category;  ///< 0 compute, 1 communication
+  std::vector<std::string> label;
+  std::vector<int32_t> memory_device;  ///< memory timelines, concatenated
+  std::vector<double> memory_time_s;
+  std::vector<int64_t> memory_bytes;
+};
+
+struct ResultsFile {
+  std::string experiment_name;
+  std::string model;
+  std::string hardware;
+  std::string experiment_yaml;
+  std::string hardware_yaml;
+  std::string tool_version;
+  std::string git_revision;
+  int64_t memory_limit_bytes = 0;
+  std::vector<ResultRow> rows;
+  std::vector<int64_t> ranking;  ///< row indices, best first
+  std::vector<TraceRecord> traces;
+  // Run facts (group /run; they differ from run to run).
+  int64_t ranks = 1;
+  double wall_time_s = 0;
+  std::string started_at;
+};
+
+/// Writes `file` to `path` atomically.
+Status WriteResultsFile(const std::string& path, const ResultsFile& file);
+
+/// Reads the rows, ranking and metadata back (traces are not read).
+StatusOr<ResultsFile> ReadResultsFile(const std::string& path);
+
+}  // namespace distir::io

@@ -1,0 +1,108 @@
+#include "search/evaluator.h"
+
+#include "interp/infer_types.h"
+#include "transforms/parallelize.h"
+
+namespace distir::search {
+
+const char* StatusName(ConfigStatus status) {
+  switch (status) {
+    case ConfigStatus::kOk:
+      return "ok";
+    case ConfigStatus::kInvalid:
+      return "invalid";
+    case ConfigStatus::kError:
+      return "error";
+  }
+  return "?";
+}
+
+double EstimatedCost(const Experiment& e, const Config& c) {
+  const int64_t layers = e.model.family == ModelFamily::kMlpTraining ? e.model.mlp.n_layer
+                                                                     : e.model.gpt.n_layer;
+  const ParallelOptions& o = c.options;
+  return static_cast<double>(o.dp * o.tp * o.microbatches * (layers + 2));
+}
+
+// The programs have no calls, so the cost model needs no module.
+Evaluator::Evaluator(const Experiment& e) : e_(e), costs_(e.hardware, nullptr) {}
+
+StatusOr<const Function*> Evaluator::Sequential(int64_t batch) {
+  auto it = sequential_.find(batch);
+  if (it == sequential_.end()) {
+    DISTIR_ASSIGN_OR_RETURN(Module m, BuildModel(WithBatch(e_.model, batch)));
+    DISTIR_RETURN_IF_ERROR(InferTypes(m));
+    it = sequential_.emplace(batch, std::move(m)).first;
+  }
+  return it->second.entry();
+}
+
+ConfigResult Evaluator::Evaluate(const Config& c) {
+  ConfigResult r;
+  r.index = c.index;
+  StatusOr<const Function*> seq = Sequential(c.batch);
+  if (!seq.ok()) {
+    r.status = ConfigStatus::kInvalid;
+    r.reason = seq.status().message();
+    return r;
+  }
+  ParallelOptions o = c.options;
+  o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
+  if (Status valid = CheckParallelOptions(**seq, o); !valid.ok()) {
+    r.status = ConfigStatus::kInvalid;
+    r.reason = valid.message();
+    return r;
+  }
+  StatusOr<DistributedProgram> dist = Parallelize(**seq, o);
+  if (!dist.ok()) {
+    r.status = dist.status().code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid
+                                                                     : ConfigStatus::kError;
+    r.reason = dist.status().message();
+    return r;
+  }
+  sim::SimulateOptions so;
+  so.batch_size = c.batch;
+  so.record_trace = false;
+  so.record_memory_timeline = false;
+  StatusOr<sim::SimulationResult> sim = sim::Simulate(dist->module, dist->program(), costs_, so);
+  if (!sim.ok()) {
+    r.status = ConfigStatus::kError;
+    r.reason = sim.status().message();
+    return r;
+  }
+  r.iteration_time_s = sim->iteration_time_s;
+  r.throughput = sim->throughput;
+  r.peak_memory_bytes = sim->PeakMemoryBytes();
+  r.fits = e_.memory_limit_bytes == 0 || r.peak_memory_bytes <= e_.memory_limit_bytes;
+  r.num_ops = sim->num_ops;
+  return r;
+}
+
+Status Evaluator::Trace(const Config& c, io::TraceRecord& out) {
+  DISTIR_ASSIGN_OR_RETURN(const Function* seq, Sequential(c.batch));
+  ParallelOptions o = c.options;
+  o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
+  DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq, o));
+  sim::SimulateOptions so;
+  so.batch_size = c.batch;
+  DISTIR_ASSIGN_OR_RETURN(sim::SimulationResult r,
+                          sim::Simulate(dist.module, dist.program(), costs_, so));
+  const Function& fn = dist.program();
+  for (const sim::TraceEvent& ev : r.trace) {
+    out.device.push_back(ev.device.value());
+    out.start_s.push_back(ev.start_s);
+    out.end_s.push_back(ev.end_s);
+    out.category.push_back(ev.category == sim::TraceCategory::kCompute ? 0 : 1);
+    out.label.push_back(sim::TraceLabel(fn, ev));
+  }
+  for (const sim::DeviceResult& d : r.devices) {
+    for (const sim::MemoryPoint& p : d.memory_timeline) {
+      out.memory_device.push_back(d.device.value());
+      out.memory_time_s.push_back(p.time_s);
+      out.memory_bytes.push_back(p.bytes);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace distir::search

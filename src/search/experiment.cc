@@ -1,0 +1,363 @@
+#include "search/experiment.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace distir::search {
+namespace {
+
+// Reads YAML nodes with file:line:col errors.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  SourceLoc Loc(const YAML::Node& node) const {
+    const YAML::Mark mark = node.Mark();
+    if (mark.is_null()) return SourceLoc{file_, 0, 0, ""};
+    return SourceLoc{file_, mark.line + 1, mark.column + 1, ""};
+  }
+
+  // Checks that `node` is a map whose keys are all in `allowed`.
+  Status CheckMap(const YAML::Node& node, const std::string& what,
+                  const std::vector<std::string>& allowed) const {
+    if (!node.IsMap()) return InvalidArgument(Loc(node)) << what << " must be a map";
+    std::set<std::string> seen;
+    for (const auto& entry : node) {
+      const std::string key = entry.first.as<std::string>("");
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        return InvalidArgument(Loc(entry.first))
+               << "unknown key '" << key << "' in " << what << "; expected one of: " << list;
+      }
+      if (!seen.insert(key).second) {
+        return InvalidArgument(Loc(entry.first)) << "duplicate key '" << key << "' in " << what;
+      }
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<int64_t> Int(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsScalar()) return InvalidArgument(Loc(node)) << what << " must be an integer";
+    const std::string& text = node.Scalar();
+    int64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size()) {
+      return InvalidArgument(Loc(node)) << what << " must be an integer, got '" << text << "'";
+    }
+    return value;
+  }
+
+  StatusOr<int64_t> Positive(const YAML::Node& node, const std::string& what) const {
+    DISTIR_ASSIGN_OR_RETURN(int64_t v, Int(node, what));
+    if (v < 1) return InvalidArgument(Loc(node)) << what << " must be >= 1, got " << v;
+    return v;
+  }
+
+  StatusOr<std::string> String(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsScalar() || node.Scalar().empty()) {
+      return InvalidArgument(Loc(node)) << what << " must be a non-empty string";
+    }
+    return node.Scalar();
+  }
+
+  StatusOr<bool> Bool(const YAML::Node& node, const std::string& what) const {
+    if (node.IsScalar()) {
+      const std::string& t = node.Scalar();
+      if (t == "true" || t == "yes" || t == "on") return true;
+      if (t == "false" || t == "no" || t == "off") return false;
+    }
+    return InvalidArgument(Loc(node)) << what << " must be true or false";
+  }
+
+  // A list of positive integers: `8`, `[1, 2, 4]`, `{pow2: [lo, hi]}` (2^lo..2^hi)
+  // or, when `all` > 0, the word `all` (every power of two up to `all`).
+  StatusOr<std::vector<int64_t>> Values(const YAML::Node& node, const std::string& what,
+                                        int64_t all) const {
+    std::vector<int64_t> out;
+    if (node.IsScalar() && node.Scalar() == "all" && all > 0) {
+      for (int64_t v = 1; v <= all; v *= 2) out.push_back(v);
+      return out;
+    }
+    if (node.IsScalar()) {
+      DISTIR_ASSIGN_OR_RETURN(int64_t v, Positive(node, what));
+      return std::vector<int64_t>{v};
+    }
+    if (node.IsSequence()) {
+      if (node.size() == 0) return InvalidArgument(Loc(node)) << what << " is an empty list";
+      for (const auto& item : node) {
+        DISTIR_ASSIGN_OR_RETURN(int64_t v, Positive(item, what));
+        if (std::find(out.begin(), out.end(), v) != out.end()) {
+          return InvalidArgument(Loc(item)) << what << " lists " << v << " twice";
+        }
+        out.push_back(v);
+      }
+      return out;
+    }
+    if (node.IsMap()) {
+      DISTIR_RETURN_IF_ERROR(CheckMap(node, what, {"pow2"}));
+      const YAML::Node range = node["pow2"];
+      if (!range.IsSequence() || range.size() != 2) {
+        return InvalidArgument(Loc(range)) << what << ".pow2 must be [lowest, highest] exponents";
+      }
+      DISTIR_ASSIGN_OR_RETURN(int64_t lo, Int(range[0], what + ".pow2"));
+      DISTIR_ASSIGN_OR_RETURN(int64_t hi, Int(range[1], what + ".pow2"));
+      if (lo < 0 || hi > 40 || lo > hi) {
+        return InvalidArgument(Loc(range))
+               << what << ".pow2 must satisfy 0 <= lowest <= highest <= 40, got [" << lo << ", "
+               << hi << "]";
+      }
+      for (int64_t e = lo; e <= hi; ++e) out.push_back(int64_t{1} << e);
+      return out;
+    }
+    return InvalidArgument(Loc(node)) << what
+                                      << " must be a number, a list, {pow2: [lo, hi]} or all";
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+StatusOr<int64_t> ParseBytes(const Reader& rd, const YAML::Node& node) {
+  if (!node.IsScalar()) return InvalidArgument(rd.Loc(node)) << "memory_limit must be a size";
+  const std::string& text = node.Scalar();
+  double number = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  std::string unit(end, text.data() + text.size());
+  while (!unit.empty() && unit.front() == ' ') unit.erase(unit.begin());
+  static const std::pair<const char*, double> kUnits[] = {
+      {"B", 1},         {"kB", 1e3},          {"KB", 1e3},          {"MB", 1e6},
+      {"GB", 1e9},      {"TB", 1e12},         {"KiB", 1024.0},      {"MiB", 1048576.0},
+      {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+  if (text == "none") return int64_t{0};  // no limit
+  if (ec == std::errc() && unit.empty() && number > 0) return static_cast<int64_t>(number);  // bytes
+  for (const auto& [name, scale] : kUnits) {
+    if (ec == std::errc() && unit == name && number > 0) return static_cast<int64_t>(number * scale);
+  }
+  return InvalidArgument(rd.Loc(node))
+         << "memory_limit must be a positive size with a unit (B, kB, MB, GB, TB, KiB, MiB, GiB, "
+            "TiB), got '"
+         << text << "'";
+}
+
+Status ParseModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
+  YAML::Node name_node = node.IsMap() ? node["name"] : node;
+  if (node.IsMap()) {
+    DISTIR_RETURN_IF_ERROR(rd.CheckMap(
+        node, "model",
+        {"name", "n_layer", "d_model", "n_head", "seq_len", "vocab", "dtype", "optimizer"}));
+    if (!name_node) return InvalidArgument(rd.Loc(node)) << "model is missing required key 'name'";
+  }
+  DISTIR_ASSIGN_OR_RETURN(std::string name, rd.String(name_node, "model"));
+  StatusOr<ModelSpec> spec = LookupModel(name);
+  if (!spec.ok()) return InvalidArgument(rd.Loc(name_node)) << spec.status().message();
+  e.model = *spec;
+  if (!node.IsMap()) return Status::Ok();
+  const bool mlp = e.model.family == ModelFamily::kMlpTraining;
+  for (const auto& entry : node) {
+    const std::string key = entry.first.as<std::string>();
+    const YAML::Node& v = entry.second;
+    const std::string what = "model." + key;
+    if (key == "name") continue;
+    if (key == "dtype") {
+      DISTIR_ASSIGN_OR_RETURN(std::string text, rd.String(v, what));
+      std::optional<DType> dtype = ParseDType(text);
+      if (!dtype) return InvalidArgument(rd.Loc(v)) << what << ": unknown dtype '" << text << "'";
+      (mlp ? e.model.mlp.dtype : e.model.gpt.dtype) = *dtype;
+      continue;
+    }
+    if (key == "optimizer") {
+      DISTIR_ASSIGN_OR_RETURN(std::string text, rd.String(v, what));
+      if (!mlp || (text != "sgd" && text != "adam")) {
+        return InvalidArgument(rd.Loc(v)) << what << " must be sgd or adam (MLP models only)";
+      }
+      e.model.mlp.optimizer = text == "adam" ? MlpOptimizer::kAdam : MlpOptimizer::kSgd;
+      continue;
+    }
+    DISTIR_ASSIGN_OR_RETURN(int64_t n, rd.Positive(v, what));
+    if (key == "n_layer") {
+      (mlp ? e.model.mlp.n_layer : e.model.gpt.n_layer) = n;
+    } else if (key == "d_model") {
+      (mlp ? e.model.mlp.d_model : e.model.gpt.d_model) = n;
+    } else if (mlp) {
+      return InvalidArgument(rd.Loc(entry.first)) << what << " applies to GPT-2 models only";
+    } else if (key == "n_head") {
+      e.model.gpt.n_head = n;
+    } else if (key == "seq_len") {
+      e.model.gpt.seq_len = n;
+    } else {
+      e.model.gpt.vocab = n;
+    }
+  }
+  e.model.paper_size_gb = 0;  // overridden: no longer the paper's model
+  return Status::Ok();
+}
+
+Status ParseHardware(const Reader& rd, const YAML::Node& node, Experiment& e) {
+  if (node.IsMap()) {
+    YAML::Emitter out;
+    out << node;
+    e.hardware_text = out.c_str();
+    StatusOr<sim::HardwareProfile> hw = sim::ParseHardwareProfile(e.hardware_text, "<inline hardware>");
+    if (!hw.ok()) {
+      return InvalidArgument(rd.Loc(node)) << "inline hardware profile: " << hw.status().message();
+    }
+    e.hardware = *hw;
+    return Status::Ok();
+  }
+  DISTIR_ASSIGN_OR_RETURN(std::string path, rd.String(node, "hardware"));
+  std::filesystem::path p(path);
+  if (p.is_relative()) {
+    const std::filesystem::path beside = std::filesystem::path(rd.file()).parent_path() / p;
+    if (std::filesystem::exists(beside)) p = beside;
+  }
+  std::ifstream in(p);
+  if (!in) return InvalidArgument(rd.Loc(node)) << "cannot read hardware profile '" << path << "'";
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  e.hardware_path = p.string();
+  e.hardware_text = buffer.str();
+  DISTIR_ASSIGN_OR_RETURN(e.hardware, sim::ParseHardwareProfile(e.hardware_text, p.string()));
+  return Status::Ok();
+}
+
+Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e) {
+  DISTIR_RETURN_IF_ERROR(rd.CheckMap(node, "space", {"batch", "dp", "tp", "pp", "microbatches",
+                                                     "schedule", "recompute", "zero"}));
+  SearchSpace& s = e.space;
+  for (const char* key : {"batch", "dp", "tp", "pp"}) {
+    if (!node[key]) return InvalidArgument(rd.Loc(node)) << "space is missing required key '" << key << "'";
+  }
+  DISTIR_ASSIGN_OR_RETURN(s.batch, rd.Values(node["batch"], "space.batch", 0));
+  DISTIR_ASSIGN_OR_RETURN(s.dp, rd.Values(node["dp"], "space.dp", e.world_size));
+  DISTIR_ASSIGN_OR_RETURN(s.tp, rd.Values(node["tp"], "space.tp", e.world_size));
+  DISTIR_ASSIGN_OR_RETURN(s.pp, rd.Values(node["pp"], "space.pp", e.world_size));
+  if (node["microbatches"]) {
+    DISTIR_ASSIGN_OR_RETURN(s.microbatches, rd.Values(node["microbatches"], "space.microbatches", 0));
+  }
+  if (const YAML::Node v = node["schedule"]) {
+    s.schedule.clear();
+    for (const YAML::Node& item : v.IsSequence() ? v : YAML::Node(std::vector<YAML::Node>{v})) {
+      DISTIR_ASSIGN_OR_RETURN(std::string text, rd.String(item, "space.schedule"));
+      StatusOr<PipelineSchedule> sched = ParseSchedule(text);
+      if (!sched.ok()) return InvalidArgument(rd.Loc(item)) << "space.schedule: " << sched.status().message();
+      if (std::find(s.schedule.begin(), s.schedule.end(), *sched) != s.schedule.end()) {
+        return InvalidArgument(rd.Loc(item)) << "space.schedule lists " << text << " twice";
+      }
+      s.schedule.push_back(*sched);
+    }
+  }
+  if (const YAML::Node v = node["recompute"]) {
+    s.recompute.clear();
+    for (const YAML::Node& item : v.IsSequence() ? v : YAML::Node(std::vector<YAML::Node>{v})) {
+      DISTIR_ASSIGN_OR_RETURN(bool b, rd.Bool(item, "space.recompute"));
+      s.recompute.push_back(b);
+    }
+  }
+  if (const YAML::Node v = node["zero"]) {
+    s.zero.clear();
+    for (const YAML::Node& item : v.IsSequence() ? v : YAML::Node(std::vector<YAML::Node>{v})) {
+      DISTIR_ASSIGN_OR_RETURN(int64_t z, rd.Int(item, "space.zero"));
+      if (z < 0 || z > 3) return InvalidArgument(rd.Loc(item)) << "space.zero must be 0, 1, 2 or 3";
+      s.zero.push_back(static_cast<int>(z));
+    }
+  }
+  const bool training = e.model.family == ModelFamily::kMlpTraining;
+  for (bool r : s.recompute) {
+    if (r && !training) {
+      return InvalidArgument(rd.Loc(node["recompute"]))
+             << "space.recompute: recomputation applies to training; " << e.model.name
+             << " is an inference model";
+    }
+  }
+  for (int z : s.zero) {
+    if (z != 0 && !training) {
+      return InvalidArgument(rd.Loc(node["zero"]))
+             << "space.zero: ZeRO applies to training; " << e.model.name << " is an inference model";
+    }
+  }
+  for (const auto& [list, key] : {std::pair{&s.dp, "dp"}, std::pair{&s.tp, "tp"}, std::pair{&s.pp, "pp"}}) {
+    for (int64_t v : *list) {
+      if (v > e.world_size) {
+        return InvalidArgument(rd.Loc(node[key])) << "space." << key << " value " << v
+                                                 << " exceeds world_size " << e.world_size;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string& path) {
+  Reader rd(path);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& ex) {
+    return InvalidArgument(SourceLoc{path, ex.mark.line + 1, ex.mark.column + 1, ""})
+           << "malformed YAML: " << ex.msg;
+  }
+  Experiment e;
+  e.path = path;
+  e.yaml_text = text;
+  DISTIR_RETURN_IF_ERROR(rd.CheckMap(root, "experiment",
+                                     {"name", "model", "hardware", "world_size", "space",
+                                      "constraints", "memory_limit", "traces", "output"}));
+  for (const char* key : {"name", "model", "hardware", "world_size", "space"}) {
+    if (!root[key]) {
+      return InvalidArgument(SourceLoc{path, 1, 1, ""})
+             << "experiment is missing required key '" << key << "'";
+    }
+  }
+  DISTIR_ASSIGN_OR_RETURN(e.name, rd.String(root["name"], "name"));
+  DISTIR_RETURN_IF_ERROR(ParseModel(rd, root["model"], e));
+  DISTIR_RETURN_IF_ERROR(ParseHardware(rd, root["hardware"], e));
+  DISTIR_ASSIGN_OR_RETURN(e.world_size, rd.Positive(root["world_size"], "world_size"));
+  if (const std::optional<int64_t> n = e.hardware.NumDevices(); n && e.world_size > *n) {
+    return InvalidArgument(rd.Loc(root["world_size"]))
+           << "world_size " << e.world_size << " exceeds the " << *n << " devices of "
+           << e.hardware.name;
+  }
+  DISTIR_RETURN_IF_ERROR(ParseSpace(rd, root["space"], e));
+  if (const YAML::Node c = root["constraints"]) {
+    DISTIR_RETURN_IF_ERROR(rd.CheckMap(c, "constraints", {"world"}));
+    if (const YAML::Node w = c["world"]) {
+      DISTIR_ASSIGN_OR_RETURN(std::string rule, rd.String(w, "constraints.world"));
+      if (rule != "equal" && rule != "at_most") {
+        return InvalidArgument(rd.Loc(w)) << "constraints.world must be equal or at_most";
+      }
+      e.world_rule = rule == "equal" ? WorldRule::kEqual : WorldRule::kAtMost;
+    }
+  }
+  e.memory_limit_bytes = e.hardware.device.memory_capacity;
+  if (const YAML::Node m = root["memory_limit"]) {
+    DISTIR_ASSIGN_OR_RETURN(e.memory_limit_bytes, ParseBytes(rd, m));
+  }
+  if (const YAML::Node t = root["traces"]) {
+    DISTIR_ASSIGN_OR_RETURN(e.traces, rd.Int(t, "traces"));
+    if (e.traces < 0) return InvalidArgument(rd.Loc(t)) << "traces must be >= 0";
+  }
+  if (const YAML::Node o = root["output"]) {
+    DISTIR_ASSIGN_OR_RETURN(e.output, rd.String(o, "output"));
+  }
+  return e;
+}
+
+StatusOr<Experiment> LoadExperiment(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound() << "cannot read experiment file '" << path << "'";
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return ParseExperiment(buffer.str(), path);
+}
+
+}  // namespace distir::search

@@ -1,0 +1,247 @@
+#include "search/experiment.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "interp/infer_types.h"
+#include "models/model_zoo.h"
+#include "search/grid.h"
+#include "testing/test_util.h"
+#include "transforms/parallelize.h"
+
+namespace distir::search {
+namespace {
+
+using ::distir::testing::SourcePath;
+
+// Paths of every shipped experiment file, sorted.
+std::vector<std::string> ShippedExperiments() {
+  std::vector<std::string> out;
+  for (const auto& entry : std::filesystem::directory_iterator(SourcePath("configs/experiments"))) {
+    if (entry.path().extension() == ".yaml") out.push_back(entry.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Configurations of `e` that CheckParallelOptions accepts, building the
+// sequential model once per batch, as the evaluator does.
+int64_t CountValid(const Experiment& e, const std::vector<Config>& configs) {
+  std::map<int64_t, Module> models;
+  int64_t valid = 0;
+  for (const Config& c : configs) {
+    auto it = models.find(c.batch);
+    if (it == models.end()) {
+      StatusOr<Module> m = BuildModel(WithBatch(e.model, c.batch));
+      EXPECT_TRUE(m.ok()) << m.status().ToString();
+      if (!m.ok()) return -1;
+      Status inferred = InferTypes(*m);
+      EXPECT_TRUE(inferred.ok()) << inferred.ToString();
+      it = models.emplace(c.batch, std::move(m).value()).first;
+    }
+    ParallelOptions o = c.options;
+    o.num_devices = e.world_size;
+    valid += CheckParallelOptions(*it->second.entry(), o).ok() ? 1 : 0;
+  }
+  return valid;
+}
+
+// The error ParseExperiment gives for `text`, as "file:line:col: error: message".
+std::string ErrorOf(const std::string& text) {
+  StatusOr<Experiment> e = ParseExperiment(text, SourcePath("configs/experiments/t.yaml"));
+  if (e.ok()) return "ok";
+  std::string s = e.status().ToString();
+  const std::string prefix = SourcePath("configs/experiments/");
+  if (s.rfind(prefix, 0) == 0) s.erase(0, prefix.size());
+  return s;
+}
+
+// A valid experiment; tests replace one line.
+const char* const kBase =
+    "name: t\n"                               // 1
+    "model: mlp-tiny\n"                       // 2
+    "hardware: ../hardware/dgx2-v100.yaml\n"  // 3
+    "world_size: 8\n"                         // 4
+    "space:\n"                                // 5
+    "  batch: [32, 64]\n"                     // 6
+    "  dp: all\n"                             // 7
+    "  tp: all\n"                             // 8
+    "  pp: all\n"                             // 9
+    "  microbatches: {pow2: [1, 2]}\n"        // 10
+    "constraints: {world: equal}\n";          // 11
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+TEST(ExperimentTest, EveryShippedExperimentParses) {
+  const std::vector<std::string> files = ShippedExperiments();
+  ASSERT_GE(files.size(), 7u);
+  for (const std::string& path : files) {
+    StatusOr<Experiment> e = LoadExperiment(path);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_FALSE(EnumerateConfigs(*e).empty()) << path;
+    EXPECT_EQ(e->hardware.name, "dgx2-v100") << path;
+  }
+}
+
+TEST(ExperimentTest, PaperGpt2GridHas1050ConfigurationsOf1035Valid) {
+  ASSERT_OK_AND_ASSIGN(Experiment e,
+                       LoadExperiment(SourcePath("configs/experiments/gpt2-1.6b.yaml")));
+  EXPECT_EQ(e.world_size, 16);
+  EXPECT_EQ(e.space.batch.size(), 14u);  // 2^7 .. 2^20
+  const std::vector<Config> configs = EnumerateConfigs(e);
+  ASSERT_EQ(configs.size(), 1050u);
+  for (size_t i = 0; i < configs.size(); ++i) {
+    EXPECT_EQ(configs[i].index, static_cast<int64_t>(i));
+    EXPECT_EQ(configs[i].options.world_size(), 16);
+  }
+  EXPECT_EQ(CountValid(e, configs), 1035);
+}
+
+TEST(ExperimentTest, Mlp1bGridAtBatch8192Has75ValidConfigurations) {
+  ASSERT_OK_AND_ASSIGN(Experiment e, LoadExperiment(SourcePath("configs/experiments/mlp-1b.yaml")));
+  EXPECT_EQ(e.space.batch.front(), 128);
+  EXPECT_EQ(e.space.batch.back(), 262144);
+  const std::vector<Config> all = EnumerateConfigs(e);
+  ASSERT_EQ(all.size(), 900u);
+  EXPECT_EQ(CountValid(e, all), 885);  // the same 15 small-batch splits as GPT-2's
+  e.space.batch = {8192};
+  const std::vector<Config> configs = EnumerateConfigs(e);
+  ASSERT_EQ(configs.size(), 75u);
+  EXPECT_EQ(CountValid(e, configs), 75);
+}
+
+TEST(ExperimentTest, ExampleEnumeratesBothSchedulesOnlyWhenPipelined) {
+  ASSERT_OK_AND_ASSIGN(Experiment e,
+                       LoadExperiment(SourcePath("configs/experiments/example.yaml")));
+  const std::vector<Config> configs = EnumerateConfigs(e);
+  // Per batch: 4 (D, T) with P = 1, K = 1; 6 (D, T, P) with P > 1 x K in {2, 4} x 2 schedules.
+  EXPECT_EQ(configs.size(), 2u * (4 + 6 * 2 * 2));
+  for (const Config& c : configs) {
+    if (c.options.pp == 1) {
+      EXPECT_EQ(c.options.microbatches, 1);
+      EXPECT_EQ(c.options.schedule, PipelineSchedule::kGpipe);  // the first listed
+    }
+  }
+}
+
+TEST(ExperimentTest, DefaultsAndForms) {
+  ASSERT_OK_AND_ASSIGN(Experiment e, ParseExperiment(Replace(kBase, "  tp: all\n", "  tp: 2\n"),
+                                                     SourcePath("configs/experiments/t.yaml")));
+  EXPECT_EQ(e.space.dp, (std::vector<int64_t>{1, 2, 4, 8}));
+  EXPECT_EQ(e.space.tp, (std::vector<int64_t>{2}));
+  EXPECT_EQ(e.space.batch, (std::vector<int64_t>{32, 64}));
+  EXPECT_EQ(e.space.microbatches, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(e.space.schedule, (std::vector<PipelineSchedule>{PipelineSchedule::k1F1B}));
+  EXPECT_EQ(e.space.recompute, (std::vector<bool>{false}));
+  EXPECT_EQ(e.space.zero, (std::vector<int>{0}));
+  EXPECT_EQ(e.world_rule, WorldRule::kEqual);
+  EXPECT_EQ(e.memory_limit_bytes, int64_t{32768} << 20);  // the profile's capacity
+  EXPECT_EQ(e.traces, 3);
+  EXPECT_EQ(e.output, "results.h5");
+}
+
+TEST(ExperimentTest, MemoryLimitUnitsAndInlineHardware) {
+  std::string text = Replace(kBase, "constraints: {world: equal}\n",
+                             "constraints: {world: at_most}\nmemory_limit: 1.5 GB\n");
+  ASSERT_OK_AND_ASSIGN(Experiment e,
+                       ParseExperiment(text, SourcePath("configs/experiments/t.yaml")));
+  EXPECT_EQ(e.memory_limit_bytes, 1500000000);
+  EXPECT_EQ(e.world_rule, WorldRule::kAtMost);
+  text = Replace(kBase, "constraints: {world: equal}\n", "memory_limit: 2 GiB\n");
+  ASSERT_OK_AND_ASSIGN(e, ParseExperiment(text, SourcePath("configs/experiments/t.yaml")));
+  EXPECT_EQ(e.memory_limit_bytes, int64_t{2} << 30);
+
+  const std::string hardware =
+      "hardware:\n"
+      "  name: tiny-node\n"
+      "  device: {name: X, peak_flops: {f16: 100 TFLOP/s, f32: 10 TFLOP/s}, vector_flops: 10 "
+      "TFLOP/s,\n"
+      "           dram_bandwidth: 1 TB/s, memory_capacity: 16 GiB, kernel_launch_overhead: 5 us}\n"
+      "  nodes: {devices_per_node: 8, num_nodes: 1}\n"
+      "  intra_node: {name: nvlink, bandwidth: 100 GB/s, latency: 2 us}\n"
+      "  collectives: {allreduce: ring, launch_overhead: 5 us}\n";
+  ASSERT_OK_AND_ASSIGN(
+      e, ParseExperiment(Replace(kBase, "hardware: ../hardware/dgx2-v100.yaml\n", hardware),
+                         "inline.yaml"));
+  EXPECT_EQ(e.hardware.name, "tiny-node");
+  EXPECT_EQ(e.hardware_path, "");
+  EXPECT_EQ(e.memory_limit_bytes, int64_t{16} << 30);
+  EXPECT_NE(e.hardware_text.find("tiny-node"), std::string::npos);
+}
+
+TEST(ExperimentTest, UnknownKeyNamesItsPosition) {
+  EXPECT_EQ(ErrorOf(Replace(kBase, "world_size: 8\n", "world_size: 8\nworld: 8\n")),
+            "t.yaml:5:1: error: unknown key 'world' in experiment; expected one of: name, model, "
+            "hardware, world_size, space, constraints, memory_limit, traces, output");
+  EXPECT_EQ(ErrorOf(Replace(kBase, "  pp: all\n", "  pp: all\n  sched: [1f1b]\n")),
+            "t.yaml:10:3: error: unknown key 'sched' in space; expected one of: batch, dp, tp, pp, "
+            "microbatches, schedule, recompute, zero");
+}
+
+TEST(ExperimentTest, WrongTypeNamesTheValue) {
+  EXPECT_EQ(ErrorOf(Replace(kBase, "world_size: 8\n", "world_size: eight\n")),
+            "t.yaml:4:13: error: world_size must be an integer, got 'eight'");
+  EXPECT_EQ(ErrorOf(Replace(kBase, "  dp: all\n", "  dp: [1, two]\n")),
+            "t.yaml:7:11: error: space.dp must be an integer, got 'two'");
+  EXPECT_EQ(ErrorOf(Replace(kBase, "  batch: [32, 64]\n", "  batch: [32, 0]\n")),
+            "t.yaml:6:15: error: space.batch must be >= 1, got 0");
+}
+
+TEST(ExperimentTest, Pow2OutOfRange) {
+  EXPECT_EQ(ErrorOf(Replace(kBase, "  batch: [32, 64]\n", "  batch: {pow2: [7, 41]}\n")),
+            "t.yaml:6:17: error: space.batch.pow2 must satisfy 0 <= lowest <= highest <= 40, got "
+            "[7, 41]");
+  EXPECT_EQ(ErrorOf(Replace(kBase, "  batch: [32, 64]\n", "  batch: {pow2: [5, 3]}\n")),
+            "t.yaml:6:17: error: space.batch.pow2 must satisfy 0 <= lowest <= highest <= 40, got "
+            "[5, 3]");
+}
+
+TEST(ExperimentTest, DegreeAboveWorldSize) {
+  EXPECT_EQ(ErrorOf(Replace(kBase, "  dp: all\n", "  dp: [1, 16]\n")),
+            "t.yaml:7:7: error: space.dp value 16 exceeds world_size 8");
+}
+
+TEST(ExperimentTest, MissingKey) {
+  EXPECT_EQ(ErrorOf(Replace(kBase, "world_size: 8\n", "")),
+            "t.yaml:1:1: error: experiment is missing required key 'world_size'");
+  EXPECT_EQ(ErrorOf(Replace(kBase, "  pp: all\n", "")),
+            "t.yaml:6:3: error: space is missing required key 'pp'");
+}
+
+TEST(ExperimentTest, MalformedYaml) {
+  const std::string error = ErrorOf(Replace(kBase, "  dp: all\n", "  dp: [1, 2\n"));
+  EXPECT_EQ(error.rfind("t.yaml:", 0), 0u) << error;
+  EXPECT_NE(error.find(": error: malformed YAML: "), std::string::npos) << error;
+}
+
+TEST(ExperimentTest, OtherRules) {
+  EXPECT_EQ(ErrorOf(Replace(kBase, "world_size: 8\n", "world_size: 32\n")),
+            "t.yaml:4:13: error: world_size 32 exceeds the 16 devices of dgx2-v100");
+  EXPECT_EQ(ErrorOf(Replace(kBase, "constraints: {world: equal}\n", "memory_limit: 32\n")), "ok");
+  EXPECT_EQ(ErrorOf(Replace(kBase, "constraints: {world: equal}\n", "memory_limit: 32 GiBs\n")),
+            "t.yaml:11:15: error: memory_limit must be a positive size with a unit (B, kB, MB, GB, "
+            "TB, KiB, MiB, GiB, TiB), got '32 GiBs'");
+  EXPECT_EQ(
+      ErrorOf(Replace(kBase, "constraints: {world: equal}\n", "constraints: {world: exact}\n")),
+      "t.yaml:11:22: error: constraints.world must be equal or at_most");
+  EXPECT_EQ(ErrorOf(Replace(kBase, "model: mlp-tiny\n", "model: gpt2-tiny\n") + "traces: -1\n"),
+            "t.yaml:12:9: error: traces must be >= 0");
+  EXPECT_EQ(ErrorOf(Replace(Replace(kBase, "model: mlp-tiny\n", "model: gpt2-tiny\n"),
+                            "  pp: all\n", "  pp: all\n  recompute: [false, true]\n")),
+            "t.yaml:10:14: error: space.recompute: recomputation applies to training; gpt2-tiny "
+            "is an inference model");
+  EXPECT_EQ(ErrorOf(Replace(kBase, "  pp: all\n", "  pp: all\n  zero: [0, 4]\n")),
+            "t.yaml:10:13: error: space.zero must be 0, 1, 2 or 3");
+}
+
+}  // namespace
+}  // namespace distir::search
