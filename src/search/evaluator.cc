@@ -30,8 +30,10 @@ Evaluator::Evaluator(const Experiment& e) : e_(e), costs_(e.hardware, nullptr) {
 StatusOr<const Function*> Evaluator::Sequential(int64_t batch) {
   auto it = sequential_.find(batch);
   if (it == sequential_.end()) {
-    DISTIR_ASSIGN_OR_RETURN(Module m, BuildModel(WithBatch(e_.model, batch)));
-    DISTIR_RETURN_IF_ERROR(InferTypes(m));
+    // An imported model is typed by the importer, with the batch bound to B.
+    DISTIR_ASSIGN_OR_RETURN(Module m, e_.onnx ? ImportOnnxModel(*e_.onnx, batch)
+                                              : BuildModel(WithBatch(e_.model, batch)));
+    if (!e_.onnx) DISTIR_RETURN_IF_ERROR(InferTypes(m));
     it = sequential_.emplace(batch, std::move(m)).first;
   }
   return it->second.entry();

@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "importers/onnx/onnx_importer.h"
+
 namespace distir::search {
 namespace {
 
@@ -148,7 +150,65 @@ StatusOr<int64_t> ParseBytes(const Reader& rd, const YAML::Node& node) {
          << text << "'";
 }
 
+// One input shape of an imported model: [B, 128], where B is the batch.
+StatusOr<std::vector<int64_t>> ParseOnnxInputShape(const Reader& rd, const YAML::Node& node,
+                                                   const std::string& what) {
+  if (!node.IsSequence()) {
+    return InvalidArgument(rd.Loc(node)) << what << " must be a list of extents, e.g. [B, 128]";
+  }
+  std::vector<int64_t> dims;
+  for (const auto& item : node) {
+    if (item.IsScalar() && item.Scalar() == "B") {
+      dims.push_back(kBatchExtent);
+      continue;
+    }
+    DISTIR_ASSIGN_OR_RETURN(int64_t d, rd.Positive(item, what + " (an extent, or B for the batch)"));
+    dims.push_back(d);
+  }
+  return dims;
+}
+
+// model: {onnx: PATH, inputs: {NAME: [B, 128]}, dtype: f16}. The model is
+// imported once here (batch 1) so that a bad file is reported at load time.
+Status ParseOnnxModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
+  DISTIR_RETURN_IF_ERROR(rd.CheckMap(node, "model", {"onnx", "inputs", "dtype"}));
+  OnnxModel m;
+  DISTIR_ASSIGN_OR_RETURN(std::string path, rd.String(node["onnx"], "model.onnx"));
+  std::filesystem::path p(path);
+  if (p.is_relative()) {
+    const std::filesystem::path beside = std::filesystem::path(rd.file()).parent_path() / p;
+    if (std::filesystem::exists(beside)) p = beside;
+  }
+  m.path = p.string();
+  if (const YAML::Node inputs = node["inputs"]) {
+    if (!inputs.IsMap()) return InvalidArgument(rd.Loc(inputs)) << "model.inputs must be a map";
+    for (const auto& entry : inputs) {
+      const std::string name = entry.first.as<std::string>("");
+      DISTIR_ASSIGN_OR_RETURN(m.inputs[name],
+                              ParseOnnxInputShape(rd, entry.second, "model.inputs." + name));
+    }
+  }
+  if (const YAML::Node dtype = node["dtype"]) {
+    DISTIR_ASSIGN_OR_RETURN(std::string text, rd.String(dtype, "model.dtype"));
+    m.dtype = ParseDType(text);
+    if (!m.dtype || !IsFloat(*m.dtype)) {
+      return InvalidArgument(rd.Loc(dtype)) << "model.dtype must be f16, bf16, f32 or f64, got '"
+                                            << text << "'";
+    }
+  }
+  StatusOr<Module> probe = ImportOnnxModel(m, 1);
+  if (!probe.ok()) {
+    return InvalidArgument(rd.Loc(node["onnx"])) << "model.onnx: " << probe.status().ToString();
+  }
+  e.model = ModelSpec{};
+  e.model.name = path;
+  e.model.family = ModelFamily::kGpt2Inference;  // forward only: no recomputation or ZeRO
+  e.onnx = std::move(m);
+  return Status::Ok();
+}
+
 Status ParseModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
+  if (node.IsMap() && node["onnx"]) return ParseOnnxModel(rd, node, e);
   YAML::Node name_node = node.IsMap() ? node["name"] : node;
   if (node.IsMap()) {
     DISTIR_RETURN_IF_ERROR(rd.CheckMap(
@@ -350,6 +410,18 @@ StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string&
     DISTIR_ASSIGN_OR_RETURN(e.output, rd.String(o, "output"));
   }
   return e;
+}
+
+StatusOr<Module> ImportOnnxModel(const OnnxModel& model, int64_t batch) {
+  onnx_import::ImportOptions options;
+  for (const auto& [name, dims] : model.inputs) {
+    std::vector<int64_t>& bound = options.input_shapes[name];
+    for (int64_t d : dims) bound.push_back(d == kBatchExtent ? batch : d);
+  }
+  options.float_dtype = model.dtype;
+  DISTIR_ASSIGN_OR_RETURN(onnx_import::ImportedModel imported,
+                          onnx_import::ImportOnnxFile(model.path, options));
+  return std::move(imported.module);
 }
 
 StatusOr<Experiment> LoadExperiment(const std::string& path) {

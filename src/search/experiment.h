@@ -2,6 +2,7 @@
 //
 //   name: gpt2-1.6b-dgx2
 //   model: gpt2-1.6b                  # or {name: mlp-tiny, n_layer: 4, d_model: 64, ...}
+//                                     # or {onnx: data/onnx/gpt2-small.onnx, inputs: {input_ids: [B, 128]}}
 //   hardware: ../hardware/dgx2-v100.yaml   # relative to this file, or an inline map
 //   world_size: 16
 //   space:
@@ -23,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,11 +47,27 @@ struct SearchSpace {
 
 enum class WorldRule { kEqual, kAtMost };
 
+/// In OnnxModel::inputs, the extent that takes each configuration's batch (`B`).
+inline constexpr int64_t kBatchExtent = -1;
+
+/// An imported model: `model: {onnx: PATH, inputs: {NAME: [B, 128]}, dtype: f16}`.
+struct OnnxModel {
+  /// The file: beside the experiment file when it exists there, else as written
+  /// (relative to the current directory).
+  std::string path;
+  /// Shapes of the data inputs (importers/onnx --input); kBatchExtent for `B`.
+  std::map<std::string, std::vector<int64_t>> inputs;
+  std::optional<DType> dtype;  ///< every float tensor in this dtype (default: the file's)
+};
+
 struct Experiment {
   std::string name;
   std::string path;       ///< the YAML file as given
   std::string yaml_text;  ///< verbatim
   ModelSpec model;        ///< overrides applied; the batch comes from the space
+  /// Set for an imported model; `model` then only names it (name = the path as
+  /// written) and says it is an inference model.
+  std::optional<OnnxModel> onnx;
   std::string hardware_path;  ///< "" when inline
   std::string hardware_text;  ///< the profile's YAML (verbatim file, or the inline map re-emitted)
   sim::HardwareProfile hardware;
@@ -64,6 +82,10 @@ struct Experiment {
 /// Parses an experiment; `path` names it in errors and anchors a relative
 /// hardware path.
 StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string& path);
+
+/// Imports `model` with every kBatchExtent bound to `batch` (docs/onnx.md): a
+/// module of one fully typed function, parameters on d0. Errors name the file.
+StatusOr<Module> ImportOnnxModel(const OnnxModel& model, int64_t batch);
 
 /// Reads and parses the file at `path`.
 StatusOr<Experiment> LoadExperiment(const std::string& path);

@@ -4,15 +4,21 @@
 #include <chrono>
 #include <cstring>
 #include <iomanip>
+#include <iostream>
+
+#include "search/journal.h"
+#include "search/result_codec.h"
 
 namespace distir::search {
 
 std::vector<std::vector<int64_t>> AssignSlices(const Experiment& e,
-                                               const std::vector<Config>& configs, int ranks) {
-  std::vector<int64_t> order(configs.size());
+                                               const std::vector<Config>& configs, int ranks,
+                                               const std::vector<char>& todo) {
+  std::vector<int64_t> order;
   std::vector<double> cost(configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {
-    order[i] = static_cast<int64_t>(i);
+    if (!todo.empty() && !todo[i]) continue;
+    order.push_back(static_cast<int64_t>(i));
     cost[i] = EstimatedCost(e, configs[i]);
   }
   std::stable_sort(order.begin(), order.end(),
@@ -44,86 +50,67 @@ std::vector<int64_t> RankResults(const std::vector<ConfigResult>& results) {
 
 namespace {
 
-// Results travel as bytes: fixed fields, then the reason's length and text.
-void Pack(const ConfigResult& r, std::vector<char>& out) {
-  auto put = [&](const void* p, size_t n) {
-    const char* c = static_cast<const char*>(p);
-    out.insert(out.end(), c, c + n);
-  };
-  const auto status = static_cast<int8_t>(r.status);
-  const int8_t fits = r.fits;
-  const auto len = static_cast<int64_t>(r.reason.size());
-  put(&r.index, 8);
-  put(&status, 1);
-  put(&fits, 1);
-  put(&r.iteration_time_s, 8);
-  put(&r.throughput, 8);
-  put(&r.peak_memory_bytes, 8);
-  put(&r.num_ops, 8);
-  put(&len, 8);
-  put(r.reason.data(), r.reason.size());
-}
-
-size_t Unpack(const char* p, ConfigResult& r) {
-  size_t at = 0;
-  auto get = [&](void* dst, size_t n) {
-    std::memcpy(dst, p + at, n);
-    at += n;
-  };
-  int8_t status = 0, fits = 0;
-  int64_t len = 0;
-  get(&r.index, 8);
-  get(&status, 1);
-  get(&fits, 1);
-  get(&r.iteration_time_s, 8);
-  get(&r.throughput, 8);
-  get(&r.peak_memory_bytes, 8);
-  get(&r.num_ops, 8);
-  get(&len, 8);
-  r.status = static_cast<ConfigStatus>(status);
-  r.fits = fits != 0;
-  r.reason.assign(p + at, static_cast<size_t>(len));
-  return at + static_cast<size_t>(len);
-}
-
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-}  // namespace
-
-SearchOutcome RunGridSearch(const Experiment& e, MPI_Comm comm, std::ostream* progress) {
-  const auto start = std::chrono::steady_clock::now();
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  SearchOutcome out;
-  out.ranks = size;
-  out.configs = EnumerateConfigs(e);
-  const auto slices = AssignSlices(e, out.configs, size);
-  const std::vector<int64_t>& mine = slices[static_cast<size_t>(rank)];
-
-  Evaluator evaluator(e);
-  std::vector<char> packed;
-  size_t done = 0;
-  double last_report = -1;
-  for (int64_t i : mine) {
-    Pack(evaluator.Evaluate(out.configs[static_cast<size_t>(i)]), packed);
-    ++done;
-    const double t = Seconds(start);
-    if (progress != nullptr && rank == 0 && (t - last_report >= 1.0 || done == mine.size())) {
-      last_report = t;
-      // Rank 0's slice stands for every rank's: the slices are balanced.
-      const double rate = static_cast<double>(done) * size / std::max(t, 1e-9);
-      const double total = static_cast<double>(out.configs.size());
-      const double finished = std::min(total, static_cast<double>(done) * size);
-      *progress << "[search] " << static_cast<int64_t>(finished) << "/" << out.configs.size()
-                << " configurations, " << std::fixed << std::setprecision(1) << rate
-                << " configs/s, ETA " << (total - finished) / std::max(rate, 1e-9) << " s\n"
-                << std::defaultfloat << std::flush;
+// Rank 0 reads the journal (when resuming) and resets it to what it holds; every
+// rank learns which configurations are left. Collective.
+Status PrepareJournal(const SearchOptions& o, uint64_t fingerprint, MPI_Comm comm, int rank,
+                      std::vector<ConfigResult>& prior, std::vector<char>& todo) {
+  int ok = 1;
+  Status status;
+  if (rank == 0 && !o.journal_dir.empty()) {
+    if (o.resume) {
+      StatusOr<std::vector<ConfigResult>> read =
+          ReadJournal(o.journal_dir, fingerprint, static_cast<int64_t>(todo.size()));
+      if (read.ok()) prior = std::move(*read);
+      status = read.status();
     }
+    if (status.ok()) status = ResetJournal(o.journal_dir, fingerprint, prior);
+    for (const ConfigResult& r : prior) todo[static_cast<size_t>(r.index)] = 0;
+    ok = status.ok() ? 1 : 0;
   }
-  // Gather the packed results on rank 0.
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+  if (!ok) return rank == 0 ? status : Internal() << "rank 0 could not prepare the journal";
+  MPI_Bcast(todo.data(), static_cast<int>(todo.size()), MPI_CHAR, 0, comm);
+  return Status::Ok();
+}
+
+// Appends each result to this rank's journal file; on an I/O error warns once
+// and goes on without it (the search itself is not at risk).
+class RankJournal {
+ public:
+  RankJournal(const SearchOptions& o, uint64_t fingerprint, int rank) {
+    if (o.journal_dir.empty()) return;
+    const std::string path = o.journal_dir + "/rank" + std::to_string(rank) + ".bin";
+    Check(writer_.Open(path, fingerprint));
+  }
+  void Append(const ConfigResult& r) {
+    if (active_) Check(writer_.Append(r));
+  }
+
+ private:
+  void Check(const Status& s) {
+    active_ = s.ok();
+    if (!s.ok()) std::cerr << "distir search: warning: " << s.message() << "; not journaling\n";
+  }
+  JournalWriter writer_;
+  bool active_ = false;
+};
+
+void ReportProgress(std::ostream& os, size_t done, int size, size_t total, double t) {
+  // Rank 0's slice stands for every rank's: the slices are balanced.
+  const double rate = static_cast<double>(done) * size / std::max(t, 1e-9);
+  const double finished = std::min(static_cast<double>(total), static_cast<double>(done) * size);
+  os << "[search] " << static_cast<int64_t>(finished) << "/" << total << " configurations, "
+     << std::fixed << std::setprecision(1) << rate << " configs/s, ETA "
+     << (static_cast<double>(total) - finished) / std::max(rate, 1e-9) << " s\n"
+     << std::defaultfloat << std::flush;
+}
+
+// Gathers the packed results of every rank on rank 0.
+std::vector<char> GatherPacked(const std::vector<char>& packed, MPI_Comm comm, int rank, int size) {
   int bytes = static_cast<int>(packed.size());
   std::vector<int> counts(static_cast<size_t>(size)), offsets(static_cast<size_t>(size));
   MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
@@ -138,11 +125,57 @@ SearchOutcome RunGridSearch(const Experiment& e, MPI_Comm comm, std::ostream* pr
   }
   MPI_Gatherv(packed.data(), bytes, MPI_CHAR, all.data(), counts.data(), offsets.data(), MPI_CHAR, 0,
               comm);
+  return all;
+}
+
+}  // namespace
+
+StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
+                                      const SearchOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  SearchOutcome out;
+  out.ranks = size;
+  out.configs = EnumerateConfigs(e);
+  const auto n = static_cast<int64_t>(out.configs.size());
+  const uint64_t fingerprint = JournalFingerprint(e, options.tool_revision, n);
+  std::vector<ConfigResult> prior;
+  std::vector<char> todo(out.configs.size(), 1);
+  DISTIR_RETURN_IF_ERROR(PrepareJournal(options, fingerprint, comm, rank, prior, todo));
+  out.resumed = n - std::count(todo.begin(), todo.end(), 1);
+  if (rank == 0 && options.progress != nullptr && options.resume) {
+    *options.progress << "[search] resuming: " << out.resumed << " of " << n
+                      << " configurations already done, " << n - out.resumed << " to go\n";
+  }
+  const auto slices = AssignSlices(e, out.configs, size, todo);
+  const std::vector<int64_t>& mine = slices[static_cast<size_t>(rank)];
+
+  Evaluator evaluator(e);
+  RankJournal journal(options, fingerprint, rank);
+  std::vector<char> packed;
+  double last_report = -1;
+  for (size_t done = 0; done < mine.size();) {
+    const ConfigResult r = evaluator.Evaluate(out.configs[static_cast<size_t>(mine[done])]);
+    journal.Append(r);
+    PackResult(r, packed);
+    ++done;
+    const double t = Seconds(start);
+    if (options.progress != nullptr && rank == 0 && (t - last_report >= 1.0 || done == mine.size())) {
+      last_report = t;
+      ReportProgress(*options.progress, done, size, static_cast<size_t>(n - out.resumed), t);
+    }
+  }
+  const std::vector<char> all = GatherPacked(packed, comm, rank, size);
   if (rank == 0) {
     out.results.resize(out.configs.size());
+    for (ConfigResult& r : prior) out.results[static_cast<size_t>(r.index)] = std::move(r);
     for (size_t at = 0; at < all.size();) {
       ConfigResult r;
-      at += Unpack(all.data() + at, r);
+      const std::optional<size_t> used = UnpackResult(all.data() + at, all.size() - at, r);
+      if (!used) return Internal() << "corrupt result message from a rank";
+      at += *used;
       out.results[static_cast<size_t>(r.index)] = std::move(r);
     }
     out.ranking = RankResults(out.results);

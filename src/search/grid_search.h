@@ -1,6 +1,11 @@
 // The MPI grid search: every rank evaluates a slice of the configurations,
 // rank 0 gathers the results and ranks them.
 //
+// Resume: with a journal directory (journal.h) every rank records each result
+// as soon as it has it; with `resume`, the results a journal already holds are
+// taken as they are and only the others are sliced and evaluated. A resumed
+// search ends with the same results as an uninterrupted one.
+//
 // Slicing: configurations are sorted by estimated cost (largest first, ties
 // by index) and each goes to the rank with the least estimated work so far
 // (ties: lowest rank), so that ranks finish together although
@@ -14,17 +19,21 @@
 
 #include <cstdint>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "search/evaluator.h"
 #include "search/experiment.h"
 #include "search/grid.h"
+#include "support/status_or.h"
 
 namespace distir::search {
 
-/// Configuration indices per rank.
+/// Indices into `configs` per rank; only the configurations with `todo[i]`
+/// (every one when `todo` is empty).
 std::vector<std::vector<int64_t>> AssignSlices(const Experiment& e,
-                                               const std::vector<Config>& configs, int ranks);
+                                               const std::vector<Config>& configs, int ranks,
+                                               const std::vector<char>& todo = {});
 
 /// Row indices of the configurations that simulated and fit in memory, by
 /// throughput (highest first), ties by iteration time then by index.
@@ -36,10 +45,24 @@ struct SearchOutcome {
   std::vector<int64_t> ranking;       ///< rank 0 only
   int ranks = 1;
   double wall_time_s = 0;
+  int64_t resumed = 0;  ///< results taken from the journal
 };
 
-/// Runs the search over `comm`. Progress lines (done/total, configurations per
-/// second, ETA) go to `progress` on rank 0 when not null.
-SearchOutcome RunGridSearch(const Experiment& e, MPI_Comm comm, std::ostream* progress);
+struct SearchOptions {
+  /// Progress lines (done/total, configurations per second, ETA) on rank 0.
+  std::ostream* progress = nullptr;
+  /// The journal directory (journal.h); "" for none.
+  std::string journal_dir;
+  /// Take the results the journal holds; otherwise an old journal is discarded.
+  bool resume = false;
+  /// Part of the journal's fingerprint: results of another binary are not reused.
+  std::string tool_revision;
+};
+
+/// Runs the search over `comm` (collective: every rank calls it).
+/// Errors (the same on every rank; the message on rank 0): those of
+/// ReadJournal/ResetJournal, and a journal file that cannot be written.
+StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
+                                      const SearchOptions& options);
 
 }  // namespace distir::search

@@ -12,6 +12,7 @@
 #include "io/results_file.h"
 #include "search/experiment.h"
 #include "search/grid_search.h"
+#include "search/journal.h"
 #include "sim/simulator.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
@@ -25,6 +26,7 @@ struct SearchFlags {
   std::string experiment;
   std::string output;
   bool quiet = false;
+  bool resume = false;
 };
 
 std::string Now() {
@@ -107,6 +109,10 @@ int Finish(const search::Experiment& e, const search::SearchOutcome& out, const 
   }
   const std::string path = f.output.empty() ? e.output : f.output;
   if (Status written = io::WriteResultsFile(path, file); !written.ok()) return ReportError(written);
+  // The results are safe in the file: the journal has served its purpose.
+  if (Status removed = search::RemoveJournal(search::JournalDir(path)); !removed.ok()) {
+    std::cerr << "distir search: warning: " << removed.message() << "\n";
+  }
   PrintTop(file, std::cout);
   std::cerr << "[search] " << out.configs.size() << " configurations on " << out.ranks
             << " ranks in " << std::fixed << std::setprecision(2) << out.wall_time_s << " s ("
@@ -133,9 +139,14 @@ int RunOn(const SearchFlags& f, int rank) {
     }
     return kExitInputError;
   }
-  const search::SearchOutcome out =
-      search::RunGridSearch(*e, MPI_COMM_WORLD, f.quiet ? nullptr : &std::cerr);
-  return rank == 0 ? Finish(*e, out, f) : kExitOk;
+  search::SearchOptions options;
+  options.progress = f.quiet ? nullptr : &std::cerr;
+  options.journal_dir = search::JournalDir(path);
+  options.resume = f.resume;
+  options.tool_revision = GitRevision();
+  StatusOr<search::SearchOutcome> out = search::RunGridSearch(*e, MPI_COMM_WORLD, options);
+  if (!out.ok()) return rank == 0 ? ReportError(out.status()) : kExitInputError;
+  return rank == 0 ? Finish(*e, *out, f) : kExitOk;
 }
 
 }  // namespace
@@ -147,13 +158,18 @@ int RunSearch(int argc, char** argv) {
   sim::RetainFreedMemory();
   SearchFlags f;
   po::options_description desc(
-      "usage: [mpirun -np N] distir search EXPERIMENT.yaml [-o results.h5]\n\n"
+      "usage: [mpirun -np N] distir search EXPERIMENT.yaml [-o results.h5] [--resume]\n\n"
       "Simulates every configuration of the experiment (docs/configs.md), each MPI\n"
       "rank a balanced slice; rank 0 ranks them and writes the HDF5 results\n"
-      "(docs/results_format.md) and prints the top 10.\n\noptions");
+      "(docs/results_format.md) and prints the top 10. Finished configurations are\n"
+      "journaled in RESULTS.journal/ as they complete, so that a killed search can be\n"
+      "resumed with --resume; the journal is removed once the results file is written.\n\noptions");
   desc.add_options()("help,h", "print this help")(
       "output,o", po::value(&f.output), "results file (default: the experiment's output)")(
       "quiet,q", po::bool_switch(&f.quiet), "no progress lines on stderr")(
+      "resume", po::bool_switch(&f.resume),
+      "reuse the results a killed run of the same experiment left in RESULTS.journal/ and "
+      "compute only the rest")(
       "input", po::value(&f.experiment), "experiment file");
   po::variables_map vm;
   int code = kExitOk;
