@@ -14,6 +14,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libfmt-dev nlohmann-json3-dev libeigen3-dev libopenblas-dev
   llvm-14-tools                              # lit and FileCheck for golden-text tests
+  libgoogle-perftools-dev                    # tcmalloc: the search allocates millions of ops
   python3-h5py python3-matplotlib python3-numpy  # scripts/ (plots, result analysis)
 )
 

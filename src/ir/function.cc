@@ -7,13 +7,30 @@
 namespace distir {
 
 Value* Function::AddParam(const std::string& name, Type type, SourceLoc loc) {
-  DISTIR_CHECK(!name.empty() && by_name_.count(name) == 0) << "bad parameter name %" << name;
+  DISTIR_CHECK(!name.empty()) << "empty parameter name";
   int index = num_params();
   params_.push_back(std::make_unique<Value>(next_value_id_++, name, std::move(type), nullptr,
                                             index, std::move(loc)));
   Value* v = params_.back().get();
-  by_name_[name] = v;
+  IndexName(v);
   return v;
+}
+
+void Function::IndexName(Value* v) {
+  if (!names_indexed_ || v->name().empty()) return;
+  const bool fresh = by_name_.try_emplace(v->name(), v).second;
+  DISTIR_CHECK(fresh) << "redefinition of %" << v->name();
+}
+
+void Function::EnsureNameIndex() const {
+  if (names_indexed_) return;
+  names_indexed_ = true;
+  by_name_.reserve(static_cast<size_t>(next_value_id_));
+  auto* self = const_cast<Function*>(this);  // the index is a cache of the values
+  for (const auto& p : self->params_) self->IndexName(p.get());
+  for (const auto& op : self->ops_) {
+    for (const auto& r : op->results()) self->IndexName(r.get());
+  }
 }
 
 Op* Function::AddOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
@@ -29,10 +46,7 @@ Op* Function::AddOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
     const std::string& name = result_names[i];
     op->results_.push_back(std::make_unique<Value>(next_value_id_++, name, Type(), op,
                                                    static_cast<int>(i), loc));
-    if (name.empty()) continue;
-    // One hash lookup per name: builders add millions of values.
-    const bool fresh = by_name_.try_emplace(name, op->results_.back().get()).second;
-    DISTIR_CHECK(fresh) << "redefinition of %" << name;
+    IndexName(op->results_.back().get());
   }
   return op;
 }
@@ -44,15 +58,17 @@ void Function::SetReturns(std::vector<Value*> values, SourceLoc loc) {
 
 void Function::Reserve(size_t ops, size_t values) {
   ops_.reserve(ops);
-  by_name_.reserve(values);
+  if (names_indexed_) by_name_.reserve(values);
 }
 
 Value* Function::LookupValue(const std::string& name) const {
+  EnsureNameIndex();
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;
 }
 
 std::string Function::UniqueName(const std::string& base) const {
+  EnsureNameIndex();
   if (!base.empty() && by_name_.count(base) == 0) return base;
   std::string stem = base.empty() ? std::string("v") : base;
   int& next = next_suffix_[stem];

@@ -68,7 +68,22 @@ class Function {
   std::vector<std::unique_ptr<Op>> ops_;
   std::vector<Value*> returns_;
   SourceLoc return_loc_;
-  std::unordered_map<std::string, Value*> by_name_;
+  /// Builds by_name_ from the parameters and results when it is not kept yet.
+  void EnsureNameIndex() const;
+  /// Adds `v` to by_name_ when the index is kept. REQUIRES: its name is unused.
+  void IndexName(Value* v);
+
+  /// Name -> value. Kept only once somebody asks (LookupValue, UniqueName): the
+  /// transforms emit millions of ops with names unique by construction and never
+  /// look one up, and the index was a tenth of their time. Debug builds keep it
+  /// from the start, so that a builder's duplicate name fails where it is made.
+  mutable std::unordered_map<std::string, Value*> by_name_;
+  mutable bool names_indexed_ = kIndexNamesEagerly;
+#ifdef NDEBUG
+  static constexpr bool kIndexNamesEagerly = false;
+#else
+  static constexpr bool kIndexNamesEagerly = true;
+#endif
   /// Next suffix to try per base name, so that UniqueName stays O(1) amortized
   /// when a builder asks for the same base a million times.
   mutable std::unordered_map<std::string, int> next_suffix_;

@@ -1,5 +1,7 @@
 #include "search/evaluator.h"
 
+#include <algorithm>
+
 #include "interp/infer_types.h"
 #include "transforms/parallelize.h"
 
@@ -17,15 +19,26 @@ const char* StatusName(ConfigStatus status) {
   return "?";
 }
 
+bool SimulatesOneReplica(const Experiment& e, const Config& c) {
+  const ParallelOptions& o = c.options;
+  if (e.onnx || e.model.family != ModelFamily::kGpt2Inference) return false;
+  if (o.dp <= 1 || c.batch % o.dp != 0) return false;
+  const int64_t replica = o.tp * o.pp;
+  const int64_t node = std::max(1, e.hardware.devices_per_node);
+  return node % replica == 0 || replica % node == 0;
+}
+
 double EstimatedCost(const Experiment& e, const Config& c) {
   const int64_t layers = e.model.family == ModelFamily::kMlpTraining ? e.model.mlp.n_layer
                                                                      : e.model.gpt.n_layer;
   const ParallelOptions& o = c.options;
-  return static_cast<double>(o.dp * o.tp * o.microbatches * (layers + 2));
+  const int64_t replicas = SimulatesOneReplica(e, c) ? 1 : o.dp;
+  return static_cast<double>(replicas * o.tp * o.microbatches * (layers + 2));
 }
 
 // The programs have no calls, so the cost model needs no module.
-Evaluator::Evaluator(const Experiment& e) : e_(e), costs_(e.hardware, nullptr) {}
+Evaluator::Evaluator(const Experiment& e, EvaluatorOptions options)
+    : e_(e), options_(options), costs_(e.hardware, nullptr) {}
 
 StatusOr<const Function*> Evaluator::Sequential(int64_t batch) {
   auto it = sequential_.find(batch);
@@ -55,29 +68,48 @@ ConfigResult Evaluator::Evaluate(const Config& c) {
     r.reason = valid.message();
     return r;
   }
-  StatusOr<DistributedProgram> dist = Parallelize(**seq, o);
+  if (!options_.replica_symmetry || !SimulatesOneReplica(e_, c)) {
+    SimulateInto(**seq, o, c.batch, 1, r);
+    return r;
+  }
+  // One replica of batch / D on the first T*P devices stands for all D.
+  StatusOr<const Function*> one = Sequential(c.batch / o.dp);
+  if (!one.ok()) {
+    r.status = ConfigStatus::kError;
+    r.reason = one.status().message();
+    return r;
+  }
+  ParallelOptions replica = o;
+  replica.dp = 1;
+  replica.num_devices = 0;
+  SimulateInto(**one, replica, c.batch, o.dp, r);
+  return r;
+}
+
+void Evaluator::SimulateInto(const Function& seq, const ParallelOptions& o, int64_t batch,
+                             int64_t replicas, ConfigResult& r) {
+  StatusOr<DistributedProgram> dist = Parallelize(seq, o);
   if (!dist.ok()) {
     r.status = dist.status().code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid
                                                                      : ConfigStatus::kError;
     r.reason = dist.status().message();
-    return r;
+    return;
   }
   sim::SimulateOptions so;
-  so.batch_size = c.batch;
+  so.batch_size = batch;  // the global batch: throughput = batch / iteration time
   so.record_trace = false;
   so.record_memory_timeline = false;
   StatusOr<sim::SimulationResult> sim = sim::Simulate(dist->module, dist->program(), costs_, so);
   if (!sim.ok()) {
     r.status = ConfigStatus::kError;
     r.reason = sim.status().message();
-    return r;
+    return;
   }
   r.iteration_time_s = sim->iteration_time_s;
   r.throughput = sim->throughput;
   r.peak_memory_bytes = sim->PeakMemoryBytes();
   r.fits = e_.memory_limit_bytes == 0 || r.peak_memory_bytes <= e_.memory_limit_bytes;
-  r.num_ops = sim->num_ops;
-  return r;
+  r.num_ops = sim->num_ops * replicas;
 }
 
 Status Evaluator::Trace(const Config& c, io::TraceRecord& out) {

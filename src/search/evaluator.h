@@ -36,13 +36,30 @@ struct ConfigResult {
   int64_t num_ops = 0;
 };
 
+/// True when `c` is simulated as one data-parallel replica of batch / D
+/// (docs/cost_model.md, "Replica symmetry"): an inference model (no gradient
+/// all-reduce, so the D replicas never communicate), D > 1 dividing the batch,
+/// and replicas of T*P devices that sit alike on the nodes (T*P divides the
+/// node size or the node size divides T*P). The replicas then run the same ops
+/// at the same costs on disjoint devices, so every device's clock and memory
+/// are those of replica 0's twin: the iteration time and peak memory are equal
+/// bit for bit, and the op count is D times one replica's.
+bool SimulatesOneReplica(const Experiment& e, const Config& c);
+
 /// Relative cost of simulating `c`, for load balancing: proportional to the
-/// distributed program's op count, D T K (layers + 2).
+/// simulated program's op count, D T K (layers + 2), without D when one
+/// replica stands for all.
 double EstimatedCost(const Experiment& e, const Config& c);
+
+struct EvaluatorOptions {
+  /// Simulate one replica where SimulatesOneReplica() allows; off only to test
+  /// that it changes nothing.
+  bool replica_symmetry = true;
+};
 
 class Evaluator {
  public:
-  explicit Evaluator(const Experiment& e);
+  explicit Evaluator(const Experiment& e, EvaluatorOptions options = {});
 
   ConfigResult Evaluate(const Config& c);
 
@@ -51,8 +68,13 @@ class Evaluator {
 
  private:
   StatusOr<const Function*> Sequential(int64_t batch);
+  /// Distributes `seq` by `o`, simulates it for a global batch of `batch` and
+  /// fills r's outcome; `replicas` programs like it run side by side.
+  void SimulateInto(const Function& seq, const ParallelOptions& o, int64_t batch,
+                    int64_t replicas, ConfigResult& r);
 
   const Experiment& e_;
+  EvaluatorOptions options_;
   std::map<int64_t, Module> sequential_;  // per batch
   sim::CostModel costs_;                  // memo shared by every configuration
 };
