@@ -20,6 +20,10 @@ int RunOpt(int argc, char** argv);
 int RunSimulate(int argc, char** argv);
 int RunSearch(int argc, char** argv);
 int RunReport(int argc, char** argv);
+int RunRun(int argc, char** argv);
+int RunCalibrate(int argc, char** argv);
+int RunValidate(int argc, char** argv);
+int RunImport(int argc, char** argv);
 
 /// "distir 0.1.0 (git 0123abcd)".
 std::string VersionString();

@@ -26,6 +26,14 @@ constexpr Subcommand kSubcommands[] = {
     {"search", distir::tools::RunSearch,
      "simulate every configuration of an experiment (mpirun -np N) into results.h5"},
     {"report", distir::tools::RunReport, "print the ranking of a results.h5 (or --csv)"},
+    {"run", distir::tools::RunRun,
+     "run the top configurations of a results.h5 for real (mpirun -np N), record /measured"},
+    {"calibrate", distir::tools::RunCalibrate,
+     "time kernels and MPI on this machine, fit a hardware profile (mpirun -np N)"},
+    {"validate", distir::tools::RunValidate,
+     "compare simulated with measured throughput: Spearman, Kendall, MAPE, top-1"},
+    {"import", distir::tools::RunImport,
+     "import an ONNX model (opsets 13-17) as a fully typed DistIR function"},
 };
 
 void PrintUsage(std::ostream& os) {

@@ -17,8 +17,14 @@
 //   - how each returned value is reassembled (collect): a sum (losses), a
 //     concatenation along the batch (and, if T-split, the last) dim, or an
 //     updated weight split like the weight it updates.
+//   - which integer inputs spell extents of the full tensors (a Reshape
+//     target with the batch or the head count written out, a Split's sizes)
+//     and must read the local extents in each clone (LocalShape).
 // AnalyzeModel() reads it from a function built by src/models, by the value
-// names models/mlp.h and models/gpt.h document.
+// names models/mlp.h and models/gpt.h document, or from a GPT-2 imported from
+// ONNX with HuggingFace's parameter names (docs/onnx.md §6): there the head
+// count comes from the attention's Reshape of the sharded Split outputs, and
+// the T shardings of the weights are propagated through the block's ops.
 
 #pragma once
 
@@ -42,6 +48,23 @@ enum class TpSplit {
 
 enum class ParamRole { kData, kWeight, kOptimizerState };
 
+/// An integer input of an op (a Reshape target, a Split's sizes) whose
+/// sequential contents are the extents of the full tensors. Each clone of the
+/// op reads a Constant with the local extents instead: entry `batch_index`
+/// divided by D*K (the batch), entry `tp_index` (every entry when
+/// `tp_all`) divided by T. Entries the exporter wrote as 0 or -1 (copy, infer)
+/// adapt by themselves and get no LocalShape.
+struct LocalShape {
+  int input = 1;
+  std::vector<int64_t> full;
+  int batch_index = -1;
+  int tp_index = -1;
+  bool tp_all = false;
+
+  /// The local extents for `batch_pieces` = D*K and `tp` = T.
+  std::vector<int64_t> Local(int64_t batch_pieces, int64_t tp) const;
+};
+
 struct LayoutOp {
   int64_t layer = 0;  ///< -1: before the first layer; num_layers: after the last
   OpPhase phase = OpPhase::kForward;
@@ -49,6 +72,8 @@ struct LayoutOp {
   std::vector<TpSplit> input_splits;
   /// Results that are partial sums over the T shards (all-reduced when T > 1).
   std::vector<int> partial_results;
+  /// Inputs replaced by their local extents (empty for most ops).
+  std::vector<LocalShape> local_shapes;
 };
 
 struct LayoutParam {
@@ -83,8 +108,12 @@ struct ModelLayout {
 };
 
 /// Analyzes a function built by BuildMlpTraining (@mlp) or BuildGpt2Inference
-/// (@gpt2). `tp` decides the Megatron pairing (with T = 1 every use is
-/// replicated). InvalidArgument for other functions, naming what is missing.
+/// (@gpt2), or a GPT-2 imported from ONNX (HuggingFace parameter names:
+/// %input_ids, %h.N.attn.c_attn.weight, ...). `tp` decides the Megatron
+/// pairing (with T = 1 every use is replicated). InvalidArgument for other
+/// functions, naming what is missing, and for a GPT-2 whose ops cannot carry
+/// the T sharding of its weights (e.g. a LayerNorm over a sharded dim), naming
+/// the op.
 StatusOr<ModelLayout> AnalyzeModel(const Function& fn, int64_t tp);
 
 }  // namespace distir

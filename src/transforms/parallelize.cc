@@ -97,8 +97,11 @@ class ProgramEmitter {
     return suffixes_[static_cast<size_t>((r * T_ + t) * (K_ + 1) + (m + 1))];
   }
   void Analyze();
+  void FindLocalShapes();
+  Value* LocalShapeInput(const Op& op, int i, int64_t r, int64_t t, int64_t m, int64_t s);
   Status CreateParams(ParallelPlan& plan);
   std::string Suffix(int64_t r, int64_t t, int64_t m) const;
+  // nullptr (and error_ set) when a value would flow to an earlier stage.
   Value* Input(const Op& op, int i, int64_t r, int64_t t, int64_t m, int64_t s, bool use_rc);
   Value*& Result(int vid, Target target, int64_t r, int64_t t, int64_t m);
   void EmitOp(const Op& op, int64_t s, int64_t m, Target target);
@@ -127,6 +130,9 @@ class ProgramEmitter {
   // Per sequential op.
   std::vector<int64_t> stage_;
   std::vector<char> in_rc_;  // recomputed in its stage's backward task
+  std::vector<char> skip_;   // only fed replaced shape inputs: not emitted
+  // Per op input: the local extents that replace it (LocalShape), if any.
+  std::vector<std::vector<std::vector<int64_t>>> local_shape_;
   std::vector<std::vector<const std::vector<Value*>*>> inst_;  // param instances per input
   std::vector<std::vector<int>> fwd_ops_, bwd_ops_, rc_ops_;   // per stage
   std::vector<int> opt_ops_;
@@ -141,6 +147,7 @@ class ProgramEmitter {
   int64_t denominator_ = 0;                    // MSELoss element count of the global batch
   std::vector<std::string> suffixes_;          // Suffix(r, t, m) for m in -1..K-1
   int64_t gathers_ = 0;                        // ZeRO-3 all-gathers so far (for names)
+  Status error_;                               // the first error of EmitOp
 };
 
 std::vector<Value*> ProgramEmitter::Emit(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
@@ -178,11 +185,13 @@ void ProgramEmitter::Analyze() {
   bwd_ops_.assign(static_cast<size_t>(P_), {});
   rc_ops_.assign(static_cast<size_t>(P_), {});
   for (int i = 0; i < seq_.num_params(); ++i) param_pos_[static_cast<size_t>(seq_.param(i)->id())] = i;
+  FindLocalShapes();
   for (const auto& op : seq_.ops()) {
     const auto id = static_cast<size_t>(op->id());
     const LayoutOp& lo = layout_.ops[id];
     stage_[id] = parallel::StageOfLayer(lo.layer, layout_.num_layers, P_);
     for (const auto& r : op->results()) def_op_[static_cast<size_t>(r->id())] = op->id();
+    if (skip_[id]) continue;
     const auto s = static_cast<size_t>(stage_[id]);
     switch (lo.phase) {
       case OpPhase::kForward:
@@ -195,9 +204,10 @@ void ProgramEmitter::Analyze() {
         opt_ops_.push_back(op->id());
         break;
     }
-    for (const Value* in : op->inputs()) {
+    for (int i = 0; i < op->num_inputs(); ++i) {
+      const Value* in = op->input(i);
       const int d = def_op_[static_cast<size_t>(in->id())];
-      if (d < 0) continue;
+      if (d < 0 || !local_shape_[id][static_cast<size_t>(i)].empty()) continue;
       const OpPhase def_phase = layout_.ops[static_cast<size_t>(d)].phase;
       if (def_phase == OpPhase::kOptimizer) continue;
       if (lo.phase == OpPhase::kOptimizer) {
@@ -234,6 +244,56 @@ void ProgramEmitter::Analyze() {
       if (in_rc_[static_cast<size_t>(id)]) rc_ops_[static_cast<size_t>(s)].push_back(id);
     }
   }
+}
+
+// An imported graph spells some extents of its full tensors (a Reshape to
+// [batch, seq, heads, head_dim], a Split into [d, d, d]); each clone reads
+// the local extents instead (ModelLayout's LocalShape). Ops that only fed the
+// replaced inputs (the Shape/Gather/Concat chains of dynamic exports) are
+// then dead and not emitted. Ops are in topological order, so one reverse
+// pass finds them.
+void ProgramEmitter::FindLocalShapes() {
+  const size_t n_ops = seq_.ops().size();
+  local_shape_.assign(n_ops, {});
+  skip_.assign(n_ops, 0);
+  bool any = false;
+  for (const auto& op : seq_.ops()) {
+    const auto id = static_cast<size_t>(op->id());
+    local_shape_[id].assign(static_cast<size_t>(op->num_inputs()), {});
+    for (const LocalShape& ls : layout_.ops[id].local_shapes) {
+      std::vector<int64_t> local = ls.Local(D_ * K_, T_);
+      if (local == ls.full) continue;
+      local_shape_[id][static_cast<size_t>(ls.input)] = std::move(local);
+      any = true;
+    }
+  }
+  if (!any) return;
+  std::vector<char> used(V_, 0), used_before(V_, 0);
+  for (const Value* v : seq_.returns()) used[static_cast<size_t>(v->id())] = used_before[static_cast<size_t>(v->id())] = 1;
+  for (auto it = seq_.ops().rbegin(); it != seq_.ops().rend(); ++it) {
+    const Op& op = **it;
+    const auto id = static_cast<size_t>(op.id());
+    bool live = false, live_before = false;
+    for (const auto& r : op.results()) {
+      live = live || used[static_cast<size_t>(r->id())];
+      live_before = live_before || used_before[static_cast<size_t>(r->id())];
+    }
+    skip_[id] = live_before && !live;
+    for (int i = 0; i < op.num_inputs(); ++i) {
+      const auto vid = static_cast<size_t>(op.input(i)->id());
+      if (live_before) used_before[vid] = 1;
+      if (live && local_shape_[id][static_cast<size_t>(i)].empty()) used[vid] = 1;
+    }
+  }
+}
+
+Value* ProgramEmitter::LocalShapeInput(const Op& op, int i, int64_t r, int64_t t, int64_t m,
+                                       int64_t s) {
+  const std::vector<int64_t>& local = local_shape_[static_cast<size_t>(op.id())][static_cast<size_t>(i)];
+  DenseTensor value{DType::kI64, {static_cast<int64_t>(local.size())}, {}};
+  for (int64_t e : local) value.values.push_back(static_cast<double>(e));
+  return Emit1(OpKind::kConstant, {}, {{"value", std::move(value)}, {"device", mesh_.Device(r, s, t)}},
+               op.result(0)->name() + ".shape" + std::to_string(i) + SuffixOf(r, t, m));
 }
 
 std::string ProgramEmitter::Suffix(int64_t r, int64_t t, int64_t m) const {
@@ -295,7 +355,10 @@ Status ProgramEmitter::CreateParams(ParallelPlan& plan) {
                        << D_;
               }
             }
-            it->second.push_back(b_.Param(full.name() + Suffix(r, t, data ? m : -1), type));
+            // Unique by construction (the sequential names are, and so are the
+            // suffixes): no UniqueName, which would index every name of the program.
+            it->second.push_back(
+                b_.function().AddParam(full.name() + Suffix(r, t, data ? m : -1), type));
             plan.params.push_back(src);
           }
         }
@@ -331,7 +394,19 @@ Value* ProgramEmitter::Input(const Op& op, int i, int64_t r, int64_t t, int64_t 
   const int vid = op.input(i)->id();
   const auto d = static_cast<size_t>(def_op_[static_cast<size_t>(vid)]);
   if (layout_.ops[d].phase == OpPhase::kOptimizer) return opt_[SlotIndex(r, t, vid)];
-  if (stage_[d] != s) return remote_.at(RemoteKey(vid, r, t, m, s));
+  if (stage_[d] != s) {
+    auto it = remote_.find(RemoteKey(vid, r, t, m, s));
+    if (it != remote_.end()) return it->second;
+    if (error_.ok()) {
+      const Op& def = *seq_.ops()[d];
+      error_ = InvalidArgument(op.loc())
+               << "%" << op.input(i)->name() << " is computed in pipeline stage " << stage_[d]
+               << " (" << def.Name() << ", layer " << layout_.ops[d].layer << ") but read by "
+               << op.Name() << " (%" << op.result(0)->name() << ") in stage " << s
+               << " before it is sent; values may only flow to later stages in the forward pass";
+    }
+    return nullptr;
+  }
   if (use_rc && in_rc_[d]) return rc_[SlotIndex(r, t, vid)];
   return local_[LocalIndex(r, t, m, vid)];
 }
@@ -378,7 +453,9 @@ void ProgramEmitter::AllReduceOverShards(const Op& op, int result, Target target
 }
 
 void ProgramEmitter::EmitOp(const Op& op, int64_t s, int64_t m, Target target) {
+  if (!error_.ok() || skip_[static_cast<size_t>(op.id())]) return;
   GatherShardedWeights(op);
+  const auto& local_shape = local_shape_[static_cast<size_t>(op.id())];
   const bool use_rc = target == Target::kRecompute || (o_.recompute && target == Target::kLocal &&
                                                        layout_.ops[static_cast<size_t>(op.id())].phase == OpPhase::kBackward);
   const bool has_device = op.FindAttr("device") != nullptr;
@@ -388,7 +465,12 @@ void ProgramEmitter::EmitOp(const Op& op, int64_t s, int64_t m, Target target) {
     for (int64_t t = 0; t < T_; ++t) {
       std::vector<Value*> inputs;
       inputs.reserve(static_cast<size_t>(op.num_inputs()));
-      for (int i = 0; i < op.num_inputs(); ++i) inputs.push_back(Input(op, i, r, t, m, s, use_rc));
+      for (int i = 0; i < op.num_inputs(); ++i) {
+        inputs.push_back(local_shape[static_cast<size_t>(i)].empty()
+                             ? Input(op, i, r, t, m, s, use_rc)
+                             : LocalShapeInput(op, i, r, t, m, s));
+      }
+      if (!error_.ok()) return;
       AttrMap attrs = op.attrs();
       if (has_device) attrs["device"] = mesh_.Device(r, s, t);
       if (mse && D_ * K_ > 1) attrs["denominator"] = denominator_;
@@ -645,7 +727,9 @@ StatusOr<std::unique_ptr<Function>> ProgramEmitter::Emit(ParallelPlan& plan) && 
     for (const PipelineTask& task : step) EmitTask(task);
     for (const PipelineTask& task : step) EmitSends(task);
   }
+  DISTIR_RETURN_IF_ERROR(error_);
   EmitOptimizer();
+  DISTIR_RETURN_IF_ERROR(error_);
   DISTIR_RETURN_IF_ERROR(EmitReturns(plan));
   return std::move(b_).Finish();
 }

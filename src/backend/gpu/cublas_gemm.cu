@@ -1,0 +1,55 @@
+#include <cublas_v2.h>
+
+#include "backend/gpu/cublas_gemm.h"
+#include "backend/gpu/cuda_check.h"
+
+namespace distir::gpu {
+
+struct CublasGemm::Impl {
+  cublasHandle_t handle = nullptr;
+  ~Impl() {
+    if (handle != nullptr) cublasDestroy(handle);
+  }
+};
+
+namespace {
+
+cudaDataType_t CudaType(GpuDType t) {
+  switch (t) {
+    case GpuDType::kF32:
+      return CUDA_R_32F;
+    case GpuDType::kF16:
+      return CUDA_R_16F;
+    case GpuDType::kBF16:
+      return CUDA_R_16BF;
+  }
+  return CUDA_R_32F;
+}
+
+}  // namespace
+
+CublasGemm::CublasGemm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CublasGemm::~CublasGemm() = default;
+
+StatusOr<std::unique_ptr<CublasGemm>> CublasGemm::Create(void* stream) {
+  auto impl = std::make_unique<Impl>();
+  DISTIR_CUBLAS_RETURN_IF_ERROR(cublasCreate(&impl->handle));
+  DISTIR_CUBLAS_RETURN_IF_ERROR(cublasSetStream(impl->handle, static_cast<cudaStream_t>(stream)));
+  return std::unique_ptr<CublasGemm>(new CublasGemm(std::move(impl)));
+}
+
+Status CublasGemm::Gemm(GpuDType t, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                        float alpha, const void* a, const void* b, float beta, void* c) {
+  if (m == 0 || n == 0) return Status::Ok();
+  // Leading dimensions of the row-major operands as stored.
+  const int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n, ldc = n;
+  // Column-major C^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
+  DISTIR_CUBLAS_RETURN_IF_ERROR(cublasGemmEx(
+      impl_->handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+      static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha, b, CudaType(t),
+      static_cast<int>(ldb), a, CudaType(t), static_cast<int>(lda), &beta, c, CudaType(t),
+      static_cast<int>(ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  return Status::Ok();
+}
+
+}  // namespace distir::gpu

@@ -1,0 +1,288 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+
+#include "backend/gpu/cuda_check.h"
+#include "backend/gpu/gpu_kernels.h"
+
+namespace distir::gpu {
+namespace {
+
+constexpr int kThreads = 256;
+
+// Storage <-> compute conversions: every kernel computes in f32.
+__device__ __forceinline__ float Load(const float* p, int64_t i) { return p[i]; }
+__device__ __forceinline__ float Load(const __half* p, int64_t i) { return __half2float(p[i]); }
+__device__ __forceinline__ float Load(const __nv_bfloat16* p, int64_t i) {
+  return __bfloat162float(p[i]);
+}
+__device__ __forceinline__ void Store(float* p, int64_t i, float v) { p[i] = v; }
+__device__ __forceinline__ void Store(__half* p, int64_t i, float v) { p[i] = __float2half_rn(v); }
+__device__ __forceinline__ void Store(__nv_bfloat16* p, int64_t i, float v) {
+  p[i] = __float2bfloat16_rn(v);
+}
+
+// Enough blocks to cover n with a grid-stride loop, capped (the loop does the rest).
+unsigned Blocks(int64_t n) {
+  const int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < 1 ? 1 : (b > 65535 ? 65535 : b));
+}
+
+#define DISTIR_GRID_STRIDE(i, n)                                                   \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+__device__ __forceinline__ float GeluF(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678f)); }
+// d/dx [x Phi(x)] = Phi(x) + x phi(x).
+__device__ __forceinline__ float GeluGradF(float x) {
+  return 0.5f * (1.0f + erff(x * 0.70710678f)) + x * 0.39894228f * expf(-0.5f * x * x);
+}
+
+template <typename T>
+__global__ void BinaryKernel(GpuBinary op, int64_t n, const T* a, const T* b, T* out) {
+  DISTIR_GRID_STRIDE(i, n) {
+    const float x = Load(a, i), y = Load(b, i);
+    float r = op == GpuBinary::kAdd ? x + y : op == GpuBinary::kSub ? x - y
+              : op == GpuBinary::kMul ? x * y : x / y;
+    Store(out, i, r);
+  }
+}
+
+template <typename T>
+__global__ void UnaryKernel(GpuUnary op, int64_t n, const T* x, T* y) {
+  DISTIR_GRID_STRIDE(i, n) {
+    const float v = Load(x, i);
+    Store(y, i, op == GpuUnary::kRelu ? fmaxf(v, 0.0f) : GeluF(v));
+  }
+}
+
+template <typename T>
+__global__ void UnaryGradKernel(GpuUnaryGrad op, int64_t n, const T* x, const T* dy, T* dx) {
+  DISTIR_GRID_STRIDE(i, n) {
+    const float v = Load(x, i);
+    const float d = op == GpuUnaryGrad::kReluGrad ? (v > 0.0f ? 1.0f : 0.0f) : GeluGradF(v);
+    Store(dx, i, Load(dy, i) * d);
+  }
+}
+
+// Block-wide reduction (sum or max) of one float per thread; every thread gets the result.
+template <bool kMax>
+__device__ float BlockReduce(float v) {
+  __shared__ float scratch[kThreads];
+  scratch[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) {
+      const float o = scratch[threadIdx.x + s];
+      scratch[threadIdx.x] = kMax ? fmaxf(scratch[threadIdx.x], o) : scratch[threadIdx.x] + o;
+    }
+    __syncthreads();
+  }
+  const float r = scratch[0];
+  __syncthreads();  // scratch is reused by the next reduction
+  return r;
+}
+
+// One block per row.
+template <typename T>
+__global__ void SoftmaxKernel(int64_t cols, const T* x, T* y) {
+  const T* row = x + blockIdx.x * cols;
+  T* out = y + blockIdx.x * cols;
+  float m = -INFINITY;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) m = fmaxf(m, Load(row, j));
+  m = BlockReduce<true>(m);
+  float s = 0;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += expf(Load(row, j) - m);
+  s = BlockReduce<false>(s);
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) Store(out, j, expf(Load(row, j) - m) / s);
+}
+
+// One block per row; two passes (mean, then variance) for accuracy.
+template <typename T>
+__global__ void LayerNormKernel(int64_t cols, const T* x, const T* scale, const T* bias, float eps,
+                                T* y) {
+  const T* row = x + blockIdx.x * cols;
+  T* out = y + blockIdx.x * cols;
+  float s = 0;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += Load(row, j);
+  const float mean = BlockReduce<false>(s) / static_cast<float>(cols);
+  float q = 0;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    const float d = Load(row, j) - mean;
+    q += d * d;
+  }
+  const float rstd = rsqrtf(BlockReduce<false>(q) / static_cast<float>(cols) + eps);
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    float v = (Load(row, j) - mean) * rstd * Load(scale, j);
+    if (bias != nullptr) v += Load(bias, j);
+    Store(out, j, v);
+  }
+}
+
+template <typename T>
+__global__ void GatherKernel(int64_t width, const T* table, int64_t n, const int64_t* idx, T* out) {
+  DISTIR_GRID_STRIDE(i, n * width) {
+    const int64_t r = i / width, c = i % width;
+    out[i] = table[idx[r] * width + c];
+  }
+}
+
+template <typename T>
+__global__ void MseLossKernel(int64_t n, const T* p, const T* y, float scale, float* loss) {
+  float s = 0;
+  DISTIR_GRID_STRIDE(i, n) {
+    const float d = Load(p, i) - Load(y, i);
+    s += d * d;
+  }
+  s = BlockReduce<false>(s);
+  if (threadIdx.x == 0) atomicAdd(loss, s * scale);
+}
+
+template <typename T>
+__global__ void MseLossGradKernel(int64_t n, const T* p, const T* y, float scale, T* dp) {
+  DISTIR_GRID_STRIDE(i, n) { Store(dp, i, scale * (Load(p, i) - Load(y, i))); }
+}
+
+template <typename T>
+__global__ void SgdKernel(int64_t n, const T* w, const T* dw, float lr, T* w_out) {
+  DISTIR_GRID_STRIDE(i, n) { Store(w_out, i, Load(w, i) - lr * Load(dw, i)); }
+}
+
+template <typename T>
+__global__ void AdamKernel(int64_t n, const T* w, const T* dw, const T* m, const T* v,
+                           GpuAdamParams a, float c1, float c2, T* w_out, T* m_out, T* v_out) {
+  DISTIR_GRID_STRIDE(i, n) {
+    const float g = Load(dw, i);
+    const float mi = a.beta1 * Load(m, i) + (1 - a.beta1) * g;
+    const float vi = a.beta2 * Load(v, i) + (1 - a.beta2) * g * g;
+    const float wi = Load(w, i) - a.lr * (mi / c1) / (sqrtf(vi / c2) + a.epsilon);
+    Store(m_out, i, mi);
+    Store(v_out, i, vi);
+    Store(w_out, i, wi);
+  }
+}
+
+cudaStream_t S(void* stream) { return static_cast<cudaStream_t>(stream); }
+
+Status LastLaunch() {
+  DISTIR_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::Ok();
+}
+
+// Calls f with a typed null pointer of the storage type of `t` (dispatch on dtype).
+template <typename F>
+Status Dispatch(GpuDType t, F&& f) {
+  switch (t) {
+    case GpuDType::kF32:
+      f(static_cast<float*>(nullptr));
+      break;
+    case GpuDType::kF16:
+      f(static_cast<__half*>(nullptr));
+      break;
+    case GpuDType::kBF16:
+      f(static_cast<__nv_bfloat16*>(nullptr));
+      break;
+  }
+  return LastLaunch();
+}
+
+template <typename T>
+const T* C(const void* p, const T*) { return static_cast<const T*>(p); }
+template <typename T>
+T* M(void* p, T*) { return static_cast<T*>(p); }
+
+}  // namespace
+
+Status LaunchBinary(GpuBinary op, GpuDType t, int64_t n, const void* a, const void* b, void* out,
+                    void* stream) {
+  if (n == 0) return Status::Ok();
+  return Dispatch(t, [&](auto* tag) {
+    BinaryKernel<<<Blocks(n), kThreads, 0, S(stream)>>>(op, n, C(a, tag), C(b, tag), M(out, tag));
+  });
+}
+
+Status LaunchUnary(GpuUnary op, GpuDType t, int64_t n, const void* x, void* y, void* stream) {
+  if (n == 0) return Status::Ok();
+  return Dispatch(t, [&](auto* tag) {
+    UnaryKernel<<<Blocks(n), kThreads, 0, S(stream)>>>(op, n, C(x, tag), M(y, tag));
+  });
+}
+
+Status LaunchUnaryGrad(GpuUnaryGrad op, GpuDType t, int64_t n, const void* x, const void* dy,
+                       void* dx, void* stream) {
+  if (n == 0) return Status::Ok();
+  return Dispatch(t, [&](auto* tag) {
+    UnaryGradKernel<<<Blocks(n), kThreads, 0, S(stream)>>>(op, n, C(x, tag), C(dy, tag), M(dx, tag));
+  });
+}
+
+Status LaunchSoftmax(GpuDType t, int64_t rows, int64_t cols, const void* x, void* y, void* stream) {
+  if (rows == 0 || cols == 0) return Status::Ok();
+  return Dispatch(t, [&](auto* tag) {
+    SoftmaxKernel<<<static_cast<unsigned>(rows), kThreads, 0, S(stream)>>>(cols, C(x, tag), M(y, tag));
+  });
+}
+
+Status LaunchLayerNorm(GpuDType t, int64_t rows, int64_t cols, const void* x, const void* scale,
+                       const void* bias, float epsilon, void* y, void* stream) {
+  if (rows == 0 || cols == 0) return Status::Ok();
+  return Dispatch(t, [&](auto* tag) {
+    LayerNormKernel<<<static_cast<unsigned>(rows), kThreads, 0, S(stream)>>>(
+        cols, C(x, tag), C(scale, tag), C(bias, tag), epsilon, M(y, tag));
+  });
+}
+
+Status LaunchGather(GpuDType t, int64_t table_rows, int64_t width, const void* table, int64_t n,
+                    const int64_t* indices, void* out, void* stream) {
+  (void)table_rows;  // the contract puts range checking on the host
+  if (n == 0 || width == 0) return Status::Ok();
+  return Dispatch(t, [&](auto* tag) {
+    GatherKernel<<<Blocks(n * width), kThreads, 0, S(stream)>>>(width, C(table, tag), n, indices,
+                                                                M(out, tag));
+  });
+}
+
+Status LaunchMseLoss(GpuDType t, int64_t n, const void* p, const void* y, double denominator,
+                     float* loss, void* stream) {
+  DISTIR_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(loss, 0, sizeof(float), S(stream)));
+  if (n == 0) return Status::Ok();
+  const float scale = static_cast<float>(1.0 / denominator);
+  return Dispatch(t, [&](auto* tag) {
+    MseLossKernel<<<Blocks(n), kThreads, 0, S(stream)>>>(n, C(p, tag), C(y, tag), scale, loss);
+  });
+}
+
+Status LaunchMseLossGrad(GpuDType t, int64_t n, const void* p, const void* y, double denominator,
+                         void* dp, void* stream) {
+  if (n == 0) return Status::Ok();
+  const float scale = static_cast<float>(2.0 / denominator);
+  return Dispatch(t, [&](auto* tag) {
+    MseLossGradKernel<<<Blocks(n), kThreads, 0, S(stream)>>>(n, C(p, tag), C(y, tag), scale,
+                                                             M(dp, tag));
+  });
+}
+
+Status LaunchSgd(GpuDType t, int64_t n, const void* w, const void* dw, float lr, void* w_out,
+                 void* stream) {
+  if (n == 0) return Status::Ok();
+  return Dispatch(t, [&](auto* tag) {
+    SgdKernel<<<Blocks(n), kThreads, 0, S(stream)>>>(n, C(w, tag), C(dw, tag), lr, M(w_out, tag));
+  });
+}
+
+Status LaunchAdam(GpuDType t, int64_t n, const void* w, const void* dw, const void* m,
+                  const void* v, const GpuAdamParams& params, void* w_out, void* m_out,
+                  void* v_out, void* stream) {
+  if (n == 0) return Status::Ok();
+  // Bias corrections in double on the host, as the host kernels compute them.
+  const auto c1 = static_cast<float>(1 - std::pow(double{params.beta1}, static_cast<double>(params.step)));
+  const auto c2 = static_cast<float>(1 - std::pow(double{params.beta2}, static_cast<double>(params.step)));
+  return Dispatch(t, [&](auto* tag) {
+    AdamKernel<<<Blocks(n), kThreads, 0, S(stream)>>>(n, C(w, tag), C(dw, tag), C(m, tag),
+                                                      C(v, tag), params, c1, c2, M(w_out, tag),
+                                                      M(m_out, tag), M(v_out, tag));
+  });
+}
+
+}  // namespace distir::gpu

@@ -1,0 +1,78 @@
+// The CUDA kernels of the GPU executor: every non-GEMM op of the MLP and GPT-2
+// programs (GEMMs go to cuBLAS, cublas_gemm.h; communication to NCCL, nccl_comm.h).
+//
+// Semantics are those of the CPU host kernels (backend/cpu/host_kernels.h) and of
+// the reference executor (docs/ir.md §7): softmax and layer normalization over
+// the last axis (biased variance), Gelu with erf, MSELoss = sum (p - y)^2 / denom,
+// SGD and Adam with bias correction. f16 and bf16 are loaded into f32, computed
+// in f32 and rounded to nearest on store, so they differ from the f32 result
+// only by the storage rounding. The GPU test checks each kernel against the host
+// kernels.
+//
+// All pointers are device pointers; `stream` is a cudaStream_t (nullptr: the
+// default stream). Launches are asynchronous: a returned Status reports launch
+// errors (cudaGetLastError), not faults during execution, which surface at the
+// next synchronisation. REQUIRES for all: n, rows, cols >= 0; buffers hold the
+// elements the shapes say; outputs do not alias inputs unless stated.
+
+#pragma once
+
+#include <cstdint>
+
+#include "backend/gpu/gpu_types.h"
+#include "support/status.h"
+
+namespace distir::gpu {
+
+enum class GpuBinary { kAdd, kSub, kMul, kDiv };
+enum class GpuUnary { kRelu, kGelu };
+enum class GpuUnaryGrad { kReluGrad, kGeluGrad };  ///< dx = dy * f'(x)
+
+struct GpuAdamParams {
+  float lr = 0.001f, beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
+  int64_t step = 1;  ///< 1-based, for the bias correction
+};
+
+/// out[i] = a[i] (op) b[i]. out may alias a or b.
+Status LaunchBinary(GpuBinary op, GpuDType t, int64_t n, const void* a, const void* b, void* out,
+                    void* stream = nullptr);
+
+/// y[i] = f(x[i]). y may alias x.
+Status LaunchUnary(GpuUnary op, GpuDType t, int64_t n, const void* x, void* y,
+                   void* stream = nullptr);
+
+/// dx[i] = dy[i] * f'(x[i]).
+Status LaunchUnaryGrad(GpuUnaryGrad op, GpuDType t, int64_t n, const void* x, const void* dy,
+                       void* dx, void* stream = nullptr);
+
+/// Softmax of each of `rows` rows of `cols` (numerically stable).
+Status LaunchSoftmax(GpuDType t, int64_t rows, int64_t cols, const void* x, void* y,
+                     void* stream = nullptr);
+
+/// y = (x - mean) / sqrt(var + epsilon) * scale + bias per row; bias may be null.
+Status LaunchLayerNorm(GpuDType t, int64_t rows, int64_t cols, const void* x, const void* scale,
+                       const void* bias, float epsilon, void* y, void* stream = nullptr);
+
+/// Embedding gather: out[i, :] = table[indices[i], :] for i < n, rows of `width`.
+/// REQUIRES: every index in [0, table_rows) (the executor checks them on the host).
+Status LaunchGather(GpuDType t, int64_t table_rows, int64_t width, const void* table, int64_t n,
+                    const int64_t* indices, void* out, void* stream = nullptr);
+
+/// *loss (one f32 on the device) = sum (p - y)^2 / denominator.
+Status LaunchMseLoss(GpuDType t, int64_t n, const void* p, const void* y, double denominator,
+                     float* loss, void* stream = nullptr);
+
+/// dp = 2 (p - y) / denominator.
+Status LaunchMseLossGrad(GpuDType t, int64_t n, const void* p, const void* y, double denominator,
+                         void* dp, void* stream = nullptr);
+
+/// w_out = w - lr * dw; w_out may alias w.
+Status LaunchSgd(GpuDType t, int64_t n, const void* w, const void* dw, float lr, void* w_out,
+                 void* stream = nullptr);
+
+/// One Adam step; the outputs may alias w, m, v (the usual in-place update).
+Status LaunchAdam(GpuDType t, int64_t n, const void* w, const void* dw, const void* m,
+                  const void* v, const GpuAdamParams& params, void* w_out, void* m_out,
+                  void* v_out, void* stream = nullptr);
+
+}  // namespace distir::gpu

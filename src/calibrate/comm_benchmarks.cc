@@ -1,0 +1,126 @@
+#include "calibrate/comm_benchmarks.h"
+
+#include <algorithm>
+#include <string>
+
+namespace distir::calibrate {
+namespace {
+
+enum class CommOp { kSend, kAllReduce, kAllGather };
+
+const char* OpName(CommOp op) {
+  switch (op) {
+    case CommOp::kSend:
+      return "Send";
+    case CommOp::kAllReduce:
+      return "AllReduce";
+    case CommOp::kAllGather:
+      return "AllGather";
+  }
+  return "?";
+}
+
+// One call of `op` on `sub` with S = bytes (f32 elements).
+void CallOnce(CommOp op, MPI_Comm sub, int64_t bytes, std::vector<float>& send,
+              std::vector<float>& recv) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(sub, &rank);
+  MPI_Comm_size(sub, &size);
+  const int count = static_cast<int>(bytes / 4);
+  if (op == CommOp::kAllReduce) {
+    MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, sub);
+  } else if (op == CommOp::kAllGather) {
+    MPI_Allgather(send.data(), count / size, MPI_FLOAT, recv.data(), count / size, MPI_FLOAT, sub);
+  } else if (rank == 0) {  // ping-pong: a round trip is two one-way messages
+    MPI_Send(send.data(), count, MPI_FLOAT, 1, 0, sub);
+    MPI_Recv(recv.data(), count, MPI_FLOAT, 1, 0, sub, MPI_STATUS_IGNORE);
+  } else if (rank == 1) {
+    MPI_Recv(recv.data(), count, MPI_FLOAT, 0, 0, sub, MPI_STATUS_IGNORE);
+    MPI_Send(send.data(), count, MPI_FLOAT, 0, 0, sub);
+  }
+}
+
+// Median over trials of the slowest rank's seconds per call; valid on rank 0 of `sub`.
+double TimeOnSub(CommOp op, MPI_Comm sub, int64_t bytes, const CommSweep& sweep) {
+  std::vector<float> send(static_cast<size_t>(bytes / 4), 1.0f), recv(send.size());
+  // Expected ~ 10 us + S / 1 GB/s on shared memory: enough calls to fill a trial.
+  const double guess = 1e-5 + static_cast<double>(bytes) / 1e9;
+  const int calls = std::clamp(static_cast<int>(sweep.target_trial_s / guess), 2, 1000);
+  CallOnce(op, sub, bytes, send, recv);  // warm-up: connections, buffers
+  std::vector<double> trials;
+  for (int t = 0; t < sweep.trials; ++t) {
+    MPI_Barrier(sub);
+    const double start = MPI_Wtime();
+    for (int c = 0; c < calls; ++c) CallOnce(op, sub, bytes, send, recv);
+    double mine = (MPI_Wtime() - start) / calls, slowest = 0;
+    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, sub);
+    trials.push_back(op == CommOp::kSend ? slowest / 2 : slowest);
+  }
+  std::nth_element(trials.begin(), trials.begin() + static_cast<long>(trials.size() / 2),
+                   trials.end());
+  return trials[trials.size() / 2];
+}
+
+std::vector<int> RankCounts(const CommSweep& sweep, int world) {
+  if (!sweep.rank_counts.empty()) return sweep.rank_counts;
+  std::vector<int> counts;
+  for (int k = 2; k < world; k *= 2) counts.push_back(k);
+  counts.push_back(world);
+  return counts;
+}
+
+// Every op over every size on the first `k` ranks of `comm` (ranks >= k wait).
+void SweepRanks(MPI_Comm comm, int k, const CommSweep& sweep, std::vector<Measurement>& out) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm sub = MPI_COMM_NULL;
+  MPI_Comm_split(comm, rank < k ? 0 : MPI_UNDEFINED, rank, &sub);
+  if (sub != MPI_COMM_NULL) {
+    for (CommOp op : {CommOp::kSend, CommOp::kAllReduce, CommOp::kAllGather}) {
+      if (op == CommOp::kSend && k != 2) continue;  // point-to-point: two ranks say it all
+      for (int64_t bytes : sweep.message_bytes) {
+        const double t = TimeOnSub(op, sub, bytes, sweep);
+        if (rank == 0)
+          out.push_back({OpName(op), "f32", std::to_string(bytes) + " B", 0,
+                         static_cast<double>(bytes), k, t});
+      }
+    }
+    MPI_Comm_free(&sub);
+  }
+  MPI_Barrier(comm);
+}
+
+}  // namespace
+
+CommSweep DefaultCommSweep() {
+  CommSweep s;
+  // Multiples of 4 bytes x 64 ranks so AllGather splits evenly for any rank count used.
+  for (int64_t b = 256; b <= (int64_t{16} << 20); b *= 4) s.message_bytes.push_back(b);
+  return s;
+}
+
+CommSweep QuickCommSweep() {
+  CommSweep s;
+  s.message_bytes = {256, 4096, 65536};
+  s.trials = 3;
+  s.target_trial_s = 1e-3;
+  return s;
+}
+
+StatusOr<std::vector<Measurement>> RunMpiCommBenchmarks(MPI_Comm comm, const CommSweep& sweep) {
+  int world = 1;
+  MPI_Comm_size(comm, &world);
+  std::vector<Measurement> out;
+  if (world < 2) return out;
+  const std::vector<int> counts = RankCounts(sweep, world);
+  for (int k : counts) {
+    if (k < 2 || k > world) {
+      return InvalidArgument() << "communication benchmark over " << k << " ranks needs 2 to "
+                               << world << " ranks";
+    }
+  }
+  for (int k : counts) SweepRanks(comm, k, sweep, out);
+  return out;
+}
+
+}  // namespace distir::calibrate

@@ -1,0 +1,42 @@
+// Communication microbenchmarks over MPI, the transport of the CPU executor:
+// Send (ping-pong between two ranks), AllReduce (sum of f32) and AllGather over
+// a sweep of message sizes and of rank counts (the first k ranks of the job).
+//
+// Sizes follow nccl-tests' convention, which is the cost model's S
+// (docs/cost_model.md §2.6): the full buffer for Send and AllReduce, the full
+// gathered output for AllGather. A time is the slowest rank's, per call, the
+// median of several trials, each trial a fixed number of back-to-back calls
+// between barriers (every rank must make the same calls, so the count is fixed
+// by the size, not adapted per rank as the compute timer does).
+
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "calibrate/measurement.h"
+#include "support/status_or.h"
+
+namespace distir::calibrate {
+
+struct CommSweep {
+  std::vector<int64_t> message_bytes;  ///< S values; each a multiple of 4 * max rank count
+  std::vector<int> rank_counts;        ///< participants; empty = 2, 4, 8, ... and the world size
+  int trials = 5;
+  double target_trial_s = 0.01;  ///< calls per trial ~ this / the size's expected time
+};
+
+/// 256 B to 16 MiB in steps of 4x (whole f32 chunks for up to 64 ranks).
+CommSweep DefaultCommSweep();
+/// Three small sizes and few trials, for tests.
+CommSweep QuickCommSweep();
+
+/// Runs the sweep on `comm`; every rank of `comm` must call it with the same
+/// sweep. Returns the measurements on rank 0 and an empty vector elsewhere; on
+/// a communicator of one rank there is nothing to measure (empty everywhere).
+/// Errors (InvalidArgument): a rank count above the size of `comm` or below 2.
+StatusOr<std::vector<Measurement>> RunMpiCommBenchmarks(MPI_Comm comm, const CommSweep& sweep);
+
+}  // namespace distir::calibrate

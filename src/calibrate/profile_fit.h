@@ -1,0 +1,58 @@
+// From microbenchmark timings to a hardware profile: the fits of `distir
+// calibrate` (derivations in docs/calibration.md).
+//
+//   MatMul (the dtype the models run in, f32 on CPU):
+//       t = intercept + per_flop * flops + per_byte * bytes  -> device.matmul_regression
+//   peak_flops.<dtype> = the best FLOP rate the MatMul sweep reached in that dtype
+//   Add: t = L + bytes / B                 -> kernel_launch_overhead L, dram_bandwidth B
+//   Gelu: t = L' + flops / V               -> vector_flops V
+//   Send, AllReduce, AllGather, jointly, the ring model of docs/cost_model.md §2.6:
+//       t = L_c + steps * alpha + bus_bytes / B_link
+//       (Send: 1 step, bus S; AllReduce: 2(n-1), 2(n-1)/n S; AllGather: n-1, (n-1)/n S)
+//                                          -> collectives.launch_overhead L_c,
+//                                             intra_node.latency alpha, .bandwidth B_link
+// Every fit is non-negative least squares on relative error (linear_fit.h).
+// Whatever the measurements cannot tell (no communication on one rank; no f16
+// MatMul on a CPU) keeps the base profile's value, and a note says so.
+
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calibrate/linear_fit.h"
+#include "calibrate/measurement.h"
+#include "sim/hardware_profile.h"
+#include "support/status_or.h"
+
+namespace distir::calibrate {
+
+/// The fit quality of one op type (for a joint fit, on that op's samples).
+struct OpFitReport {
+  std::string op;  ///< "MatMul f32", "Add", "Gelu", "Send", "AllReduce", "AllGather"
+  FitQuality quality;
+};
+
+struct CalibrationFit {
+  sim::HardwareProfile profile;    ///< the base profile with the fitted values in place
+  std::vector<OpFitReport> fits;   ///< one per op type that was fitted
+  std::vector<std::string> notes;  ///< what was not measured and kept from the base
+};
+
+/// Fits `measurements` (compute and communication together) onto `base`.
+/// `matmul_dtype` selects the MatMul samples of the regression ("f32").
+/// Errors (InvalidArgument): no MatMul samples of that dtype, no Add or Gelu
+/// samples, or a fit whose rate coefficient is 0 (the time did not grow with the
+/// work, so no bandwidth or FLOP rate follows), naming the op.
+StatusOr<CalibrationFit> FitProfile(const std::vector<Measurement>& measurements,
+                                    sim::HardwareProfile base, const std::string& matmul_dtype);
+
+/// A single-node profile to calibrate onto when no --base is given:
+/// `devices` devices of `device_name` with `memory_bytes` each, joined by
+/// `link_name`, ring all-reduce; every rate and latency is a placeholder that
+/// FitProfile overwrites (or notes as kept).
+sim::HardwareProfile DefaultBaseProfile(const std::string& name, const std::string& device_name,
+                                        int devices, int64_t memory_bytes,
+                                        const std::string& link_name);
+
+}  // namespace distir::calibrate

@@ -1,0 +1,81 @@
+#include "calibrate/profile_writer.h"
+
+#include <sstream>
+
+namespace distir::calibrate {
+namespace {
+
+// "<number> <unit>" with enough digits that a reload differs by < 1e-6 relative.
+std::string Q(double value, const char* unit) {
+  std::ostringstream os;
+  os.precision(7);
+  os << value << " " << unit;
+  return os.str();
+}
+
+// Names are user text (a CPU model string may hold ':' or '#'): always quote.
+std::string Quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+const char* AlgorithmName(sim::AllReduceAlgorithm a) {
+  switch (a) {
+    case sim::AllReduceAlgorithm::kRing:
+      return "ring";
+    case sim::AllReduceAlgorithm::kTree:
+      return "tree";
+    case sim::AllReduceAlgorithm::kHierarchical:
+      return "hierarchical";
+  }
+  return "ring";
+}
+
+void EmitDevice(const sim::DeviceSpec& d, std::ostream& os) {
+  os << "device:\n  name: " << Quoted(d.name) << "\n  peak_flops:\n"
+     << "    f16: " << Q(d.peak_flops_f16, "FLOP/s") << "\n";
+  if (d.peak_flops_bf16 > 0) os << "    bf16: " << Q(d.peak_flops_bf16, "FLOP/s") << "\n";
+  os << "    f32: " << Q(d.peak_flops_f32, "FLOP/s") << "\n";
+  if (d.peak_flops_f64 > 0) os << "    f64: " << Q(d.peak_flops_f64, "FLOP/s") << "\n";
+  os << "  vector_flops: " << Q(d.vector_flops, "FLOP/s") << "\n"
+     << "  dram_bandwidth: " << Q(d.dram_bandwidth, "B/s") << "\n"
+     << "  memory_capacity: " << d.memory_capacity << " B\n"
+     << "  kernel_launch_overhead: " << Q(d.kernel_launch_overhead, "s") << "\n";
+  if (!d.matmul_regression.has_value()) return;
+  const sim::MatMulRegression& r = *d.matmul_regression;
+  os << "  matmul_regression:\n    intercept: " << Q(r.intercept_s, "s")
+     << "\n    per_flop: " << Q(r.per_flop_s, "s/FLOP")
+     << "\n    per_byte: " << Q(r.per_byte_s, "s/B") << "\n";
+}
+
+void EmitLink(const char* key, const sim::LinkSpec& link, std::ostream& os) {
+  os << key << ":\n  name: " << Quoted(link.name) << "\n  bandwidth: " << Q(link.bandwidth, "B/s")
+     << "\n  latency: " << Q(link.latency, "s") << "\n";
+}
+
+}  // namespace
+
+std::string EmitHardwareProfileYaml(const sim::HardwareProfile& hw,
+                                    const std::vector<std::string>& header) {
+  std::ostringstream os;
+  for (const std::string& line : header) os << "# " << line << "\n";
+  os << "name: " << Quoted(hw.name) << "\n";
+  EmitDevice(hw.device, os);
+  os << "nodes:\n  devices_per_node: " << hw.devices_per_node << "\n  num_nodes: ";
+  if (hw.num_nodes == 0) {
+    os << "any\n";
+  } else {
+    os << hw.num_nodes << "\n";
+  }
+  EmitLink("intra_node", hw.intra_node, os);
+  if (hw.num_nodes != 1) EmitLink("inter_node", hw.inter_node, os);
+  os << "collectives:\n  allreduce: " << AlgorithmName(hw.collectives.allreduce)
+     << "\n  launch_overhead: " << Q(hw.collectives.launch_overhead, "s") << "\n";
+  return os.str();
+}
+
+}  // namespace distir::calibrate

@@ -1,0 +1,119 @@
+#include "io/validation_file.h"
+
+#include <hdf5.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+
+namespace distir::io {
+namespace {
+
+constexpr const char* kGroup = "/validation";
+
+// Closes an HDF5 handle on scope exit.
+class Handle {
+ public:
+  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() {
+    if (id_ >= 0) close_(id_);
+  }
+  hid_t get() const { return id_; }
+  bool ok() const { return id_ >= 0; }
+
+ private:
+  hid_t id_;
+  herr_t (*close_)(hid_t);
+};
+
+template <typename T>
+bool WriteAttr(hid_t where, const char* name, hid_t type, T value) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle a(H5Acreate2(where, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  return a.ok() && H5Awrite(a.get(), type, &value) >= 0;
+}
+
+template <typename T>
+bool ReadAttr(hid_t where, const char* name, hid_t type, T& value) {
+  Handle a(H5Aopen(where, name, H5P_DEFAULT), H5Aclose);
+  return a.ok() && H5Aread(a.get(), type, &value) >= 0;
+}
+
+// Writes the group into an open file, replacing an earlier one. Deleting the old
+// group first keeps the attribute set exactly the documented one.
+bool WriteGroup(hid_t file, const ValidationRecord& r) {
+  if (H5Lexists(file, kGroup, H5P_DEFAULT) > 0 && H5Ldelete(file, kGroup, H5P_DEFAULT) < 0) {
+    return false;
+  }
+  Handle g(H5Gcreate2(file, kGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  if (!g.ok()) return false;
+  const hid_t i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;
+  return WriteAttr(g.get(), "n", i64, r.n) &&
+         WriteAttr(g.get(), "spearman_rho", f64, r.spearman_rho) &&
+         WriteAttr(g.get(), "spearman_p", f64, r.spearman_p) &&
+         WriteAttr(g.get(), "kendall_tau", f64, r.kendall_tau) &&
+         WriteAttr(g.get(), "mape_iteration_time", f64, r.mape_iteration_time) &&
+         WriteAttr(g.get(), "top1_match", H5T_NATIVE_INT8, static_cast<int8_t>(r.top1_match)) &&
+         WriteAttr(g.get(), "simulated_top1_config", i64, r.simulated_top1_config) &&
+         WriteAttr(g.get(), "measured_top1_config", i64, r.measured_top1_config);
+}
+
+Status Discard(const std::string& tmp, Status status) {
+  std::remove(tmp.c_str());
+  return status;
+}
+
+}  // namespace
+
+Status WriteValidation(const std::string& path, const ValidationRecord& record) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  {
+    // Checked before copying so that a wrong path is a NotFound, not a failed copy.
+    Handle probe(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    if (!probe.ok()) return NotFound() << "cannot open '" << path << "' as an HDF5 file";
+  }
+  const std::string tmp = path + ".tmp";
+  std::error_code ec;
+  std::filesystem::copy_file(path, tmp, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec)
+    return Discard(tmp, Internal()
+                            << "cannot copy '" << path << "' to '" << tmp << "': " << ec.message());
+  hid_t file = H5Fopen(tmp.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  if (file < 0) return Discard(tmp, Internal() << "cannot open '" << tmp << "' for writing");
+  const bool written = WriteGroup(file, record);
+  if (H5Fclose(file) < 0 || !written) {
+    return Discard(tmp, Internal() << "writing /validation to '" << tmp << "' failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Discard(tmp, Internal() << "cannot rename '" << tmp << "' to '" << path << "'");
+  }
+  return Status::Ok();
+}
+
+StatusOr<ValidationRecord> ReadValidation(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file.ok()) return NotFound() << "cannot open '" << path << "' as an HDF5 file";
+  if (H5Lexists(file.get(), kGroup, H5P_DEFAULT) <= 0) {
+    return NotFound() << "'" << path << "' has no /validation group; run 'distir validate' first";
+  }
+  Handle g(H5Gopen2(file.get(), kGroup, H5P_DEFAULT), H5Gclose);
+  ValidationRecord r;
+  int8_t match = 0;
+  const hid_t i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;
+  const bool ok = g.ok() && ReadAttr(g.get(), "n", i64, r.n) &&
+                  ReadAttr(g.get(), "spearman_rho", f64, r.spearman_rho) &&
+                  ReadAttr(g.get(), "spearman_p", f64, r.spearman_p) &&
+                  ReadAttr(g.get(), "kendall_tau", f64, r.kendall_tau) &&
+                  ReadAttr(g.get(), "mape_iteration_time", f64, r.mape_iteration_time) &&
+                  ReadAttr(g.get(), "top1_match", H5T_NATIVE_INT8, match) &&
+                  ReadAttr(g.get(), "simulated_top1_config", i64, r.simulated_top1_config) &&
+                  ReadAttr(g.get(), "measured_top1_config", i64, r.measured_top1_config);
+  if (!ok) return InvalidArgument() << "'" << path << "': /validation lacks an attribute";
+  r.top1_match = match != 0;
+  return r;
+}
+
+}  // namespace distir::io

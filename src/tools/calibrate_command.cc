@@ -1,0 +1,201 @@
+// distir calibrate --backend cpu|cuda -o PROFILE.yaml [--base BASE.yaml] [--quick]
+//
+// Times the executor's kernels and MPI communication on this machine, fits the
+// hardware profile's coefficients (src/calibrate, docs/calibration.md), prints
+// the fit quality and writes a profile that `distir simulate` and `distir search`
+// load. Under `mpirun -np N` the communication benchmarks run over 2..N ranks;
+// rank 0 fits and writes.
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "calibrate/comm_benchmarks.h"
+#include "calibrate/compute_benchmarks.h"
+#include "calibrate/profile_fit.h"
+#include "calibrate/profile_writer.h"
+#include "sim/hardware_profile.h"
+#include "tools/cli_util.h"
+#include "tools/commands.h"
+
+namespace po = boost::program_options;
+
+namespace distir::tools {
+namespace {
+
+struct CalibrateFlags {
+  std::string backend = "cpu";
+  std::string output;
+  std::string base;
+  std::string name;
+  bool quick = false;
+  std::string csv;  // where to write the raw measurements, if anywhere
+  std::string stray;  // a positional argument, which calibrate does not take
+};
+
+std::string CpuModelName() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+  }
+  return "host CPU";
+}
+
+// Physical memory shared by the `ranks` ranks of this node.
+int64_t MemoryPerRank(int ranks) {
+  const int64_t bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  return bytes / std::max(ranks, 1);
+}
+
+StatusOr<sim::HardwareProfile> BaseProfile(const CalibrateFlags& f, int world) {
+  const std::string name =
+      f.name.empty() ? std::filesystem::path(f.output).stem().string() : f.name;
+  if (f.base.empty()) {
+    return calibrate::DefaultBaseProfile(name, CpuModelName(), world, MemoryPerRank(world),
+                                         "shared-memory (MPI)");
+  }
+  DISTIR_ASSIGN_OR_RETURN(sim::HardwareProfile hw, sim::LoadHardwareProfile(f.base));
+  hw.name = name;
+  return hw;
+}
+
+void PrintFits(const calibrate::CalibrationFit& fit, std::ostream& os) {
+  os << std::left << std::setw(14) << "op" << std::setw(9) << "samples" << std::setw(10) << "R^2"
+     << std::setw(18) << "median rel. err."
+     << "max rel. err.\n";
+  for (const calibrate::OpFitReport& r : fit.fits) {
+    os << std::setw(14) << r.op << std::setw(9) << r.quality.n << std::setw(10) << std::fixed
+       << std::setprecision(4) << r.quality.r2 << std::setw(18) << std::setprecision(1)
+       << 100 * r.quality.median_relative_error << std::setprecision(1)
+       << 100 * r.quality.max_relative_error << std::defaultfloat << "\n";
+  }
+  for (const std::string& note : fit.notes) os << "note: " << note << "\n";
+}
+
+std::vector<std::string> Header(const CalibrateFlags& f, const calibrate::CalibrationFit& fit,
+                                int world) {
+  std::vector<std::string> h{
+      "Calibrated by `distir calibrate --backend " + f.backend + "` on " + std::to_string(world) +
+          " MPI rank(s) (" + VersionString() + ").",
+      "Format: docs/configs.md; the fits: docs/calibration.md. Fit quality (R^2, median "
+      "relative error):"};
+  for (const calibrate::OpFitReport& r : fit.fits) {
+    std::ostringstream line;
+    line << "  " << r.op << ": " << r.quality.n << " samples, R^2 " << std::fixed
+         << std::setprecision(4) << r.quality.r2 << ", median " << std::setprecision(1)
+         << 100 * r.quality.median_relative_error << " %";
+    h.push_back(line.str());
+  }
+  for (const std::string& note : fit.notes) h.push_back("note: " + note);
+  return h;
+}
+
+// One line per measurement: op,dtype,shape,ranks,flops,bytes,time_s.
+Status WriteMeasurementsCsv(const std::string& path, const std::vector<calibrate::Measurement>& ms) {
+  std::ostringstream os;
+  os << "op,dtype,shape,ranks,flops,bytes,time_s\n" << std::setprecision(9);
+  for (const calibrate::Measurement& m : ms) {
+    os << m.op << "," << m.dtype << "," << m.shape << "," << m.ranks << "," << m.flops << ","
+       << m.bytes << "," << m.time_s << "\n";
+  }
+  return WriteOutputAtomically(path, os.str());
+}
+
+// Rank 0: fit, print, write, and check that the file loads back.
+Status FitAndWrite(const CalibrateFlags& f, const std::vector<calibrate::Measurement>& ms,
+                   sim::HardwareProfile base, int world) {
+  DISTIR_ASSIGN_OR_RETURN(calibrate::CalibrationFit fit,
+                          calibrate::FitProfile(ms, std::move(base), "f32"));
+  PrintFits(fit, std::cout);
+  DISTIR_RETURN_IF_ERROR(WriteOutputAtomically(
+      f.output, calibrate::EmitHardwareProfileYaml(fit.profile, Header(f, fit, world))));
+  DISTIR_ASSIGN_OR_RETURN(sim::HardwareProfile back, sim::LoadHardwareProfile(f.output));
+  const sim::DeviceSpec& d = back.device;
+  std::cout << std::setprecision(4) << "wrote " << f.output << ": MatMul f32 peak " << d.peak_flops_f32 / 1e9
+            << " GFLOP/s, memory " << d.dram_bandwidth / 1e9 << " GB/s, launch "
+            << d.kernel_launch_overhead * 1e6 << " us, link " << back.intra_node.bandwidth / 1e9
+            << " GB/s + " << back.intra_node.latency * 1e6 << " us\n";
+  return Status::Ok();
+}
+
+Status CheckFlags(const CalibrateFlags& f) {
+  if (!f.stray.empty())
+    return InvalidArgument() << "calibrate takes no input file, got '" << f.stray << "'";
+  if (f.output.empty()) return InvalidArgument() << "calibrate needs -o PROFILE.yaml";
+  if (f.backend == "cuda") {
+    return Unimplemented() << "calibrate --backend cuda is not available yet: run the CPU "
+                              "calibration, or calibrate on the GPU machine once it lands";
+  }
+  if (f.backend != "cpu") {
+    return InvalidArgument() << "unknown backend '" << f.backend << "'; expected cpu or cuda";
+  }
+  return Status::Ok();
+}
+
+int Calibrate(const CalibrateFlags& f, int rank, int world) {
+  Status bad = CheckFlags(f);
+  StatusOr<sim::HardwareProfile> base =
+      bad.ok() ? BaseProfile(f, world) : StatusOr<sim::HardwareProfile>(bad);
+  if (!base.ok()) return rank == 0 ? ReportError(base.status()) : kExitInputError;
+  if (rank == 0) std::cerr << "calibrate: timing host kernels on " << world << " rank(s)...\n";
+  std::vector<calibrate::Measurement> ms = calibrate::RunHostComputeBenchmarks(
+      f.quick ? calibrate::QuickComputeSweep() : calibrate::DefaultComputeSweep());
+  if (rank == 0 && world > 1) std::cerr << "calibrate: timing MPI Send/AllReduce/AllGather...\n";
+  StatusOr<std::vector<calibrate::Measurement>> comm = calibrate::RunMpiCommBenchmarks(
+      MPI_COMM_WORLD, f.quick ? calibrate::QuickCommSweep() : calibrate::DefaultCommSweep());
+  if (!comm.ok()) return rank == 0 ? ReportError(comm.status()) : kExitInputError;
+  if (rank != 0) return kExitOk;
+  ms.insert(ms.end(), comm->begin(), comm->end());
+  if (!f.csv.empty()) {
+    Status csv = WriteMeasurementsCsv(f.csv, ms);
+    if (!csv.ok()) return ReportError(csv);
+  }
+  Status written = FitAndWrite(f, ms, std::move(*base), world);
+  return written.ok() ? kExitOk : ReportError(written);
+}
+
+}  // namespace
+
+int RunCalibrate(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, world = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  CalibrateFlags f;
+  po::options_description desc(
+      "usage: [mpirun -np N] distir calibrate --backend cpu|cuda -o PROFILE.yaml\n"
+      "                                      [--base BASE.yaml] [--name NAME] [--quick]\n\n"
+      "Times MatMul, elementwise ops and MPI communication with the executor's kernels,\n"
+      "fits the hardware profile's coefficients by non-negative least squares, prints\n"
+      "the fit quality and writes the profile (docs/calibration.md).\n\noptions");
+  desc.add_options()("help,h", "print this help")(
+      "backend", po::value(&f.backend)->default_value("cpu"), "cpu or cuda")(
+      "output,o", po::value(&f.output), "the profile to write")(
+      "base", po::value(&f.base),
+      "profile whose structure (nodes, links, algorithm) to keep; default: one node of N ranks")(
+      "name", po::value(&f.name), "the profile's name (default: the output file's stem)")(
+      "quick", po::bool_switch(&f.quick), "a small sweep (seconds; for tests)")(
+      "measurements", po::value(&f.csv), "also write every timing as CSV to this file")(
+      "input", po::value(&f.stray), "(none)");
+  po::variables_map vm;
+  int code = kExitOk;
+  if (std::optional<int> stop = ParseCommandLine("calibrate", argc, argv, desc, vm)) {
+    code = *stop;
+  } else {
+    code = Calibrate(f, rank, world);
+  }
+  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return code;
+}
+
+}  // namespace distir::tools

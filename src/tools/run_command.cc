@@ -1,0 +1,258 @@
+// mpirun -np N distir run results.h5 --top K [--sample M --seed S]
+//     [--iterations N --warmup W] [--backend cpu] [--trace T.json]
+//
+// Runs the best configurations of a search for real (docs/backend.md) and
+// records the measurements in the results file's /measured group
+// (docs/results_format.md). Every rank rebuilds each configuration's program
+// from the stored experiment (deterministic, so the ranks agree) and runs its
+// own device's program; rank 0 writes the file.
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <ctime>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <random>
+#include <utility>
+
+#include <yaml-cpp/yaml.h>
+
+#include "backend/cpu/cpu_executor.h"
+#include "backend/executor.h"
+#include "interp/infer_types.h"
+#include "io/measurements.h"
+#include "io/results_file.h"
+#include "models/model_zoo.h"
+#include "search/experiment.h"
+#include "tools/cli_util.h"
+#include "tools/commands.h"
+#include "transforms/parallelize.h"
+
+namespace po = boost::program_options;
+
+namespace distir::tools {
+namespace {
+
+struct RunFlags {
+  std::string results;
+  int64_t top = 3;
+  int64_t sample = 0;
+  uint64_t seed = 0;
+  int iterations = 10;
+  int warmup = 2;
+  std::string backend = "cpu";
+  std::string trace;
+};
+
+std::string Now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+// The top K of the ranking, then M drawn uniformly (seeded) among the rest of
+// the ranking (the configurations that fit).
+std::vector<int64_t> Choose(const io::ResultsFile& f, const RunFlags& flags) {
+  const auto top = std::min<size_t>(static_cast<size_t>(flags.top), f.ranking.size());
+  std::vector<int64_t> chosen(f.ranking.begin(), f.ranking.begin() + static_cast<int64_t>(top));
+  std::vector<int64_t> rest(f.ranking.begin() + static_cast<int64_t>(top), f.ranking.end());
+  std::mt19937_64 rng(flags.seed);
+  for (size_t i = 0; i < rest.size() && static_cast<int64_t>(i) < flags.sample; ++i) {
+    std::uniform_int_distribution<size_t> pick(i, rest.size() - 1);
+    std::swap(rest[i], rest[pick(rng)]);
+    chosen.push_back(rest[i]);
+  }
+  return chosen;
+}
+
+// The stored experiment YAML with its hardware file replaced by the stored
+// profile (/experiment/hardware_yaml) as an inline map. A relative hardware
+// path was relative to the experiment file, whose location the results file
+// does not record, so the path cannot be resolved again; the stored profile is
+// the one the search used. Everything else (the model and its overrides) is
+// kept as data. An inline profile, or no stored profile, leaves the text as is.
+StatusOr<std::string> WithStoredHardware(const io::ResultsFile& f, const std::string& path) {
+  try {
+    YAML::Node root = YAML::Load(f.experiment_yaml);
+    // Looked up through a const node: a non-const operator[] would add the key.
+    const YAML::Node hardware = std::as_const(root)["hardware"];
+    if (!root.IsMap() || !hardware || !hardware.IsScalar() || f.hardware_yaml.empty()) {
+      return f.experiment_yaml;
+    }
+    root["hardware"] = YAML::Load(f.hardware_yaml);
+    YAML::Emitter out;
+    out << root;
+    return std::string(out.c_str());
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument() << path << ": /experiment/yaml or /experiment/hardware_yaml is not "
+                             << "valid YAML: " << e.what();
+  }
+}
+
+// The model of the stored experiment, rebuilt exactly (overrides included) or
+// not at all: a model that differs from the one searched would make the
+// measured times meaningless next to the simulated ones.
+StatusOr<ModelSpec> ModelOf(const io::ResultsFile& f, const std::string& path) {
+  DISTIR_ASSIGN_OR_RETURN(std::string yaml, WithStoredHardware(f, path));
+  StatusOr<search::Experiment> e = search::ParseExperiment(yaml, path + ":/experiment/yaml");
+  if (!e.ok()) {
+    return InvalidArgument() << "cannot rebuild the model of the experiment stored in " << path
+                             << ": " << e.status().message();
+  }
+  if (e->onnx) return Unimplemented() << "distir run does not run imported ONNX models yet";
+  if (!f.model.empty() && e->model.name != f.model) {
+    return InvalidArgument() << path << ": the stored experiment builds model '" << e->model.name
+                             << "' but the file says it searched '" << f.model << "'";
+  }
+  return e->model;
+}
+
+// Builds, runs and times one configuration on every rank.
+StatusOr<backend::TimingResult> RunConfig(const ModelSpec& model, const io::ResultRow& row,
+                                          const RunFlags& flags, std::string* trace_json) {
+  DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(WithBatch(model, row.batch)));
+  DISTIR_RETURN_IF_ERROR(InferTypes(seq));
+  ParallelOptions o;
+  o.dp = row.dp;
+  o.tp = row.tp;
+  o.pp = row.pp;
+  o.microbatches = row.microbatches;
+  DISTIR_ASSIGN_OR_RETURN(o.schedule, ParseSchedule(row.schedule));
+  o.recompute = row.recompute;
+  o.zero_stage = static_cast<int>(row.zero_stage);
+  DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq.entry(), o));
+  DISTIR_ASSIGN_OR_RETURN(backend::ExecutionPlan plan,
+                          backend::PrepareExecution(dist.module, dist.program()));
+  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<backend::Executor> exec,
+                          backend::CreateCpuExecutor(plan, MPI_COMM_WORLD));
+  const RankProgram* mine = exec->program();
+  DISTIR_RETURN_IF_ERROR(exec->SetInputs(
+      mine ? backend::RandomRankInputs(*mine, flags.seed) : std::vector<HostValue>{}));
+  backend::TimingOptions t;
+  t.warmup = flags.warmup;
+  t.iterations = flags.iterations;
+  t.batch_size = row.batch;
+  t.per_op = trace_json != nullptr;
+  DISTIR_ASSIGN_OR_RETURN(backend::TimingResult r, backend::TimeExecutor(*exec, MPI_COMM_WORLD, t));
+  if (trace_json != nullptr) {
+    *trace_json = backend::OpTimingChromeTraceJson(dist.program_name, plan.ranks, r.ops);
+  }
+  return r;
+}
+
+io::MeasuredRow Measure(const ModelSpec& model, const io::ResultRow& row, const RunFlags& flags,
+                        int ranks, std::string* trace_json) {
+  io::MeasuredRow m;
+  m.config = row.index;
+  const int64_t devices = row.dp * row.tp * row.pp;
+  if (devices > ranks) {
+    m.status = "skipped";
+    m.reason = "needs " + std::to_string(devices) + " devices, the job has " +
+               std::to_string(ranks) + " ranks";
+    return m;
+  }
+  StatusOr<backend::TimingResult> r = RunConfig(model, row, flags, trace_json);
+  if (!r.ok()) {
+    m.status = "error";
+    m.reason = r.status().message();
+    return m;
+  }
+  m.status = "ok";
+  m.iteration_time_s = r->median_s;
+  m.throughput = r->throughput;
+  m.iterations = flags.iterations;
+  m.planned_peak_bytes = r->planned_peak_bytes;
+  return m;
+}
+
+void PrintRow(const io::ResultRow& row, const io::MeasuredRow& m) {
+  std::cout << std::left << std::setw(8) << row.index << std::setw(7) << row.batch << "D"
+            << row.dp << " T" << row.tp << " P" << row.pp << " K" << std::setw(5)
+            << row.microbatches << std::setw(9) << m.status;
+  if (m.status == "ok") {
+    std::cout << std::fixed << std::setprecision(3) << std::setw(14) << row.iteration_time_s * 1e3
+              << std::setw(14) << m.iteration_time_s * 1e3 << std::setprecision(1)
+              << m.throughput << std::defaultfloat << "\n";
+  } else {
+    std::cout << m.reason << "\n";
+  }
+}
+
+int RunOn(const RunFlags& flags, int rank, int ranks) {
+  StatusOr<backend::BackendKind> kind = backend::ParseBackend(flags.backend);
+  if (!kind.ok()) return rank == 0 ? ReportError(kind.status()) : kExitInputError;
+  if (*kind != backend::BackendKind::kCpu) {
+    if (rank == 0) std::cerr << "distir run: the cuda backend is not available in this build\n";
+    return kExitInputError;
+  }
+  StatusOr<io::ResultsFile> f = io::ReadResultsFile(flags.results);
+  if (!f.ok()) return rank == 0 ? ReportError(f.status()) : kExitInputError;
+  StatusOr<ModelSpec> model = ModelOf(*f, flags.results);
+  if (!model.ok()) return rank == 0 ? ReportError(model.status()) : kExitInputError;
+  io::Measurements out;
+  out.backend = flags.backend;
+  out.ranks = ranks;
+  out.started_at = Now();
+  if (rank == 0) {
+    std::cout << "config  batch  knobs            status   sim (ms)      measured (ms) samples/s\n";
+  }
+  for (int64_t index : Choose(*f, flags)) {
+    const io::ResultRow& row = f->rows[static_cast<size_t>(index)];
+    std::string trace;
+    const bool traced = !flags.trace.empty() && out.rows.empty();
+    io::MeasuredRow m = Measure(*model, row, flags, ranks, traced ? &trace : nullptr);
+    if (rank == 0) PrintRow(row, m);
+    if (rank == 0 && traced && m.status == "ok") std::ofstream(flags.trace) << trace;
+    out.rows.push_back(std::move(m));
+  }
+  if (rank != 0) return kExitOk;
+  if (Status s = io::WriteMeasurements(flags.results, out); !s.ok()) return ReportError(s);
+  std::cerr << "[run] " << out.rows.size() << " configurations on " << ranks
+            << " ranks; wrote /measured to " << flags.results << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunRun(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  RunFlags f;
+  po::options_description desc(
+      "usage: mpirun -np N distir run RESULTS.h5 [--top K] [--sample M --seed S]\n"
+      "         [--iterations N --warmup W] [--backend cpu] [--trace T.json]\n\n"
+      "Runs the top K configurations of a search and M more drawn at random among\n"
+      "those that fit, one MPI rank per device (docs/backend.md); a configuration\n"
+      "needing more devices than the job has ranks is skipped. The median iteration\n"
+      "time and throughput go to the file's /measured group (docs/results_format.md).\n\noptions");
+  desc.add_options()("help,h", "print this help")(
+      "top", po::value(&f.top)->default_value(3), "the K best configurations")(
+      "sample", po::value(&f.sample)->default_value(0), "M more, uniformly among the rest")(
+      "seed", po::value(&f.seed)->default_value(0), "seed of the sample and of the inputs")(
+      "iterations", po::value(&f.iterations)->default_value(10), "timed iterations")(
+      "warmup", po::value(&f.warmup)->default_value(2), "untimed iterations first")(
+      "backend", po::value(&f.backend)->default_value("cpu"), "cpu or cuda")(
+      "trace", po::value(&f.trace), "per-op Chrome trace of the first configuration run")(
+      "input", po::value(&f.results), "results file");
+  po::variables_map vm;
+  int code = kExitOk;
+  if (std::optional<int> stop = ParseCommandLine("run", argc, argv, desc, vm)) {
+    code = *stop;
+  } else if (f.results.empty() || f.top < 0 || f.sample < 0 || f.iterations < 1 || f.warmup < 0) {
+    if (rank == 0) std::cerr << "distir run: need RESULTS.h5, --top/--sample >= 0, --iterations >= 1 (see --help)\n";
+    code = kExitUsage;
+  } else {
+    code = RunOn(f, rank, ranks);
+  }
+  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return code;
+}
+
+}  // namespace distir::tools

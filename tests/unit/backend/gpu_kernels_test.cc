@@ -1,0 +1,219 @@
+// The CUDA kernels, cuBLAS GEMM and NCCL against the CPU host kernels
+// (backend/cpu/host_kernels.h), in f32, f16 and bf16 (STYLE.md §7: the GPU
+// backend is tested against the CPU). Every test GTEST_SKIPs without a GPU.
+
+#include "backend/gpu/gpu_kernels.h"
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/host_kernels.h"
+#include "backend/gpu/cublas_gemm.h"
+#include "backend/gpu/device_buffer.h"
+#include "backend/gpu/nccl_comm.h"
+#include "testing/test_util.h"
+
+namespace distir::gpu {
+namespace {
+
+#define SKIP_WITHOUT_GPU() \
+  if (DeviceCount() == 0) GTEST_SKIP() << "no CUDA device"
+
+const GpuDType kAll[] = {GpuDType::kF32, GpuDType::kF16, GpuDType::kBF16};
+
+// Relative tolerance per dtype: storage rounding of f16 (2^-11) and bf16 (2^-8),
+// compounded over a few operations.
+double Tol(GpuDType t) { return t == GpuDType::kF32 ? 1e-5 : t == GpuDType::kF16 ? 4e-3 : 3e-2; }
+
+std::vector<float> Random(size_t n, uint32_t seed, float lo = -2, float hi = 2) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// Rounds to the storage dtype and back, so the host reference sees the GPU's inputs.
+std::vector<float> Rounded(GpuDType t, std::vector<float> v) {
+  std::vector<uint16_t> bits(v.size());
+  if (t == GpuDType::kF16) {
+    backend::FloatToHalf(static_cast<int64_t>(v.size()), v.data(), bits.data());
+    backend::HalfToFloat(static_cast<int64_t>(v.size()), bits.data(), v.data());
+  } else if (t == GpuDType::kBF16) {
+    backend::FloatToBFloat16(static_cast<int64_t>(v.size()), v.data(), bits.data());
+    backend::BFloat16ToFloat(static_cast<int64_t>(v.size()), bits.data(), v.data());
+  }
+  return v;
+}
+
+DeviceBuffer Upload(GpuDType t, const std::vector<float>& v) {
+  StatusOr<DeviceBuffer> b = DeviceBuffer::Allocate(v.size() * ByteWidth(t));
+  EXPECT_TRUE(b.ok()) << b.status().ToString();
+  std::vector<uint16_t> bits(v.size());
+  if (t == GpuDType::kF32) {
+    EXPECT_OK(b->CopyFromHost(v.data(), v.size() * 4));
+    return std::move(*b);
+  }
+  if (t == GpuDType::kF16)
+    backend::FloatToHalf(static_cast<int64_t>(v.size()), v.data(), bits.data());
+  if (t == GpuDType::kBF16) {
+    backend::FloatToBFloat16(static_cast<int64_t>(v.size()), v.data(), bits.data());
+  }
+  EXPECT_OK(b->CopyFromHost(bits.data(), v.size() * 2));
+  return std::move(*b);
+}
+
+std::vector<float> Download(GpuDType t, const DeviceBuffer& b, size_t n) {
+  EXPECT_OK(SynchronizeDevice());
+  std::vector<float> v(n);
+  if (t == GpuDType::kF32) {
+    EXPECT_OK(b.CopyToHost(v.data(), n * 4));
+    return v;
+  }
+  std::vector<uint16_t> bits(n);
+  EXPECT_OK(b.CopyToHost(bits.data(), n * 2));
+  if (t == GpuDType::kF16) backend::HalfToFloat(static_cast<int64_t>(n), bits.data(), v.data());
+  if (t == GpuDType::kBF16)
+    backend::BFloat16ToFloat(static_cast<int64_t>(n), bits.data(), v.data());
+  return v;
+}
+
+void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, double tol,
+                 const char* what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << what << " element " << i;
+  }
+}
+
+TEST(GpuKernelsTest, ElementwiseMatchesHost) {
+  SKIP_WITHOUT_GPU();
+  const size_t n = 1000;
+  for (GpuDType t : kAll) {
+    std::vector<float> a = Rounded(t, Random(n, 1)), b = Rounded(t, Random(n, 2, 0.5f, 2));
+    DeviceBuffer da = Upload(t, a), db = Upload(t, b), out = Upload(t, a);
+    std::vector<float> want(n);
+    ASSERT_OK(LaunchBinary(GpuBinary::kMul, t, n, da.data(), db.data(), out.data()));
+    backend::Binary<float>(backend::BinaryKind::kMul, n, a.data(), b.data(), want.data());
+    ExpectClose(Download(t, out, n), Rounded(t, want), Tol(t), GpuDTypeName(t));
+    ASSERT_OK(LaunchBinary(GpuBinary::kDiv, t, n, da.data(), db.data(), out.data()));
+    backend::Binary<float>(backend::BinaryKind::kDiv, n, a.data(), b.data(), want.data());
+    ExpectClose(Download(t, out, n), Rounded(t, want), Tol(t), GpuDTypeName(t));
+    ASSERT_OK(LaunchUnary(GpuUnary::kGelu, t, n, da.data(), out.data()));
+    backend::Unary<float>(backend::UnaryKind::kGeluErf, n, a.data(), want.data());
+    ExpectClose(Download(t, out, n), Rounded(t, want), Tol(t), "gelu");
+    ASSERT_OK(LaunchUnaryGrad(GpuUnaryGrad::kGeluGrad, t, n, da.data(), db.data(), out.data()));
+    backend::GeluGrad<float>(n, a.data(), b.data(), want.data(), false);
+    ExpectClose(Download(t, out, n), Rounded(t, want), Tol(t), "gelu grad");
+    ASSERT_OK(LaunchUnaryGrad(GpuUnaryGrad::kReluGrad, t, n, da.data(), db.data(), out.data()));
+    backend::ReluGrad<float>(n, a.data(), b.data(), want.data());
+    ExpectClose(Download(t, out, n), Rounded(t, want), Tol(t), "relu grad");
+  }
+}
+
+TEST(GpuKernelsTest, SoftmaxAndLayerNormMatchHost) {
+  SKIP_WITHOUT_GPU();
+  const int64_t rows = 7, cols = 300;
+  for (GpuDType t : kAll) {
+    std::vector<float> x = Rounded(t, Random(rows * cols, 3)), want(rows * cols);
+    std::vector<float> scale = Rounded(t, Random(cols, 4)), bias = Rounded(t, Random(cols, 5));
+    DeviceBuffer dx = Upload(t, x), ds = Upload(t, scale), dbias = Upload(t, bias),
+                 dy = Upload(t, x);
+    ASSERT_OK(LaunchSoftmax(t, rows, cols, dx.data(), dy.data()));
+    backend::Softmax<float>(rows, cols, x.data(), want.data());
+    ExpectClose(Download(t, dy, want.size()), Rounded(t, want), Tol(t), "softmax");
+    ASSERT_OK(LaunchLayerNorm(t, rows, cols, dx.data(), ds.data(), dbias.data(), 1e-5f, dy.data()));
+    backend::LayerNorm<float>(rows, cols, x.data(), scale.data(), bias.data(), 1e-5f, want.data());
+    ExpectClose(Download(t, dy, want.size()), Rounded(t, want), 4 * Tol(t), "layernorm");
+  }
+}
+
+TEST(GpuKernelsTest, GatherLossAndOptimizersMatchHost) {
+  SKIP_WITHOUT_GPU();
+  const int64_t vocab = 50, width = 16, n = 512;
+  for (GpuDType t : kAll) {
+    std::vector<float> table = Rounded(t, Random(vocab * width, 6)), got(n * width),
+                       want(n * width);
+    std::vector<int64_t> idx(n);
+    for (int64_t i = 0; i < n; ++i) idx[i] = (i * 7) % vocab;
+    DeviceBuffer dt = Upload(t, table), dout = Upload(t, want);
+    ASSERT_OK_AND_ASSIGN(DeviceBuffer di, DeviceBuffer::Allocate(n * sizeof(int64_t)));
+    ASSERT_OK(di.CopyFromHost(idx.data(), n * sizeof(int64_t)));
+    ASSERT_OK(LaunchGather(t, vocab, width, dt.data(), n, static_cast<const int64_t*>(di.data()),
+                           dout.data()));
+    ASSERT_TRUE(backend::Gather<float>(1, vocab, width, table.data(), n, idx.data(), want.data()));
+    ExpectClose(Download(t, dout, want.size()), want, 0, "gather");  // a copy: exact
+
+    std::vector<float> p = Rounded(t, Random(n, 7)), y = Rounded(t, Random(n, 8));
+    std::vector<float> m = Rounded(t, Random(n, 9)), v = Rounded(t, Random(n, 10, 0, 1)), g(n);
+    DeviceBuffer dp = Upload(t, p), dy = Upload(t, y), dg = Upload(t, p);
+    ASSERT_OK_AND_ASSIGN(DeviceBuffer dloss, DeviceBuffer::Allocate(sizeof(float)));
+    ASSERT_OK(LaunchMseLoss(t, n, dp.data(), dy.data(), n, static_cast<float*>(dloss.data())));
+    std::vector<float> loss = Download(GpuDType::kF32, dloss, 1);
+    EXPECT_NEAR(loss[0], backend::MseLoss<float>(n, p.data(), y.data(), n), 1e-4 * loss[0]);
+    ASSERT_OK(LaunchMseLossGrad(t, n, dp.data(), dy.data(), n, dg.data()));
+    backend::MseLossGrad<float>(n, p.data(), y.data(), n, g.data());
+    ExpectClose(Download(t, dg, n), Rounded(t, g), Tol(t), "mse grad");
+
+    std::vector<float> w_want(n), m_want(n), v_want(n);
+    DeviceBuffer dw = Upload(t, p), dm = Upload(t, m), dv = Upload(t, v);
+    ASSERT_OK(LaunchSgd(t, n, dw.data(), dy.data(), 0.1f, dg.data()));
+    backend::Sgd<float>(n, p.data(), y.data(), 0.1f, w_want.data());
+    ExpectClose(Download(t, dg, n), Rounded(t, w_want), Tol(t), "sgd");
+    GpuAdamParams gp;
+    gp.step = 3;
+    backend::AdamParams hp;
+    hp.step = 3;
+    ASSERT_OK(LaunchAdam(t, n, dw.data(), dy.data(), dm.data(), dv.data(), gp, dw.data(), dm.data(),
+                         dv.data()));
+    backend::Adam<float>(n, p.data(), y.data(), m.data(), v.data(), hp, w_want.data(),
+                         m_want.data(), v_want.data());
+    ExpectClose(Download(t, dw, n), Rounded(t, w_want), Tol(t), "adam w");
+    ExpectClose(Download(t, dm, n), Rounded(t, m_want), Tol(t), "adam m");
+    ExpectClose(Download(t, dv, n), Rounded(t, v_want), Tol(t), "adam v");
+  }
+}
+
+TEST(CublasGemmTest, RowMajorProductsMatchHostInEveryDtypeAndTransposition) {
+  SKIP_WITHOUT_GPU();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<CublasGemm> gemm, CublasGemm::Create());
+  const int64_t m = 33, n = 17, k = 64;
+  for (GpuDType t : kAll) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        std::vector<float> a = Rounded(t, Random(m * k, 11)), b = Rounded(t, Random(k * n, 12));
+        std::vector<float> want(m * n, 0.0f);
+        DeviceBuffer da = Upload(t, a), db = Upload(t, b), dc = Upload(t, want);
+        ASSERT_OK(gemm->Gemm(t, ta, tb, m, n, k, 1.0f, da.data(), db.data(), 0.0f, dc.data()));
+        backend::Gemm<float>(ta, tb, m, n, k, 1.0f, a.data(), b.data(), 0.0f, want.data());
+        // Sums of 64 products of O(1): the f16/bf16 output rounding dominates.
+        ExpectClose(Download(t, dc, want.size()), Rounded(t, want), 2 * Tol(t), GpuDTypeName(t));
+      }
+    }
+  }
+}
+
+TEST(NcclCommunicatorTest, SingleRankCollectivesAreIdentities) {
+  SKIP_WITHOUT_GPU();
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) MPI_Init(nullptr, nullptr);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<NcclCommunicator> comm,
+                       NcclCommunicator::Create(MPI_COMM_SELF));
+  EXPECT_EQ(comm->size(), 1);
+  std::vector<float> x = Random(256, 13);
+  DeviceBuffer dx = Upload(GpuDType::kF32, x), dy = Upload(GpuDType::kF32, x);
+  ASSERT_OK(comm->AllReduceSum(GpuDType::kF32, dx.data(), dy.data(), 256, nullptr));
+  ExpectClose(Download(GpuDType::kF32, dy, 256), x, 0, "allreduce");
+  ASSERT_OK(comm->AllGather(GpuDType::kF32, dx.data(), dy.data(), 256, nullptr));
+  ExpectClose(Download(GpuDType::kF32, dy, 256), x, 0, "allgather");
+  ASSERT_OK(comm->ReduceScatterSum(GpuDType::kF32, dx.data(), dy.data(), 256, nullptr));
+  ExpectClose(Download(GpuDType::kF32, dy, 256), x, 0, "reducescatter");
+}
+
+}  // namespace
+}  // namespace distir::gpu
