@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "interp/infer_types.h"
 #include "ir/builder.h"
@@ -139,6 +140,18 @@ class ProgramEmitter {
 
   // Parameter instances: key -> values [r][t] (weights) or [r][t][m] (data).
   std::unordered_map<std::string, std::vector<Value*>> instances_;
+  // Parameter names given so far. A weight can be instantiated under the same
+  // name twice (a tied embedding read as the embedding and as the LM head), so
+  // names get ".1", ".2", ... as Function::UniqueName would give, without
+  // indexing every op result of the program (parameters come before any op).
+  std::unordered_set<std::string> param_names_;
+  std::string FreshParamName(std::string name) {
+    if (param_names_.insert(name).second) return name;
+    for (int i = 1;; ++i) {
+      std::string candidate = name + "." + std::to_string(i);
+      if (param_names_.insert(candidate).second) return candidate;
+    }
+  }
   std::vector<TpSplit> param_split_;  // split of each weight's first use
   // Environments.
   std::vector<Value*> local_, rc_, opt_, acc_;
@@ -355,10 +368,8 @@ Status ProgramEmitter::CreateParams(ParallelPlan& plan) {
                        << D_;
               }
             }
-            // Unique by construction (the sequential names are, and so are the
-            // suffixes): no UniqueName, which would index every name of the program.
-            it->second.push_back(
-                b_.function().AddParam(full.name() + Suffix(r, t, data ? m : -1), type));
+            it->second.push_back(b_.function().AddParam(
+                FreshParamName(full.name() + Suffix(r, t, data ? m : -1)), type));
             plan.params.push_back(src);
           }
         }
