@@ -1,6 +1,8 @@
 #include "transforms/model_layout.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <numeric>
 #include <string>
 #include <unordered_map>
@@ -359,7 +361,8 @@ StatusOr<int> ShardPropagation::Reshape(const Op& op, LayoutOp& lo) {
   // Entries written as 0 (copy) or -1 (infer) adapt to the local input.
   const Value* target = op.input(1);
   const int def = def_[static_cast<size_t>(target->id())];
-  if (def >= 0 && fn_.ops()[static_cast<size_t>(def)]->kind() == OpKind::kConstant) {
+  local.computed = def >= 0 && fn_.ops()[static_cast<size_t>(def)]->kind() != OpKind::kConstant;
+  if (def >= 0 && !local.computed) {
     const Attribute* value = fn_.ops()[static_cast<size_t>(def)]->FindAttr("value");
     if (value != nullptr && value->type() == AttrType::kTensor) {
       const std::vector<double>& v = value->AsTensor().values;
@@ -368,7 +371,7 @@ StatusOr<int> ShardPropagation::Reshape(const Op& op, LayoutOp& lo) {
       if (adapts(local.tp_index)) local.tp_index = -1;
     }
   }
-  if (local.batch_index >= 0 || local.tp_index >= 0) lo.local_shapes.push_back(std::move(local));
+  if (local.computed || local.batch_index >= 0 || local.tp_index >= 0) lo.local_shapes.push_back(std::move(local));
   return out;
 }
 
@@ -396,8 +399,19 @@ Status ShardPropagation::Visit(const Op& op, LayoutOp& lo) {
   }
   int out = -1;
   const OpKind kind = op.kind();
-  if (kind == OpKind::kShape || kind == OpKind::kConstantOfShape) {
+  if (kind == OpKind::kShape) {
     batch = false;
+  } else if (kind == OpKind::kConstantOfShape) {
+    // The causal mask's [seq, seq]: fold a computed shape to its extents.
+    batch = false;
+    const int def = def_[static_cast<size_t>(op.input(0)->id())];
+    if (def >= 0 && fn_.ops()[static_cast<size_t>(def)]->kind() != OpKind::kConstant) {
+      LocalShape local;
+      local.input = 0;
+      local.full = op.result(0)->type().shape();
+      local.computed = true;
+      lo.local_shapes.push_back(std::move(local));
+    }
   } else if (kind == OpKind::kReshape) {
     batch = In(op, 0).batch;
     DISTIR_ASSIGN_OR_RETURN(out, Reshape(op, lo));
@@ -487,6 +501,84 @@ void AssignGptLayers(const Function& fn, ModelLayout& layout) {
   }
 }
 
+// The scope of a block's activation ("h.3.mlp.act.Mul_1_output_0" ->
+// "h.3.mlp.act."), or "".
+std::string ActScope(const std::string& name) {
+  const size_t at = name.find(".mlp.act.");
+  return GptLayer(name) >= 0 && at != std::string::npos ? name.substr(0, at + 9) : "";
+}
+
+// Marks one exported GELU for fusion when the scope's ops [begin, end) read
+// one outside value, only feed each other and the last op, and hold Erf
+// (exact) or Tanh (approximate) among elementwise arithmetic.
+// Op index range [first, last] of the readers of each value (returned
+// values count as read after the last op).
+struct Readers {
+  std::vector<size_t> first, last;
+};
+
+Readers FindReaders(const Function& fn) {
+  const auto n = static_cast<size_t>(fn.num_values());
+  Readers readers{std::vector<size_t>(n, SIZE_MAX), std::vector<size_t>(n, 0)};
+  for (size_t k = 0; k < fn.ops().size(); ++k) {
+    for (const Value* in : fn.ops()[k]->inputs()) {
+      const auto id = static_cast<size_t>(in->id());
+      readers.first[id] = std::min(readers.first[id], k);
+      readers.last[id] = std::max(readers.last[id], k);
+    }
+  }
+  for (const Value* v : fn.returns()) readers.last[static_cast<size_t>(v->id())] = SIZE_MAX;
+  return readers;
+}
+
+// Marks one exported GELU for fusion when the scope's ops [begin, end) read
+// one outside value, their results (but the last op's) are read only inside,
+// and they hold Erf (exact) or Tanh (approximate) among elementwise arithmetic.
+void FuseGelu(const Function& fn, ModelLayout& layout, size_t begin, size_t end,
+              const Readers& readers) {
+  const Value* x = nullptr;
+  std::string form;
+  std::vector<char> inside(static_cast<size_t>(fn.num_values()), 0);
+  for (size_t k = begin; k < end; ++k) {
+    const Op& op = *fn.ops()[k];
+    switch (op.kind()) {
+      case OpKind::kErf: form = "none"; break;
+      case OpKind::kTanh: form = "tanh"; break;
+      case OpKind::kAdd: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow:
+      case OpKind::kSub: case OpKind::kConstant:
+        break;
+      default:
+        return;
+    }
+    for (const Value* in : op.inputs()) {
+      if (inside[static_cast<size_t>(in->id())]) continue;
+      if (x != nullptr && x != in) return;
+      x = in;
+    }
+    for (const auto& r : op.results()) {
+      const auto id = static_cast<size_t>(r->id());
+      inside[id] = 1;
+      if (k + 1 < end && (readers.first[id] < begin || readers.last[id] >= end)) return;
+    }
+  }
+  if (x == nullptr || form.empty() || fn.ops()[end - 1]->num_results() != 1) return;
+  for (size_t k = begin; k + 1 < end; ++k) layout.ops[k].fused_away = true;
+  layout.ops[end - 1].gelu = form;
+  layout.ops[end - 1].gelu_input = x;
+}
+
+void FuseGelus(const Function& fn, ModelLayout& layout) {
+  const auto& ops = fn.ops();
+  const Readers readers = FindReaders(fn);
+  for (size_t begin = 0; begin < ops.size();) {
+    const std::string scope = ActScope(ops[begin]->result(0)->name());
+    size_t end = begin + 1;
+    while (!scope.empty() && end < ops.size() && ActScope(ops[end]->result(0)->name()) == scope) ++end;
+    if (!scope.empty()) FuseGelu(fn, layout, begin, end, readers);
+    begin = end;
+  }
+}
+
 StatusOr<ModelLayout> AnalyzeGpt2(const Function& fn, int64_t tp) {
   namespace names = gpt_names;
   ModelLayout layout;
@@ -531,6 +623,7 @@ StatusOr<ModelLayout> AnalyzeGpt2(const Function& fn, int64_t tp) {
     }
   }
   layout.tp_divisor_name = "the number of attention heads";
+  FuseGelus(fn, layout);
   DISTIR_RETURN_IF_ERROR(AnalyzeOutputs(fn, layout, TpSplit::kReplicated));
   DISTIR_RETURN_IF_ERROR(ShardPropagation(fn, layout).Run(tp));
   return layout;

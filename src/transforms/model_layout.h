@@ -53,13 +53,18 @@ enum class ParamRole { kData, kWeight, kOptimizerState };
 /// op reads a Constant with the local extents instead: entry `batch_index`
 /// divided by D*K (the batch), entry `tp_index` (every entry when
 /// `tp_all`) divided by T. Entries the exporter wrote as 0 or -1 (copy, infer)
-/// adapt by themselves and get no LocalShape.
+/// adapt by themselves and get no LocalShape. Reshape targets and
+/// ConstantOfShape shapes computed by ops are always replaced (`computed`).
 struct LocalShape {
   int input = 1;
   std::vector<int64_t> full;
   int batch_index = -1;
   int tp_index = -1;
   bool tp_all = false;
+  /// The input is computed at run time (an exported Shape/Gather/Concat
+  /// chain): replaced by a Constant even when the local extents are the full
+  /// ones, which folds the chain out of the program.
+  bool computed = false;
 
   /// The local extents for `batch_pieces` = D*K and `tp` = T.
   std::vector<int64_t> Local(int64_t batch_pieces, int64_t tp) const;
@@ -74,6 +79,13 @@ struct LayoutOp {
   std::vector<int> partial_results;
   /// Inputs replaced by their local extents (empty for most ops).
   std::vector<LocalShape> local_shapes;
+  /// An exported GELU (the ops of a block's `mlp.act` scope, erf or tanh
+  /// form) is emitted as one Gelu: its last op carries `gelu` ("none" or
+  /// "tanh") and `gelu_input` (the activation it reads, a value of the
+  /// function), the other ops of the scope are `fused_away`.
+  std::string gelu;
+  const Value* gelu_input = nullptr;
+  bool fused_away = false;
 };
 
 struct LayoutParam {

@@ -104,6 +104,9 @@ class ProgramEmitter {
   std::string Suffix(int64_t r, int64_t t, int64_t m) const;
   // nullptr (and error_ set) when a value would flow to an earlier stage.
   Value* Input(const Op& op, int i, int64_t r, int64_t t, int64_t m, int64_t s, bool use_rc);
+  // The same for `v`, an op result of the sequential function read by `op`.
+  Value* ResultInput(const Op& op, const Value* v, int64_t r, int64_t t, int64_t m, int64_t s,
+                     bool use_rc);
   Value*& Result(int vid, Target target, int64_t r, int64_t t, int64_t m);
   void EmitOp(const Op& op, int64_t s, int64_t m, Target target);
   void GatherShardedWeights(const Op& op);
@@ -218,7 +221,7 @@ void ProgramEmitter::Analyze() {
         break;
     }
     for (int i = 0; i < op->num_inputs(); ++i) {
-      const Value* in = op->input(i);
+      const Value* in = lo.gelu.empty() ? op->input(i) : lo.gelu_input;
       const int d = def_op_[static_cast<size_t>(in->id())];
       if (d < 0 || !local_shape_[id][static_cast<size_t>(i)].empty()) continue;
       const OpPhase def_phase = layout_.ops[static_cast<size_t>(d)].phase;
@@ -275,11 +278,12 @@ void ProgramEmitter::FindLocalShapes() {
     local_shape_[id].assign(static_cast<size_t>(op->num_inputs()), {});
     for (const LocalShape& ls : layout_.ops[id].local_shapes) {
       std::vector<int64_t> local = ls.Local(D_ * K_, T_);
-      if (local == ls.full) continue;
+      if (local == ls.full && !ls.computed) continue;
       local_shape_[id][static_cast<size_t>(ls.input)] = std::move(local);
       any = true;
     }
   }
+  for (size_t id = 0; id < n_ops; ++id) skip_[id] = layout_.ops[id].fused_away;
   if (!any) return;
   std::vector<char> used(V_, 0), used_before(V_, 0);
   for (const Value* v : seq_.returns()) used[static_cast<size_t>(v->id())] = used_before[static_cast<size_t>(v->id())] = 1;
@@ -291,7 +295,7 @@ void ProgramEmitter::FindLocalShapes() {
       live = live || used[static_cast<size_t>(r->id())];
       live_before = live_before || used_before[static_cast<size_t>(r->id())];
     }
-    skip_[id] = live_before && !live;
+    skip_[id] = skip_[id] || (live_before && !live);
     for (int i = 0; i < op.num_inputs(); ++i) {
       const auto vid = static_cast<size_t>(op.input(i)->id());
       if (live_before) used_before[vid] = 1;
@@ -402,7 +406,12 @@ Value* ProgramEmitter::Input(const Op& op, int i, int64_t r, int64_t t, int64_t 
     }
     return (*inst)[Slot(r, t)];
   }
-  const int vid = op.input(i)->id();
+  return ResultInput(op, op.input(i), r, t, m, s, use_rc);
+}
+
+Value* ProgramEmitter::ResultInput(const Op& op, const Value* v, int64_t r, int64_t t, int64_t m,
+                                   int64_t s, bool use_rc) {
+  const int vid = v->id();
   const auto d = static_cast<size_t>(def_op_[static_cast<size_t>(vid)]);
   if (layout_.ops[d].phase == OpPhase::kOptimizer) return opt_[SlotIndex(r, t, vid)];
   if (stage_[d] != s) {
@@ -411,7 +420,7 @@ Value* ProgramEmitter::Input(const Op& op, int i, int64_t r, int64_t t, int64_t 
     if (error_.ok()) {
       const Op& def = *seq_.ops()[d];
       error_ = InvalidArgument(op.loc())
-               << "%" << op.input(i)->name() << " is computed in pipeline stage " << stage_[d]
+               << "%" << v->name() << " is computed in pipeline stage " << stage_[d]
                << " (" << def.Name() << ", layer " << layout_.ops[d].layer << ") but read by "
                << op.Name() << " (%" << op.result(0)->name() << ") in stage " << s
                << " before it is sent; values may only flow to later stages in the forward pass";
@@ -467,6 +476,7 @@ void ProgramEmitter::EmitOp(const Op& op, int64_t s, int64_t m, Target target) {
   if (!error_.ok() || skip_[static_cast<size_t>(op.id())]) return;
   GatherShardedWeights(op);
   const auto& local_shape = local_shape_[static_cast<size_t>(op.id())];
+  const std::string& gelu = layout_.ops[static_cast<size_t>(op.id())].gelu;
   const bool use_rc = target == Target::kRecompute || (o_.recompute && target == Target::kLocal &&
                                                        layout_.ops[static_cast<size_t>(op.id())].phase == OpPhase::kBackward);
   const bool has_device = op.FindAttr("device") != nullptr;
@@ -474,8 +484,23 @@ void ProgramEmitter::EmitOp(const Op& op, int64_t s, int64_t m, Target target) {
   std::vector<std::string> names(static_cast<size_t>(op.num_results()));
   for (int64_t r = 0; r < D_; ++r) {
     for (int64_t t = 0; t < T_; ++t) {
+      const std::string& suffix = SuffixOf(r, t, target == Target::kOptimizer ? -1 : m);
+      for (int k = 0; k < op.num_results(); ++k) {
+        std::string& name = names[static_cast<size_t>(k)];
+        name = op.result(k)->name();
+        if (target == Target::kRecompute) name += ".rc";
+        name += suffix;
+      }
       std::vector<Value*> inputs;
       inputs.reserve(static_cast<size_t>(op.num_inputs()));
+      if (!gelu.empty()) {
+        inputs.push_back(ResultInput(op, layout_.ops[static_cast<size_t>(op.id())].gelu_input, r, t,
+                                     m, s, use_rc));
+        if (!error_.ok()) return;
+        Result(op.result(0)->id(), target, r, t, m) =
+            Emit1(OpKind::kGelu, std::move(inputs), {{"approximate", gelu}}, names[0]);
+        continue;
+      }
       for (int i = 0; i < op.num_inputs(); ++i) {
         inputs.push_back(local_shape[static_cast<size_t>(i)].empty()
                              ? Input(op, i, r, t, m, s, use_rc)
@@ -485,13 +510,6 @@ void ProgramEmitter::EmitOp(const Op& op, int64_t s, int64_t m, Target target) {
       AttrMap attrs = op.attrs();
       if (has_device) attrs["device"] = mesh_.Device(r, s, t);
       if (mse && D_ * K_ > 1) attrs["denominator"] = denominator_;
-      const std::string& suffix = SuffixOf(r, t, target == Target::kOptimizer ? -1 : m);
-      for (int k = 0; k < op.num_results(); ++k) {
-        std::string& name = names[static_cast<size_t>(k)];
-        name = op.result(k)->name();
-        if (target == Target::kRecompute) name += ".rc";
-        name += suffix;
-      }
       auto out = Emit(op.kind(), std::move(inputs), std::move(attrs), names);
       for (int k = 0; k < op.num_results(); ++k) {
         Result(op.result(k)->id(), target, r, t, m) = out[static_cast<size_t>(k)];
@@ -544,6 +562,7 @@ void ProgramEmitter::EmitTask(const PipelineTask& task) {
   }
   const auto& ops = task.backward ? bwd_ops_[s] : fwd_ops_[s];
   for (int id : ops) EmitOp(*seq_.ops()[static_cast<size_t>(id)], task.stage, task.microbatch, Target::kLocal);
+  if (!error_.ok()) return;
   for (int id : ops) {
     for (const auto& r : seq_.ops()[static_cast<size_t>(id)]->results()) {
       const auto vid = static_cast<size_t>(r->id());
@@ -736,6 +755,7 @@ StatusOr<std::unique_ptr<Function>> ProgramEmitter::Emit(ParallelPlan& plan) && 
   const auto schedule = SchedulePipeline(P_, K_, o_.schedule, layout_.training);
   for (const auto& step : schedule) {
     for (const PipelineTask& task : step) EmitTask(task);
+    DISTIR_RETURN_IF_ERROR(error_);  // the emitted values are incomplete
     for (const PipelineTask& task : step) EmitSends(task);
   }
   DISTIR_RETURN_IF_ERROR(error_);
