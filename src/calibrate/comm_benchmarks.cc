@@ -1,7 +1,10 @@
 #include "calibrate/comm_benchmarks.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
+
+#include "backend/cpu/host_kernels.h"
 
 namespace distir::calibrate {
 namespace {
@@ -40,25 +43,65 @@ void CallOnce(CommOp op, MPI_Comm sub, int64_t bytes, std::vector<float>& send,
   }
 }
 
-// Median over trials of the slowest rank's seconds per call; valid on rank 0 of `sub`.
+// The compute a rank does between two communication calls in the executor: a
+// square f32 Gemm of `dim` (nothing when dim is 0).
+class Filler {
+ public:
+  explicit Filler(int64_t dim)
+      : dim_(dim), a_(static_cast<size_t>(dim * dim), 0.5f), b_(a_), c_(a_.size()) {}
+  void operator()() {
+    if (dim_ > 0)
+      backend::Gemm<float>(false, false, dim_, dim_, dim_, 1, a_.data(), b_.data(), 0, c_.data());
+  }
+
+ private:
+  int64_t dim_;
+  std::vector<float> a_, b_, c_;
+};
+
+// The slowest rank's seconds per repetition of `body`, `calls` times between barriers.
+template <typename Body>
+double SlowestPerCall(MPI_Comm sub, int calls, Body&& body) {
+  MPI_Barrier(sub);
+  const double start = MPI_Wtime();
+  for (int c = 0; c < calls; ++c) body();
+  double mine = (MPI_Wtime() - start) / calls, slowest = 0;
+  MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, sub);
+  return slowest;
+}
+
+double Median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// Median over trials of the slowest rank's seconds per call. With a filler, a
+// trial times `calls` x (filler, call) and then `calls` x (filler) alone, and
+// the call's time is the difference: what a call adds to a rank that computes
+// between calls, as the executor's ranks do, waiting for a partner that was
+// preempted or behind included. Valid on every rank of `sub`.
 double TimeOnSub(CommOp op, MPI_Comm sub, int64_t bytes, const CommSweep& sweep) {
   std::vector<float> send(static_cast<size_t>(bytes / 4), 1.0f), recv(send.size());
-  // Expected ~ 10 us + S / 1 GB/s on shared memory: enough calls to fill a trial.
-  const double guess = 1e-5 + static_cast<double>(bytes) / 1e9;
+  Filler filler(sweep.filler_dim);
+  // Expected ~ 10 us + S / 1 GB/s on shared memory (+ the filler): enough calls to fill a trial.
+  const double filler_guess = 2.0 * std::pow(static_cast<double>(sweep.filler_dim), 3) / 5e10;
+  const double guess = 1e-5 + static_cast<double>(bytes) / 1e9 + filler_guess;
   const int calls = std::clamp(static_cast<int>(sweep.target_trial_s / guess), 2, 1000);
-  CallOnce(op, sub, bytes, send, recv);  // warm-up: connections, buffers
+  const auto both = [&] {
+    filler();
+    CallOnce(op, sub, bytes, send, recv);
+  };
+  // Warm-up: connections, registered buffers, the protocol's caches; a whole
+  // trial's worth, untimed, so the first timed trial is like the others.
+  for (int c = 0; c < calls; ++c) both();
   std::vector<double> trials;
   for (int t = 0; t < sweep.trials; ++t) {
-    MPI_Barrier(sub);
-    const double start = MPI_Wtime();
-    for (int c = 0; c < calls; ++c) CallOnce(op, sub, bytes, send, recv);
-    double mine = (MPI_Wtime() - start) / calls, slowest = 0;
-    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, sub);
-    trials.push_back(op == CommOp::kSend ? slowest / 2 : slowest);
+    double call = SlowestPerCall(sub, calls, both);
+    if (sweep.filler_dim > 0) call -= SlowestPerCall(sub, calls, filler);
+    call = std::max(call, 1e-9);
+    trials.push_back(op == CommOp::kSend ? call / 2 : call);  // a round trip is two messages
   }
-  std::nth_element(trials.begin(), trials.begin() + static_cast<long>(trials.size() / 2),
-                   trials.end());
-  return trials[trials.size() / 2];
+  return Median(std::move(trials));
 }
 
 std::vector<int> RankCounts(const CommSweep& sweep, int world) {
@@ -95,7 +138,9 @@ void SweepRanks(MPI_Comm comm, int k, const CommSweep& sweep, std::vector<Measur
 CommSweep DefaultCommSweep() {
   CommSweep s;
   // Multiples of 4 bytes x 64 ranks so AllGather splits evenly for any rank count used.
-  for (int64_t b = 256; b <= (int64_t{16} << 20); b *= 4) s.message_bytes.push_back(b);
+  for (int64_t b = 8 << 10; b <= (int64_t{2} << 20); b *= 2) s.message_bytes.push_back(b);
+  s.filler_dim = 256;
+  s.target_trial_s = 0.02;
   return s;
 }
 

@@ -18,6 +18,10 @@ double Seconds(const std::function<void()>& body, int calls) {
 
 double MedianSecondsPerCall(const std::function<void()>& body, const TimingOptions& options) {
   for (int i = 0; i < options.warmup; ++i) body();
+  // Bring the core out of any idle state and the caches into their working state.
+  const auto warm_until =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(options.warmup_s);
+  while (std::chrono::steady_clock::now() < warm_until) body();
   const double first = std::max(Seconds(body, 1), 1e-9);
   const int batch = static_cast<int>(std::clamp(std::ceil(options.min_sample_s / first), 1.0, 1e6));
   std::vector<double> samples;

@@ -83,7 +83,10 @@ class StatusBuilder {
  public:
   StatusBuilder(StatusCode code, SourceLoc loc) : code_(code), loc_(std::move(loc)) {}
   StatusBuilder(const StatusBuilder& other)
-      : code_(other.code_), loc_(other.loc_), stream_(other.stream_.str()) {}
+      // `ate`: text streamed into the copy goes after the message, not over it.
+      : code_(other.code_),
+        loc_(other.loc_),
+        stream_(other.stream_.str(), std::ios_base::out | std::ios_base::ate) {}
 
   template <typename T>
   StatusBuilder& operator<<(const T& value) {

@@ -18,6 +18,7 @@
 
 #include "calibrate/comm_benchmarks.h"
 #include "calibrate/compute_benchmarks.h"
+#include "calibrate/executor_benchmarks.h"
 #include "calibrate/profile_fit.h"
 #include "calibrate/profile_writer.h"
 #include "sim/hardware_profile.h"
@@ -149,6 +150,17 @@ int Calibrate(const CalibrateFlags& f, int rank, int world) {
   if (rank == 0) std::cerr << "calibrate: timing host kernels on " << world << " rank(s)...\n";
   std::vector<calibrate::Measurement> ms = calibrate::RunHostComputeBenchmarks(
       f.quick ? calibrate::QuickComputeSweep() : calibrate::DefaultComputeSweep());
+  // The per-op overhead and bandwidth come from Adds run by the executor itself;
+  // the bare kernel's Adds stay in the CSV only, as "AddKernel".
+  StatusOr<std::vector<calibrate::Measurement>> through_executor =
+      calibrate::RunExecutorElementwiseBenchmarks(
+          f.quick ? calibrate::QuickExecutorSweep() : calibrate::DefaultExecutorSweep());
+  if (!through_executor.ok()) return rank == 0 ? ReportError(through_executor.status())
+                                          : kExitInputError;
+  for (calibrate::Measurement& m : ms) {
+    if (m.op == "Add") m.op = "AddKernel";
+  }
+  ms.insert(ms.end(), through_executor->begin(), through_executor->end());
   if (rank == 0 && world > 1) std::cerr << "calibrate: timing MPI Send/AllReduce/AllGather...\n";
   StatusOr<std::vector<calibrate::Measurement>> comm = calibrate::RunMpiCommBenchmarks(
       MPI_COMM_WORLD, f.quick ? calibrate::QuickCommSweep() : calibrate::DefaultCommSweep());

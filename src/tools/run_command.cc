@@ -1,5 +1,5 @@
 // mpirun -np N distir run results.h5 --top K [--sample M --seed S]
-//     [--iterations N --warmup W] [--backend cpu] [--trace T.json]
+//     [--iterations N --warmup W] [--backend cpu|cuda] [--trace T.json]
 //
 // Runs the best configurations of a search for real (docs/backend.md) and
 // records the measurements in the results file's /measured group
@@ -22,6 +22,9 @@
 
 #include "backend/cpu/cpu_executor.h"
 #include "backend/executor.h"
+#ifdef DISTIR_HAVE_CUDA
+#include "backend/gpu/gpu_executor.h"
+#endif
 #include "interp/infer_types.h"
 #include "io/measurements.h"
 #include "io/results_file.h"
@@ -112,6 +115,18 @@ StatusOr<ModelSpec> ModelOf(const io::ResultsFile& f, const std::string& path) {
 }
 
 // Builds, runs and times one configuration on every rank.
+// The executor of `flags.backend` ("cpu", or "cuda" in a CUDA build: one GPU
+// per rank, src/backend/gpu/gpu_executor.h).
+StatusOr<std::unique_ptr<backend::Executor>> MakeExecutor(const backend::ExecutionPlan& plan,
+                                                         const RunFlags& flags) {
+  if (flags.backend != "cuda") return backend::CreateCpuExecutor(plan, MPI_COMM_WORLD);
+#ifdef DISTIR_HAVE_CUDA
+  return gpu::MakeGpuExecutor(plan, MPI_COMM_WORLD);
+#else
+  return Unimplemented() << "the cuda backend is not available in this build (no nvcc found)";
+#endif
+}
+
 StatusOr<backend::TimingResult> RunConfig(const ModelSpec& model, const io::ResultRow& row,
                                           const RunFlags& flags, std::string* trace_json) {
   DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(WithBatch(model, row.batch)));
@@ -127,8 +142,7 @@ StatusOr<backend::TimingResult> RunConfig(const ModelSpec& model, const io::Resu
   DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq.entry(), o));
   DISTIR_ASSIGN_OR_RETURN(backend::ExecutionPlan plan,
                           backend::PrepareExecution(dist.module, dist.program()));
-  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<backend::Executor> exec,
-                          backend::CreateCpuExecutor(plan, MPI_COMM_WORLD));
+  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<backend::Executor> exec, MakeExecutor(plan, flags));
   const RankProgram* mine = exec->program();
   DISTIR_RETURN_IF_ERROR(exec->SetInputs(
       mine ? backend::RandomRankInputs(*mine, flags.seed) : std::vector<HostValue>{}));
@@ -185,10 +199,12 @@ void PrintRow(const io::ResultRow& row, const io::MeasuredRow& m) {
 int RunOn(const RunFlags& flags, int rank, int ranks) {
   StatusOr<backend::BackendKind> kind = backend::ParseBackend(flags.backend);
   if (!kind.ok()) return rank == 0 ? ReportError(kind.status()) : kExitInputError;
+#ifndef DISTIR_HAVE_CUDA
   if (*kind != backend::BackendKind::kCpu) {
     if (rank == 0) std::cerr << "distir run: the cuda backend is not available in this build\n";
     return kExitInputError;
   }
+#endif
   StatusOr<io::ResultsFile> f = io::ReadResultsFile(flags.results);
   if (!f.ok()) return rank == 0 ? ReportError(f.status()) : kExitInputError;
   StatusOr<ModelSpec> model = ModelOf(*f, flags.results);
@@ -226,7 +242,7 @@ int RunRun(int argc, char** argv) {
   RunFlags f;
   po::options_description desc(
       "usage: mpirun -np N distir run RESULTS.h5 [--top K] [--sample M --seed S]\n"
-      "         [--iterations N --warmup W] [--backend cpu] [--trace T.json]\n\n"
+      "         [--iterations N --warmup W] [--backend cpu|cuda] [--trace T.json]\n\n"
       "Runs the top K configurations of a search and M more drawn at random among\n"
       "those that fit, one MPI rank per device (docs/backend.md); a configuration\n"
       "needing more devices than the job has ranks is skipped. The median iteration\n"

@@ -138,10 +138,11 @@ TEST(ProfileWriterTest, MultiNodeProfilesKeepTheirInterNodeLink) {
 TEST(ComputeBenchmarksTest, QuickSweepTimesEveryKernelWithCostModelCounts) {
   ComputeSweep sweep = QuickComputeSweep();
   std::vector<Measurement> ms = RunHostComputeBenchmarks(sweep);
-  ASSERT_EQ(ms.size(), 2 * sweep.matmul_shapes.size() + 2 * sweep.elementwise_sizes.size());
+  ASSERT_EQ(ms.size(), sweep.matmul_shapes.size() + sweep.f64_shapes.size() +
+                           2 * sweep.elementwise_sizes.size());
   for (const Measurement& m : ms) EXPECT_GT(m.time_s, 0) << m.op << " " << m.shape;
   // 32x16x64 f32: 2*32*16*64 = 65536 FLOPs; (32*64 + 64*16 + 32*16) * 4 = 14336 bytes.
-  EXPECT_EQ(ms[1].shape, "32x16x64");
+  EXPECT_EQ(ms[1].shape, "32x16x64NT");
   EXPECT_EQ(ms[1].flops, 65536);
   EXPECT_EQ(ms[1].bytes, 14336);
   // The fit runs on real timings too (whatever their quality on a busy machine).

@@ -18,6 +18,18 @@ Status Quarter(int x, int* out) {
   return Status::Ok();
 }
 
+// A helper that starts a message and returns the builder by value: what the
+// caller streams into the copy is appended, not written over the start.
+StatusBuilder Unsupported(const std::string& op) {
+  return Unimplemented() << "no kernel for " << op;
+}
+
+TEST(StatusTest, CopiedBuilderAppendsToTheMessage) {
+  StatusBuilder copy = Unsupported("Constant");
+  Status s = copy << " on the GPU";
+  EXPECT_EQ(s.message(), "no kernel for Constant on the GPU");
+}
+
 TEST(StatusTest, RendersLocationAndMessage) {
   Status s = InvalidArgument(SourceLoc{"a.distir", 4, 12, ""}) << "undefined value %x";
   EXPECT_EQ(s.ToString(), "a.distir:4:12: error: undefined value %x");
