@@ -76,10 +76,13 @@ double Median(std::vector<double> v) {
 }
 
 // Median over trials of the slowest rank's seconds per call. With a filler, a
-// trial times `calls` x (filler, call) and then `calls` x (filler) alone, and
-// the call's time is the difference: what a call adds to a rank that computes
-// between calls, as the executor's ranks do, waiting for a partner that was
-// preempted or behind included. Valid on every rank of `sub`.
+// trial also times `calls` x (filler, call) and `calls` x (filler) alone, and
+// the difference is what a call adds to a rank that computes between calls, as
+// the executor's ranks do, waiting for a partner that was preempted or is behind
+// included. A call never costs less than its transfer, so the result is the
+// larger of that difference's median and the back-to-back calls' median (the
+// difference of two noisy times can be near zero when the machine is quiet).
+// Valid on every rank of `sub`.
 double TimeOnSub(CommOp op, MPI_Comm sub, int64_t bytes, const CommSweep& sweep) {
   std::vector<float> send(static_cast<size_t>(bytes / 4), 1.0f), recv(send.size());
   Filler filler(sweep.filler_dim);
@@ -87,21 +90,24 @@ double TimeOnSub(CommOp op, MPI_Comm sub, int64_t bytes, const CommSweep& sweep)
   const double filler_guess = 2.0 * std::pow(static_cast<double>(sweep.filler_dim), 3) / 5e10;
   const double guess = 1e-5 + static_cast<double>(bytes) / 1e9 + filler_guess;
   const int calls = std::clamp(static_cast<int>(sweep.target_trial_s / guess), 2, 1000);
+  const auto call = [&] { CallOnce(op, sub, bytes, send, recv); };
   const auto both = [&] {
     filler();
-    CallOnce(op, sub, bytes, send, recv);
+    call();
   };
   // Warm-up: connections, registered buffers, the protocol's caches; a whole
   // trial's worth, untimed, so the first timed trial is like the others.
   for (int c = 0; c < calls; ++c) both();
-  std::vector<double> trials;
+  std::vector<double> alone, added;
   for (int t = 0; t < sweep.trials; ++t) {
-    double call = SlowestPerCall(sub, calls, both);
-    if (sweep.filler_dim > 0) call -= SlowestPerCall(sub, calls, filler);
-    call = std::max(call, 1e-9);
-    trials.push_back(op == CommOp::kSend ? call / 2 : call);  // a round trip is two messages
+    alone.push_back(SlowestPerCall(sub, calls, call));
+    if (sweep.filler_dim == 0) continue;
+    const double with_filler = SlowestPerCall(sub, calls, both);
+    added.push_back(with_filler - SlowestPerCall(sub, calls, filler));
   }
-  return Median(std::move(trials));
+  double seconds = Median(std::move(alone));
+  if (!added.empty()) seconds = std::max(seconds, Median(std::move(added)));
+  return op == CommOp::kSend ? seconds / 2 : seconds;  // a round trip is two messages
 }
 
 std::vector<int> RankCounts(const CommSweep& sweep, int world) {

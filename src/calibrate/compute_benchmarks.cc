@@ -30,8 +30,7 @@ Measurement TimeMatMul(const MatMulShape& shape, const char* dtype, const Timing
   r.flops = 2.0 * static_cast<double>(m * n * k);
   r.bytes = static_cast<double>((m * k + k * n + m * n) * static_cast<int64_t>(sizeof(T)));
   r.time_s = MedianSecondsPerCall(
-      [&] { backend::Gemm<T>(ta, tb, m, n, k, T(1), a.data(), b.data(), T(0), c.data()); },
-      timing);
+      [&] { backend::Gemm<T>(ta, tb, m, n, k, T(1), a.data(), b.data(), T(0), c.data()); }, timing);
   return r;
 }
 

@@ -30,7 +30,7 @@ struct MatMulShape {
 struct ComputeSweep {
   std::vector<MatMulShape> matmul_shapes;  ///< timed in f32 (the regression's samples)
   std::vector<MatMulShape> f64_shapes;     ///< timed in f64 (its peak rate only)
-  std::vector<int64_t> elementwise_sizes;             ///< elements of Add and Gelu
+  std::vector<int64_t> elementwise_sizes;  ///< elements of Add and Gelu
   TimingOptions timing;
 };
 
@@ -43,10 +43,10 @@ ComputeSweep DefaultComputeSweep();
 /// A sweep of a few small shapes for tests (well under a second).
 ComputeSweep QuickComputeSweep();
 
-/// Runs the sweep: MatMul in f32 (matmul_shapes) and f64 (f64_shapes), Add and Gelu in f32. Returns one
-/// Measurement per (op, dtype, size), with FLOPs and bytes counted as
-/// docs/cost_model.md does (MatMul 2mnk FLOPs and |A| + |B| + |C| bytes; Add 1
-/// FLOP and 12 bytes per element; Gelu 5 FLOPs and 8 bytes per element).
+/// Runs the sweep: MatMul in f32 (matmul_shapes) and f64 (f64_shapes), Add and Gelu in f32. Returns
+/// one Measurement per (op, dtype, size), with FLOPs and bytes counted as docs/cost_model.md does
+/// (MatMul 2mnk FLOPs and |A| + |B| + |C| bytes; Add 1 FLOP and 12 bytes per element; Gelu 5 FLOPs
+/// and 8 bytes per element).
 std::vector<Measurement> RunHostComputeBenchmarks(const ComputeSweep& sweep);
 
 }  // namespace distir::calibrate

@@ -47,10 +47,11 @@ StatusOr<Measurement> TimeChain(int64_t n, const ExecutorSweep& sweep, bool relu
       sweep.timing);
   DISTIR_RETURN_IF_ERROR(failed);
   const double elements = static_cast<double>(n);
-  if (relu) return Measurement{"Relu", "f32", std::to_string(n), elements, 8.0 * elements, 1,
-                                run_s / sweep.chain};
-  return Measurement{"Add", "f32", std::to_string(n), elements, 12.0 * elements, 1,
-                     run_s / sweep.chain};
+  if (relu)
+    return Measurement{"Relu",         "f32", std::to_string(n),  elements,
+                       8.0 * elements, 1,     run_s / sweep.chain};
+  return Measurement{"Add",           "f32", std::to_string(n),  elements,
+                     12.0 * elements, 1,     run_s / sweep.chain};
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ namespace distir::calibrate {
 struct ExecutorSweep {
   std::vector<int64_t> sizes;       ///< elements of each Add
   std::vector<int64_t> relu_sizes;  ///< elements of each Relu (a check, reported in the CSV)
-  int chain = 64;              ///< Adds per program (the per-run cost is spread over them)
+  int chain = 64;                   ///< Adds per program (the per-run cost is spread over them)
   TimingOptions timing;
 };
 

@@ -4,7 +4,8 @@
 //   MatMul (the dtype the models run in, f32 on CPU):
 //       t = intercept + per_flop * flops + per_byte * bytes  -> device.matmul_regression
 //   peak_flops.<dtype> = the best FLOP rate the MatMul sweep reached in that dtype
-//   Add: t = L + bytes / B                 -> kernel_launch_overhead L, dram_bandwidth B
+//   Add (run by the executor, executor_benchmarks.h): t = L + bytes / B
+//                                          -> kernel_launch_overhead L, dram_bandwidth B
 //   Gelu: t = L' + flops / V               -> vector_flops V
 //   Send, AllReduce, AllGather, jointly, the ring model of docs/cost_model.md §2.6:
 //       t = L_c + steps * alpha + bus_bytes / B_link

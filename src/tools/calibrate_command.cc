@@ -36,7 +36,7 @@ struct CalibrateFlags {
   std::string base;
   std::string name;
   bool quick = false;
-  std::string csv;  // where to write the raw measurements, if anywhere
+  std::string csv;    // where to write the raw measurements, if anywhere
   std::string stray;  // a positional argument, which calibrate does not take
 };
 
@@ -101,7 +101,8 @@ std::vector<std::string> Header(const CalibrateFlags& f, const calibrate::Calibr
 }
 
 // One line per measurement: op,dtype,shape,ranks,flops,bytes,time_s.
-Status WriteMeasurementsCsv(const std::string& path, const std::vector<calibrate::Measurement>& ms) {
+Status WriteMeasurementsCsv(const std::string& path,
+                            const std::vector<calibrate::Measurement>& ms) {
   std::ostringstream os;
   os << "op,dtype,shape,ranks,flops,bytes,time_s\n" << std::setprecision(9);
   for (const calibrate::Measurement& m : ms) {
@@ -121,10 +122,11 @@ Status FitAndWrite(const CalibrateFlags& f, const std::vector<calibrate::Measure
       f.output, calibrate::EmitHardwareProfileYaml(fit.profile, Header(f, fit, world))));
   DISTIR_ASSIGN_OR_RETURN(sim::HardwareProfile back, sim::LoadHardwareProfile(f.output));
   const sim::DeviceSpec& d = back.device;
-  std::cout << std::setprecision(4) << "wrote " << f.output << ": MatMul f32 peak " << d.peak_flops_f32 / 1e9
-            << " GFLOP/s, memory " << d.dram_bandwidth / 1e9 << " GB/s, launch "
-            << d.kernel_launch_overhead * 1e6 << " us, link " << back.intra_node.bandwidth / 1e9
-            << " GB/s + " << back.intra_node.latency * 1e6 << " us\n";
+  std::cout << std::setprecision(4) << "wrote " << f.output << ": MatMul f32 peak "
+            << d.peak_flops_f32 / 1e9 << " GFLOP/s, memory " << d.dram_bandwidth / 1e9
+            << " GB/s, launch " << d.kernel_launch_overhead * 1e6 << " us, link "
+            << back.intra_node.bandwidth / 1e9 << " GB/s + " << back.intra_node.latency * 1e6
+            << " us\n";
   return Status::Ok();
 }
 
@@ -153,10 +155,10 @@ int Calibrate(const CalibrateFlags& f, int rank, int world) {
   // The per-op overhead and bandwidth come from Adds run by the executor itself;
   // the bare kernel's Adds stay in the CSV only, as "AddKernel".
   StatusOr<std::vector<calibrate::Measurement>> through_executor =
-      calibrate::RunExecutorElementwiseBenchmarks(
-          f.quick ? calibrate::QuickExecutorSweep() : calibrate::DefaultExecutorSweep());
-  if (!through_executor.ok()) return rank == 0 ? ReportError(through_executor.status())
-                                          : kExitInputError;
+      calibrate::RunExecutorElementwiseBenchmarks(f.quick ? calibrate::QuickExecutorSweep()
+                                                          : calibrate::DefaultExecutorSweep());
+  if (!through_executor.ok())
+    return rank == 0 ? ReportError(through_executor.status()) : kExitInputError;
   for (calibrate::Measurement& m : ms) {
     if (m.op == "Add") m.op = "AddKernel";
   }
