@@ -15,3 +15,10 @@ config.test_exec_root = os.path.join(os.path.dirname(config.distir_bin), "..", "
 config.substitutions.append(("%distir_src", config.distir_src_root))
 config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(config.distir_bin), config.llvm_tools_dir, config.environment.get("PATH", "")])
+
+# `distir search` and `run` start MPI. Under LeakSanitizer (the sanitizer stage of
+# scripts/test.sh sets LSAN_OPTIONS), keep Open MPI's plugins loaded and unwind
+# fully, so that tests/lsan.supp can match their one-time allocations by library.
+config.environment["OMPI_MCA_mca_base_component_disable_dlclose"] = "1"
+if os.environ.get("LSAN_OPTIONS"):
+    config.environment["LSAN_OPTIONS"] = os.environ["LSAN_OPTIONS"] + ":fast_unwind_on_malloc=0"

@@ -6,7 +6,15 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdlib>
+
 #include "testing/test_util.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+// The full unwinder, so that leak stacks reach the MPI libraries the
+// suppressions name (the fast one stops in libc or libstdc++).
+extern "C" const char* __asan_default_options() { return "fast_unwind_on_malloc=0"; }
+#endif
 
 namespace distir::calibrate {
 namespace {
@@ -16,6 +24,9 @@ class MpiEnvironment : public ::testing::Environment {
   void SetUp() override {
     int initialized = 0;
     MPI_Initialized(&initialized);
+    // Keep Open MPI's plugins loaded so that LeakSanitizer can name (and
+    // tests/lsan.supp suppress) their one-time allocations (cf. cpu_executor_np*).
+    setenv("OMPI_MCA_mca_base_component_disable_dlclose", "1", 0);
     if (!initialized) MPI_Init(nullptr, nullptr);
   }
   void TearDown() override {
