@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "ir/op_registry.h"
 #include "lowering/deadlock_check.h"
 #include "lowering/placement.h"
 
@@ -182,6 +183,40 @@ std::string OpTimingChromeTraceJson(const std::string& name, const RankMap& rank
     }
   }
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump(1);
+}
+
+bool IsRankCommunication(OpKind kind) {
+  return kind == OpKind::kSendTo || kind == OpKind::kRecvFrom || kind == OpKind::kCollective;
+}
+
+OpLabeler::OpLabeler(const Function& global) {
+  for (const auto& op : global.ops()) {
+    const bool communication = GetOpInfo(op->kind()).op_class == OpClass::kCommunication;
+    if (!IsRankCommunication(op->kind()) && !communication) continue;
+    for (const Value* in : op->inputs()) users_[in].push_back(op.get());
+  }
+}
+
+std::string OpLabeler::Label(const Op& op, const std::vector<const Value*>& origin) const {
+  const Op* global = GlobalOp(op, origin);
+  if (global == nullptr) return op.Name();
+  std::string label = global->Name();
+  if (global->num_results() > 0) label += " " + global->result(0)->Ref();
+  return label;
+}
+
+const Op* OpLabeler::GlobalOp(const Op& op, const std::vector<const Value*>& origin) const {
+  if (op.num_results() > 0 && origin[op.result(0)->id()] != nullptr) {
+    return origin[op.result(0)->id()]->def();
+  }
+  if (op.num_inputs() == 0 || origin[op.input(0)->id()] == nullptr) return nullptr;
+  auto it = users_.find(origin[op.input(0)->id()]);
+  if (it == users_.end()) return nullptr;
+  const std::string want = op.kind() == OpKind::kSendTo ? "Send" : op.FindAttr("kind")->AsString();
+  for (const Op* g : it->second) {
+    if (g->Name() == want) return g;
+  }
+  return nullptr;
 }
 
 }  // namespace distir::backend

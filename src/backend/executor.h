@@ -25,6 +25,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "interp/cpu_domain.h"
@@ -93,6 +94,28 @@ std::vector<HostValue> RankInputs(const RankProgram& program,
 /// RandomInputs does. Overrides are not applied.
 std::vector<HostValue> RandomRankInputs(const RankProgram& program, uint64_t seed,
                                         const RandomInputOptions& options = {});
+
+/// True for the per-rank communication ops of a lowered program (SendTo,
+/// RecvFrom, Collective): what an executor runs on its communication library.
+bool IsRankCommunication(OpKind kind);
+
+/// The simulator's trace label (sim::TraceLabel: the op's name and its first
+/// result) of the global op a rank program's op belongs to, so that per-op
+/// timings of every backend line up with the simulated trace. Found through the
+/// origin of the local op's first result; a token result has none, so the
+/// global op is found among the communication users of the input's origin.
+class OpLabeler {
+ public:
+  /// `global` must outlive the labeler.
+  explicit OpLabeler(const Function& global);
+  /// `origin`: the rank program's local value id -> global value (RankProgram::origin).
+  std::string Label(const Op& op, const std::vector<const Value*>& origin) const;
+
+ private:
+  const Op* GlobalOp(const Op& op, const std::vector<const Value*>& origin) const;
+
+  std::unordered_map<const Value*, std::vector<const Op*>> users_;
+};
 
 /// One op's interval on this rank, for the per-op timing mode.
 struct OpTiming {

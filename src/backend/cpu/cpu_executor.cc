@@ -25,52 +25,6 @@ struct PlannedOp {
   bool communication = false;
 };
 
-bool IsComm(OpKind kind) {
-  return kind == OpKind::kSendTo || kind == OpKind::kRecvFrom || kind == OpKind::kCollective;
-}
-
-// The simulator's trace label of the global op a local op belongs to
-// (sim::TraceLabel: the op's name and its first result). Found through the
-// origin of the local op's first result; a token result has none, so the
-// global op is found among the communication users of the input's origin.
-class LabelFinder {
- public:
-  explicit LabelFinder(const Function& global) {
-    for (const auto& op : global.ops()) {
-      if (!IsComm(op->kind()) && !IsCommunication(op->kind())) continue;
-      for (const Value* in : op->inputs()) users_[in].push_back(op.get());
-    }
-  }
-
-  std::string Label(const Op& op, const std::vector<const Value*>& origin) const {
-    const Op* global = GlobalOp(op, origin);
-    if (global == nullptr) return op.Name();
-    std::string label = global->Name();
-    if (global->num_results() > 0) label += " " + global->result(0)->Ref();
-    return label;
-  }
-
- private:
-  static bool IsCommunication(OpKind kind) { return GetOpInfo(kind).op_class == OpClass::kCommunication; }
-
-  const Op* GlobalOp(const Op& op, const std::vector<const Value*>& origin) const {
-    if (op.num_results() > 0 && origin[op.result(0)->id()] != nullptr) {
-      return origin[op.result(0)->id()]->def();
-    }
-    if (op.num_inputs() == 0 || origin[op.input(0)->id()] == nullptr) return nullptr;
-    auto it = users_.find(origin[op.input(0)->id()]);
-    if (it == users_.end()) return nullptr;
-    const std::string want =
-        op.kind() == OpKind::kSendTo ? "Send" : op.FindAttr("kind")->AsString();
-    for (const Op* g : it->second) {
-      if (g->Name() == want) return g;
-    }
-    return nullptr;
-  }
-
-  std::unordered_map<const Value*, std::vector<const Op*>> users_;
-};
-
 class CpuExecutor final : public Executor {
  public:
   BackendKind backend() const override { return BackendKind::kCpu; }
@@ -125,13 +79,13 @@ Status CpuExecutor::Plan(const ExecutionPlan& plan) {
 
 Status CpuExecutor::PlanOps(const ExecutionPlan& plan) {
   if (program_ == nullptr) return Status::Ok();
-  const LabelFinder labels(*plan.global);
+  const OpLabeler labels(*plan.global);
   for (const auto& op : program_->function->ops()) {
     std::vector<TensorView> in, out;
     for (const Value* v : op->inputs()) in.push_back(views_[v->id()]);
     for (const auto& r : op->results()) out.push_back(views_[r->id()]);
     PlannedOp planned;
-    planned.communication = IsComm(op->kind());
+    planned.communication = IsRankCommunication(op->kind());
     planned.label = labels.Label(*op, program_->origin);
     if (planned.communication) {
       DISTIR_ASSIGN_OR_RETURN(planned.kernel,

@@ -26,48 +26,6 @@ using backend::MemoryPlan;
 using backend::OpTiming;
 using backend::TensorView;
 
-bool IsComm(OpKind kind) {
-  return kind == OpKind::kSendTo || kind == OpKind::kRecvFrom || kind == OpKind::kCollective;
-}
-
-// The simulator's trace label of the global op a local op belongs to; the
-// same rule as the CPU executor's (cpu_executor.cc), so that traces of both
-// backends line up with the simulator's.
-class LabelFinder {
- public:
-  explicit LabelFinder(const Function& global) {
-    for (const auto& op : global.ops()) {
-      if (!IsComm(op->kind()) && GetOpInfo(op->kind()).op_class != OpClass::kCommunication) continue;
-      for (const Value* in : op->inputs()) users_[in].push_back(op.get());
-    }
-  }
-
-  std::string Label(const Op& op, const std::vector<const Value*>& origin) const {
-    const Op* global = GlobalOp(op, origin);
-    if (global == nullptr) return op.Name();
-    std::string label = global->Name();
-    if (global->num_results() > 0) label += " " + global->result(0)->Ref();
-    return label;
-  }
-
- private:
-  const Op* GlobalOp(const Op& op, const std::vector<const Value*>& origin) const {
-    if (op.num_results() > 0 && origin[op.result(0)->id()] != nullptr) {
-      return origin[op.result(0)->id()]->def();
-    }
-    if (op.num_inputs() == 0 || origin[op.input(0)->id()] == nullptr) return nullptr;
-    auto it = users_.find(origin[op.input(0)->id()]);
-    if (it == users_.end()) return nullptr;
-    const std::string want = op.kind() == OpKind::kSendTo ? "Send" : op.FindAttr("kind")->AsString();
-    for (const Op* g : it->second) {
-      if (g->Name() == want) return g;
-    }
-    return nullptr;
-  }
-
-  std::unordered_map<const Value*, std::vector<const Op*>> users_;
-};
-
 struct PlannedOp {
   const Op* op = nullptr;
   GpuKernel kernel;  // empty for alias ops (and comm ops until the NCCL set-up)
@@ -193,7 +151,7 @@ Status GpuExecutor::Plan(const ExecutionPlan& plan, int local_rank) {
 }
 
 Status GpuExecutor::PlanOps(const ExecutionPlan& plan) {
-  const LabelFinder labels(*plan.global);
+  const backend::OpLabeler labels(*plan.global);
   const GpuOpContext ctx{stream_, gemm_.get(), &scratch_};
   for (const auto& op : program_->function->ops()) {
     std::vector<TensorView> in, out;
@@ -201,7 +159,7 @@ Status GpuExecutor::PlanOps(const ExecutionPlan& plan) {
     for (const auto& r : op->results()) out.push_back(views_[r->id()]);
     PlannedOp planned;
     planned.op = op.get();
-    planned.communication = IsComm(op->kind());
+    planned.communication = backend::IsRankCommunication(op->kind());
     planned.label = labels.Label(*op, program_->origin);
     if (planned.communication) {
       DISTIR_ASSIGN_OR_RETURN(planned.kernel, PlanGpuCommOp(*op, program_->device, in, out, nullptr, stream_));
