@@ -135,6 +135,23 @@ class Domain {
     return SelectAmong(entries, args);
   }
 
+  /// True when, were every argument of `op` abstract, Select() would pick the
+  /// fallback: no registered rule for op.kind() matches all-abstract arguments
+  /// of op.num_inputs(). Type inference uses it to run an op-by-op fast path
+  /// while no value can become concrete (infer_types.cc).
+  bool FallsBackOnAbstract(const Op& op) const {
+    size_t index = static_cast<size_t>(op.kind());
+    if (index >= rules_.size()) return true;
+    const int n = op.num_inputs();
+    for (const Entry& e : rules_[index]) {
+      const ArgPattern& p = e.pattern;
+      if (p.arity >= 0 && p.arity != n) continue;
+      if (p.concrete != 0 || (p.all_concrete && n > 0)) continue;
+      return false;
+    }
+    return true;
+  }
+
   /// Applies the selected rule. Unimplemented (at the op) when there is none.
   StatusOr<Results> Apply(const Op& op, ArgList<V> args) const {
     Rule rule = Select(op, args);

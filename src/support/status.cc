@@ -22,30 +22,59 @@ std::string SourceLoc::ToString() const {
   return file + ":" + std::to_string(line) + ":" + std::to_string(col);
 }
 
+Status::Status(StatusCode code, std::string message, SourceLoc loc) {
+  // An ok Status carries nothing; errors own their text.
+  if (code == StatusCode::kOk && message.empty() && loc.empty()) return;
+  state_ = std::make_unique<State>(State{code, std::move(message), std::move(loc), {}});
+}
+
+const std::string& Status::message() const {
+  static const std::string* const kEmpty = new std::string();
+  return state_ ? state_->message : *kEmpty;
+}
+
+const SourceLoc& Status::loc() const {
+  static const SourceLoc* const kEmpty = new SourceLoc();
+  return state_ ? state_->loc : *kEmpty;
+}
+
+const std::vector<std::string>& Status::notes() const {
+  static const std::vector<std::string>* const kEmpty = new std::vector<std::string>();
+  return state_ ? state_->notes : *kEmpty;
+}
+
+Status::State& Status::MutableState() {
+  if (state_ == nullptr) state_ = std::make_unique<State>();
+  return *state_;
+}
+
 Status& Status::WithLocIfMissing(const SourceLoc& loc) {
-  if (loc_.empty()) loc_ = loc;
+  if (ok()) return *this;  // success has no location (and must stay allocation-free)
+  SourceLoc& here = MutableState().loc;
+  if (here.empty()) here = loc;
   // A line-less location may still learn its file name.
-  if (loc_.file.empty() && loc_.symbolic.empty()) loc_.file = loc.file;
+  if (here.file.empty() && here.symbolic.empty()) here.file = loc.file;
   return *this;
 }
 
 Status& Status::AddNote(std::string note) {
-  notes_.push_back(std::move(note));
+  MutableState().notes.push_back(std::move(note));
   return *this;
 }
 
 Status& Status::Prefix(const std::string& prefix) {
-  message_ = prefix + message_;
+  std::string& message = MutableState().message;
+  message = prefix + message;
   return *this;
 }
 
 std::string Status::ToString() const {
   if (ok()) return "ok";
   std::string out;
-  std::string where = loc_.ToString();
+  std::string where = state_->loc.ToString();
   if (!where.empty()) out += where + ": ";
-  out += "error: " + message_;
-  for (const std::string& note : notes_) out += "\nnote: " + note;
+  out += "error: " + state_->message;
+  for (const std::string& note : state_->notes) out += "\nnote: " + note;
   return out;
 }
 

@@ -113,6 +113,28 @@ TEST_F(DispatchTest, FallbackRunsWhenNoRuleMatches) {
   EXPECT_FALSE(domain.HasRule(OpKind::kRelu));
 }
 
+// FallsBackOnAbstract: whether all-abstract arguments would reach the fallback.
+TEST_F(DispatchTest, FallsBackOnAbstractAsksWhetherAnyRuleMatchesAbstractArguments) {
+  Domain<Toy> d("toy");
+  d.SetFallback(Tagged<9>);
+  d.Register(OpKind::kAdd, Tagged<1>, ArgPattern::AllConcrete());
+  d.Register(OpKind::kReshape, Tagged<2>, ArgPattern::ConcreteAt({1}));
+  d.Register(OpKind::kShape, Tagged<3>);
+  d.Register(OpKind::kSlice, Tagged<4>, ArgPattern::ConcreteAt({}, 3));
+  d.Register(OpKind::kConcat, Tagged<5>, ArgPattern::AllConcrete());
+  EXPECT_TRUE(d.FallsBackOnAbstract(MakeOp(OpKind::kAdd, 2)));
+  EXPECT_TRUE(d.FallsBackOnAbstract(MakeOp(OpKind::kReshape, 2)));
+  EXPECT_TRUE(d.FallsBackOnAbstract(MakeOp(OpKind::kRelu, 1)));  // no rule at all
+  EXPECT_FALSE(d.FallsBackOnAbstract(MakeOp(OpKind::kShape, 1)));
+  EXPECT_FALSE(d.FallsBackOnAbstract(MakeOp(OpKind::kSlice, 3)));
+  EXPECT_TRUE(d.FallsBackOnAbstract(MakeOp(OpKind::kSlice, 4)));  // arity differs
+  // With no inputs, "all inputs concrete" holds vacuously.
+  EXPECT_FALSE(d.FallsBackOnAbstract(MakeOp(OpKind::kConcat, 0)));
+  // It agrees with what Apply does on abstract arguments.
+  EXPECT_EQ(Dispatch(d, MakeOp(OpKind::kAdd, 2), {false, false}), 9);
+  EXPECT_EQ(Dispatch(d, MakeOp(OpKind::kShape, 1), {false}), 3);
+}
+
 TEST_F(DispatchTest, MissingRuleIsUnimplementedNamingOpAndDomain) {
   Domain<Toy> domain("shape");
   const Op& op = MakeOp(OpKind::kSoftmax, 1);

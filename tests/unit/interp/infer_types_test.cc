@@ -82,5 +82,51 @@ TEST(InferTypesTest, InferenceIsIdempotent) {
   EXPECT_EQ(m.entry()->LookupValue("y")->type().ToString(), "tensor<8x16xf32, d0>");
 }
 
+// Inference stores types op by op while no value can be concrete, and hands
+// the function to the interpreter at the first source of concrete values: the
+// ops after a late Shape still get the mixed domain's static shapes, and the
+// types stored before it are the interpreter's.
+TEST(InferTypesTest, ALateSourceOfConcreteValuesStillGetsTheMixedDomain) {
+  const std::string text =
+      Fn("%x: tensor<4x6xf32, d0>, %w: tensor<6x6xf32, d0>",
+         "  %h = MatMul(%x, %w)\n"
+         "  %r = Relu(%h) : tensor<4x6xf32, d0>\n"
+         "  %s = Shape(%r)\n"
+         "  %t = Reshape(%h, %s)\n"
+         "  %y = Add(%t, %r)");
+  EXPECT_EQ(InferredType(text, "r", InferDomain::kMixed), "tensor<4x6xf32, d0>");
+  EXPECT_EQ(InferredType(text, "t", InferDomain::kMixed), "tensor<4x6xf32, d0>");
+  EXPECT_EQ(InferredType(text, "y", InferDomain::kMixed), "tensor<4x6xf32, d0>");
+  EXPECT_EQ(InferredType(text, "t", InferDomain::kShape), "tensor<?x?xf32, d0>");
+  // A wrong annotation before the source is reported as the interpreter does.
+  EXPECT_EQ(InferredType(Fn("%x: tensor<4x6xf32, d0>",
+                            "  %r = Relu(%x) : tensor<4x7xf32, d0>\n"
+                            "  %s = Shape(%r)\n"
+                            "  %y = Reshape(%x, %s)"),
+                         "y", InferDomain::kMixed),
+            "error: type of %r is annotated as tensor<4x7xf32, d0> but inferred as "
+            "tensor<4x6xf32, d0>");
+}
+
+// A call hands the function to the interpreter too: the callee's concrete
+// values (here a Shape feeding a Reshape) give static shapes at the call.
+TEST(InferTypesTest, CallsAfterAbstractOpsAreInterpreted) {
+  Module m = testing::ParseAndInferOrDie(R"(
+func @flat(%x: tensor<4x6xf32, d0>) {
+  %s = Shape(%x)
+  %y = Reshape(%x, %s)
+  return %y
+}
+func @main(%a: tensor<4x6xf32, d0>) {
+  %r = Relu(%a)
+  %y = @flat(%r)
+  %z = Neg(%y)
+  return %z
+}
+)");
+  EXPECT_EQ(m.entry()->LookupValue("r")->type().ToString(), "tensor<4x6xf32, d0>");
+  EXPECT_EQ(m.entry()->LookupValue("z")->type().ToString(), "tensor<4x6xf32, d0>");
+}
+
 }  // namespace
 }  // namespace distir

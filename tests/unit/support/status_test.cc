@@ -59,5 +59,32 @@ TEST(StatusTest, WithLocIfMissingKeepsTheInnermostLocation) {
   EXPECT_EQ(t.loc().ToString(), "outer:9:9");
 }
 
+// An ok Status is one pointer; errors survive copies and moves intact, and a
+// moved-from Status is ok.
+TEST(StatusTest, OkIsOnePointerAndErrorsCopyAndMoveWhole) {
+  static_assert(sizeof(Status) == sizeof(void*));
+  Status ok;
+  EXPECT_TRUE(ok.ok());
+  EXPECT_EQ(ok.code(), StatusCode::kOk);
+  EXPECT_EQ(ok.message(), "");
+  EXPECT_TRUE(ok.loc().empty());
+  EXPECT_TRUE(ok.notes().empty());
+  EXPECT_TRUE(ok.WithLocIfMissing(SourceLoc{"f", 1, 1, ""}).loc().empty());
+  EXPECT_EQ(ok.ToString(), "ok");
+  Status e = NotFound(SourceLoc{"f.distir", 2, 3, ""}) << "no @g";
+  e.AddNote("defined: @f");
+  Status copy = e;
+  EXPECT_EQ(copy.ToString(), "f.distir:2:3: error: no @g\nnote: defined: @f");
+  copy.Prefix("in @main: ");
+  EXPECT_EQ(e.message(), "no @g");  // a deep copy
+  Status moved = std::move(e);
+  EXPECT_EQ(moved.code(), StatusCode::kNotFound);
+  EXPECT_TRUE(e.ok());  // NOLINT(bugprone-use-after-move): documented state
+  copy = moved;
+  EXPECT_EQ(copy.message(), "no @g");
+  copy = Status::Ok();
+  EXPECT_TRUE(copy.ok());
+}
+
 }  // namespace
 }  // namespace distir
