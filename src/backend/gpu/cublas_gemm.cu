@@ -52,4 +52,20 @@ Status CublasGemm::Gemm(GpuDType t, bool trans_a, bool trans_b, int64_t m, int64
   return Status::Ok();
 }
 
+Status CublasGemm::GemmStridedBatched(GpuDType t, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                                      int64_t k, float alpha, const void* a, int64_t stride_a,
+                                      const void* b, int64_t stride_b, float beta, void* c,
+                                      int64_t stride_c, int64_t batch) {
+  if (m == 0 || n == 0 || batch == 0) return Status::Ok();
+  const int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n, ldc = n;
+  // As Gemm: each column-major C_i^T = op(B_i)^T op(A_i)^T.
+  DISTIR_CUBLAS_RETURN_IF_ERROR(cublasGemmStridedBatchedEx(
+      impl_->handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+      static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha, b, CudaType(t),
+      static_cast<int>(ldb), stride_b, a, CudaType(t), static_cast<int>(lda), stride_a, &beta, c,
+      CudaType(t), static_cast<int>(ldc), stride_c, static_cast<int>(batch), CUBLAS_COMPUTE_32F,
+      CUBLAS_GEMM_DEFAULT));
+  return Status::Ok();
+}
+
 }  // namespace distir::gpu

@@ -33,6 +33,14 @@ class CublasGemm {
   Status Gemm(GpuDType t, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
               const void* a, const void* b, float beta, void* c);
 
+  /// `batch` independent Gemms in one call (cublasGemmStridedBatchedEx):
+  /// product i reads a + i * stride_a and b + i * stride_b and writes
+  /// c + i * stride_c, strides in elements; a stride of 0 reuses one operand
+  /// for every product (a matrix broadcast against a batch).
+  Status GemmStridedBatched(GpuDType t, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                            float alpha, const void* a, int64_t stride_a, const void* b,
+                            int64_t stride_b, float beta, void* c, int64_t stride_c, int64_t batch);
+
  private:
   struct Impl;
   explicit CublasGemm(std::unique_ptr<Impl> impl);

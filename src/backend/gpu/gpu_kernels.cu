@@ -2,6 +2,8 @@
 #include <cuda_fp16.h>
 
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "backend/gpu/cuda_check.h"
 #include "backend/gpu/gpu_kernels.h"
@@ -34,6 +36,16 @@ unsigned Blocks(int64_t n) {
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 __device__ __forceinline__ float GeluF(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678f)); }
+constexpr float kSqrt2OverPi = 0.7978845608f;
+constexpr float kGeluTanhA = 0.044715f;
+__device__ __forceinline__ float GeluTanhF(float x) {
+  return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * (x + kGeluTanhA * x * x * x)));
+}
+// The derivative of GeluTanhF, as the host kernels compute it.
+__device__ __forceinline__ float GeluTanhGradF(float x) {
+  const float t = tanhf(kSqrt2OverPi * (x + kGeluTanhA * x * x * x));
+  return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kGeluTanhA * x * x);
+}
 // d/dx [x Phi(x)] = Phi(x) + x phi(x).
 __device__ __forceinline__ float GeluGradF(float x) {
   return 0.5f * (1.0f + erff(x * 0.70710678f)) + x * 0.39894228f * expf(-0.5f * x * x);
@@ -53,7 +65,7 @@ template <typename T>
 __global__ void UnaryKernel(GpuUnary op, int64_t n, const T* x, T* y) {
   DISTIR_GRID_STRIDE(i, n) {
     const float v = Load(x, i);
-    Store(y, i, op == GpuUnary::kRelu ? fmaxf(v, 0.0f) : GeluF(v));
+    Store(y, i, op == GpuUnary::kRelu ? fmaxf(v, 0.0f) : op == GpuUnary::kGelu ? GeluF(v) : GeluTanhF(v));
   }
 }
 
@@ -61,8 +73,67 @@ template <typename T>
 __global__ void UnaryGradKernel(GpuUnaryGrad op, int64_t n, const T* x, const T* dy, T* dx) {
   DISTIR_GRID_STRIDE(i, n) {
     const float v = Load(x, i);
-    const float d = op == GpuUnaryGrad::kReluGrad ? (v > 0.0f ? 1.0f : 0.0f) : GeluGradF(v);
+    const float d = op == GpuUnaryGrad::kReluGrad ? (v > 0.0f ? 1.0f : 0.0f)
+                    : op == GpuUnaryGrad::kGeluGrad ? GeluGradF(v) : GeluTanhGradF(v);
     Store(dx, i, Load(dy, i) * d);
+  }
+}
+
+// The element offsets of output element `flat` in the first N operands of `s`.
+template <int N>
+__device__ __forceinline__ void BroadcastOffsets(const GpuBroadcast& s, int64_t flat, int64_t* off) {
+  for (int k = 0; k < N; ++k) off[k] = 0;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    const int64_t i = flat % s.dims[d];
+    flat /= s.dims[d];
+    for (int k = 0; k < N; ++k) off[k] += i * s.strides[k][d];
+  }
+}
+
+template <typename T>
+__global__ void BroadcastBinaryKernel(GpuBinary op, GpuBroadcast s, int64_t n, const T* a,
+                                      const T* b, T* out) {
+  DISTIR_GRID_STRIDE(i, n) {
+    int64_t off[2];
+    BroadcastOffsets<2>(s, i, off);
+    const float x = Load(a, off[0]), y = Load(b, off[1]);
+    float r = op == GpuBinary::kAdd ? x + y : op == GpuBinary::kSub ? x - y
+              : op == GpuBinary::kMul ? x * y : x / y;
+    Store(out, i, r);
+  }
+}
+
+// Copies elements rather than converting them: Where selects, it does not round.
+template <typename T>
+__global__ void WhereKernel(GpuBroadcast s, int64_t n, const uint8_t* cond, const T* x, const T* y,
+                            T* out) {
+  DISTIR_GRID_STRIDE(i, n) {
+    int64_t off[3];
+    BroadcastOffsets<3>(s, i, off);
+    out[i] = cond[off[0]] != 0 ? x[off[1]] : y[off[2]];
+  }
+}
+
+// E is an unsigned integer of the element's width: permutations move bytes.
+template <typename E>
+__global__ void PermuteKernel(GpuPermute p, int64_t n, const E* in, E* out) {
+  DISTIR_GRID_STRIDE(i, n) {
+    int64_t flat = i, src = 0;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      src += (flat % p.out_dims[d]) * p.in_strides[d];
+      flat /= p.out_dims[d];
+    }
+    out[i] = in[src];
+  }
+}
+
+template <typename E>
+__global__ void TriluKernel(int64_t n, int64_t rows, int64_t cols, int64_t k, bool upper,
+                            const E* in, E* out) {
+  DISTIR_GRID_STRIDE(i, n) {
+    const int64_t j = i % cols, r = (i / cols) % rows;
+    const bool keep = upper ? j - r >= k : j - r <= k;
+    out[i] = keep ? in[i] : E(0);
   }
 }
 
@@ -192,7 +263,104 @@ const T* C(const void* p, const T*) { return static_cast<const T*>(p); }
 template <typename T>
 T* M(void* p, T*) { return static_cast<T*>(p); }
 
+// Calls f with a typed null pointer of an unsigned type of `bytes` bytes.
+template <typename F>
+Status DispatchBytes(int bytes, F&& f) {
+  switch (bytes) {
+    case 1:
+      f(static_cast<uint8_t*>(nullptr));
+      break;
+    case 2:
+      f(static_cast<uint16_t*>(nullptr));
+      break;
+    case 4:
+      f(static_cast<uint32_t*>(nullptr));
+      break;
+    case 8:
+      f(static_cast<uint64_t*>(nullptr));
+      break;
+    default:
+      return InvalidArgument() << "no GPU kernel for " << bytes << "-byte elements";
+  }
+  return LastLaunch();
+}
+
+int64_t NumElements(const int64_t* dims, int rank) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d) n *= dims[d];
+  return n;
+}
+
 }  // namespace
+
+GpuBroadcast MakeGpuBroadcast(const std::vector<int64_t>& out_shape,
+                              const std::vector<std::vector<int64_t>>& operand_shapes) {
+  GpuBroadcast s;
+  s.rank = static_cast<int>(out_shape.size());
+  for (int d = 0; d < s.rank; ++d) s.dims[d] = out_shape[d];
+  for (size_t k = 0; k < operand_shapes.size() && k < 3; ++k) {
+    const std::vector<int64_t>& shape = operand_shapes[k];
+    const int pad = s.rank - static_cast<int>(shape.size());
+    int64_t stride = 1;
+    for (int d = s.rank - 1; d >= pad; --d) {
+      const int64_t extent = shape[static_cast<size_t>(d - pad)];
+      s.strides[k][d] = extent == 1 ? 0 : stride;
+      stride *= extent;
+    }
+  }
+  return s;
+}
+
+GpuPermute MakeGpuPermute(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& perm) {
+  GpuPermute p;
+  p.rank = static_cast<int>(in_shape.size());
+  std::vector<int64_t> strides(in_shape.size(), 1);
+  for (int d = p.rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * in_shape[d + 1];
+  for (int d = 0; d < p.rank; ++d) {
+    p.out_dims[d] = in_shape[static_cast<size_t>(perm[d])];
+    p.in_strides[d] = strides[static_cast<size_t>(perm[d])];
+  }
+  return p;
+}
+
+Status LaunchBroadcastBinary(GpuBinary op, GpuDType t, const GpuBroadcast& shape, const void* a,
+                             const void* b, void* out, void* stream) {
+  const int64_t n = NumElements(shape.dims, shape.rank);
+  if (n == 0) return Status::Ok();
+  return Dispatch(t, [&](auto* tag) {
+    BroadcastBinaryKernel<<<Blocks(n), kThreads, 0, S(stream)>>>(op, shape, n, C(a, tag), C(b, tag),
+                                                                 M(out, tag));
+  });
+}
+
+Status LaunchWhere(GpuDType t, const GpuBroadcast& shape, const void* cond, const void* x,
+                   const void* y, void* out, void* stream) {
+  const int64_t n = NumElements(shape.dims, shape.rank);
+  if (n == 0) return Status::Ok();
+  const auto* c = static_cast<const uint8_t*>(cond);
+  return Dispatch(t, [&](auto* tag) {
+    WhereKernel<<<Blocks(n), kThreads, 0, S(stream)>>>(shape, n, c, C(x, tag), C(y, tag), M(out, tag));
+  });
+}
+
+Status LaunchPermute(int elem_bytes, const GpuPermute& permute, const void* in, void* out,
+                     void* stream) {
+  const int64_t n = NumElements(permute.out_dims, permute.rank);
+  if (n == 0) return Status::Ok();
+  return DispatchBytes(elem_bytes, [&](auto* tag) {
+    PermuteKernel<<<Blocks(n), kThreads, 0, S(stream)>>>(permute, n, C(in, tag), M(out, tag));
+  });
+}
+
+Status LaunchTrilu(int elem_bytes, int64_t batch, int64_t rows, int64_t cols, int64_t k, bool upper,
+                   const void* in, void* out, void* stream) {
+  const int64_t n = batch * rows * cols;
+  if (n == 0) return Status::Ok();
+  return DispatchBytes(elem_bytes, [&](auto* tag) {
+    TriluKernel<<<Blocks(n), kThreads, 0, S(stream)>>>(n, rows, cols, k, upper, C(in, tag),
+                                                       M(out, tag));
+  });
+}
 
 Status LaunchBinary(GpuBinary op, GpuDType t, int64_t n, const void* a, const void* b, void* out,
                     void* stream) {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "backend/gpu/gpu_types.h"
 #include "support/status.h"
@@ -25,8 +26,42 @@
 namespace distir::gpu {
 
 enum class GpuBinary { kAdd, kSub, kMul, kDiv };
-enum class GpuUnary { kRelu, kGelu };
-enum class GpuUnaryGrad { kReluGrad, kGeluGrad };  ///< dx = dy * f'(x)
+/// kGelu uses erf; kGeluTanh is GPT-2's "gelu_new",
+/// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+enum class GpuUnary { kRelu, kGelu, kGeluTanh };
+enum class GpuUnaryGrad { kReluGrad, kGeluGrad, kGeluTanhGrad };  ///< dx = dy * f'(x)
+
+/// The most axes a broadcast or permutation kernel indexes.
+constexpr int kGpuMaxRank = 8;
+
+/// Index arithmetic of a broadcasting op, passed to the kernel by value: the
+/// output's extents and, for each of up to three operands, the operand's
+/// element stride along each output axis (0 where the operand is broadcast).
+/// Build it with MakeGpuBroadcast.
+struct GpuBroadcast {
+  int rank = 0;
+  int64_t dims[kGpuMaxRank] = {};
+  int64_t strides[3][kGpuMaxRank] = {};
+};
+
+/// The GpuBroadcast of `out_shape` for operands of `operand_shapes` (NumPy
+/// rules: shapes right-aligned, extent 1 broadcasts). REQUIRES: at most 3
+/// operands, rank(out) <= kGpuMaxRank, every operand broadcastable to out.
+GpuBroadcast MakeGpuBroadcast(const std::vector<int64_t>& out_shape,
+                              const std::vector<std::vector<int64_t>>& operand_shapes);
+
+/// A permutation of the axes of a row-major tensor: out has extents
+/// out_dims, and output axis d walks the input with stride in_strides[d]
+/// (elements). Build it with MakeGpuPermute.
+struct GpuPermute {
+  int rank = 0;
+  int64_t out_dims[kGpuMaxRank] = {};
+  int64_t in_strides[kGpuMaxRank] = {};
+};
+
+/// The GpuPermute of ONNX Transpose(perm) on `in_shape`: out axis d is input
+/// axis perm[d]. REQUIRES: perm a permutation of 0..rank-1, rank <= kGpuMaxRank.
+GpuPermute MakeGpuPermute(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& perm);
 
 struct GpuAdamParams {
   float lr = 0.001f, beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
@@ -36,6 +71,27 @@ struct GpuAdamParams {
 /// out[i] = a[i] (op) b[i]. out may alias a or b.
 Status LaunchBinary(GpuBinary op, GpuDType t, int64_t n, const void* a, const void* b, void* out,
                     void* stream = nullptr);
+
+/// out = a (op) b with broadcasting (operands 0 and 1 of `shape`). out does
+/// not alias a broadcast operand.
+Status LaunchBroadcastBinary(GpuBinary op, GpuDType t, const GpuBroadcast& shape, const void* a,
+                             const void* b, void* out, void* stream = nullptr);
+
+/// out = cond ? x : y with broadcasting (operands 0, 1, 2 of `shape`); cond is
+/// one byte per element (DistIR's bool), nonzero meaning true.
+Status LaunchWhere(GpuDType t, const GpuBroadcast& shape, const void* cond, const void* x,
+                   const void* y, void* out, void* stream = nullptr);
+
+/// out = transpose(in) for elements of `elem_bytes` (1, 2, 4 or 8) bytes, so
+/// any dtype runs. out does not alias in.
+Status LaunchPermute(int elem_bytes, const GpuPermute& permute, const void* in, void* out,
+                     void* stream = nullptr);
+
+/// ONNX Trilu over the last two axes of `batch` matrices rows x cols of
+/// `elem_bytes`-byte elements: keeps element (i, j) when j - i <= k (lower) or
+/// j - i >= k (upper) and writes zero bytes elsewhere.
+Status LaunchTrilu(int elem_bytes, int64_t batch, int64_t rows, int64_t cols, int64_t k, bool upper,
+                   const void* in, void* out, void* stream = nullptr);
 
 /// y[i] = f(x[i]). y may alias x.
 Status LaunchUnary(GpuUnary op, GpuDType t, int64_t n, const void* x, void* y,

@@ -13,6 +13,7 @@
 #include "backend/gpu/cuda_check.h"
 #include "backend/gpu/gpu_convert.h"
 #include "backend/gpu/gpu_kernels.h"
+#include "backend/gpu/gpu_layout_ops.h"
 #include "backend/memory_plan.h"
 
 namespace distir::gpu {
@@ -44,21 +45,21 @@ std::optional<GpuDType> GpuTypeOf(DType d) {
   }
 }
 
-// The one float dtype of the op's operands; Gather's indices are exempt.
+// The one float dtype of the op's operands; Gather's indices and Where's
+// condition are exempt.
 StatusOr<GpuDType> OpDType(const Op& op, Views in, Views out) {
   const DType d = out.empty() ? in[0].dtype : out[0].dtype;
   const std::optional<GpuDType> t = GpuTypeOf(d);
   if (!t) return Unsupported(op) << "no GPU kernel for dtype " << DTypeName(d);
   for (size_t i = 0; i < in.size(); ++i) {
     if (op.kind() == OpKind::kGather && i == 1) continue;
+    if (op.kind() == OpKind::kWhere && i == 0) continue;
     if (in[i].dtype != d) {
       return Unsupported(op) << "mixed dtypes " << DTypeName(in[i].dtype) << " and " << DTypeName(d);
     }
   }
   return *t;
 }
-
-const std::byte* At(const TensorView& v, int64_t byte_offset) { return v.data + byte_offset; }
 
 Status CopyAsync(void* dst, const void* src, int64_t bytes, void* stream) {
   DISTIR_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes),
@@ -84,15 +85,13 @@ StatusOr<GpuKernel> PlanMatMul(const Op& op, GpuDType t, Views in, Views out, co
   if (a_batch != b_batch && a.rank() != 2) {
     return Unsupported(op) << "batch dims broadcast other than against a matrix";
   }
-  const int64_t batch = std::max(a_batch, b_batch), eb = static_cast<int64_t>(ByteWidth(t));
-  const int64_t as = a.rank() == 2 ? 0 : m * k * eb;
-  // One GEMM per batch entry: correct, not yet fast (a strided-batched GEMM is the next step).
-  return GpuKernel([=]() -> Status {
-    for (int64_t i = 0; i < batch; ++i) {
-      DISTIR_RETURN_IF_ERROR(gemm->Gemm(t, false, false, m, n, k, 1, At(a, i * as),
-                                        At(b, i * k * n * eb), 0, c.data + i * m * n * eb));
-    }
-    return Status::Ok();
+  // Attention's [b, h, s, d] x [b, h, d, s]: one strided-batched GEMM; a
+  // matrix `a` is reused by every product (stride 0).
+  const int64_t batch = std::max(a_batch, b_batch);
+  const int64_t as = a.rank() == 2 ? 0 : m * k;
+  return GpuKernel([=] {
+    return gemm->GemmStridedBatched(t, false, false, m, n, k, 1, a.data, as, b.data, k * n, 0,
+                                    c.data, m * n, batch);
   });
 }
 
@@ -128,7 +127,7 @@ StatusOr<GpuKernel> PlanGemm(const Op& op, GpuDType t, Views in, Views out, cons
   });
 }
 
-// ---- elementwise (operands of the result's size only)
+// ---- elementwise, with NumPy broadcasting
 
 std::optional<GpuBinary> BinaryOf(OpKind kind) {
   switch (kind) {
@@ -146,12 +145,23 @@ std::optional<GpuBinary> BinaryOf(OpKind kind) {
   }
 }
 
+// a (op) b where an operand is smaller than the result (a bias, a scalar).
+StatusOr<GpuKernel> PlanBroadcastBinary(const Op& op, GpuDType t, Views in, const TensorView& y,
+                                        void* stream) {
+  if (in.size() != 2) return Unsupported(op) << "broadcasting " << in.size() << " operands";
+  if (y.rank() > kGpuMaxRank) return Unsupported(op) << "more than " << kGpuMaxRank << " axes";
+  const GpuBinary kind = *BinaryOf(op.kind());
+  const GpuBroadcast shape = MakeGpuBroadcast(y.shape, {in[0].shape, in[1].shape});
+  const TensorView a = in[0], b = in[1];
+  return GpuKernel([=] { return LaunchBroadcastBinary(kind, t, shape, a.data, b.data, y.data, stream); });
+}
+
 StatusOr<GpuKernel> PlanNary(const Op& op, GpuDType t, Views in, Views out, void* stream) {
   const GpuBinary kind = *BinaryOf(op.kind());
   const TensorView y = out[0];
   const int64_t n = y.num_elements();
   for (const TensorView& v : in) {
-    if (v.num_elements() != n) return Unsupported(op) << "broadcasting operands";
+    if (v.shape != y.shape) return PlanBroadcastBinary(op, t, in, y, stream);
   }
   if (in.size() == 1) {
     const TensorView x = in[0];
@@ -174,18 +184,21 @@ bool GeluIsTanh(const Op& op) {
 }
 
 StatusOr<GpuKernel> PlanActivation(const Op& op, GpuDType t, Views in, Views out, void* stream) {
-  if (GeluIsTanh(op)) return Unsupported(op) << "the tanh approximation";
   const TensorView x = in[0], y = out[0];
   const int64_t n = y.num_elements();
+  const bool tanh = GeluIsTanh(op);
   switch (op.kind()) {
     case OpKind::kRelu:
     case OpKind::kGelu: {
-      const GpuUnary u = op.kind() == OpKind::kRelu ? GpuUnary::kRelu : GpuUnary::kGelu;
+      const GpuUnary u = op.kind() == OpKind::kRelu ? GpuUnary::kRelu
+                         : tanh                      ? GpuUnary::kGeluTanh
+                                                     : GpuUnary::kGelu;
       return GpuKernel([=] { return LaunchUnary(u, t, n, x.data, y.data, stream); });
     }
     default: {
-      const GpuUnaryGrad g =
-          op.kind() == OpKind::kReluGrad ? GpuUnaryGrad::kReluGrad : GpuUnaryGrad::kGeluGrad;
+      const GpuUnaryGrad g = op.kind() == OpKind::kReluGrad ? GpuUnaryGrad::kReluGrad
+                             : tanh                          ? GpuUnaryGrad::kGeluTanhGrad
+                                                             : GpuUnaryGrad::kGeluGrad;
       const TensorView dy = in[1];
       return GpuKernel([=] { return LaunchUnaryGrad(g, t, n, x.data, dy.data, y.data, stream); });
     }
@@ -234,6 +247,7 @@ StatusOr<GpuKernel> PlanLoss(const Op& op, GpuDType t, Views in, Views out, cons
     return GpuKernel([=] { return LaunchMseLoss(t, n, p.data, label.data, denom, loss, stream); });
   }
   // A half-precision loss: accumulate into an f32 scratch word, then round.
+  if (ctx.scratch == nullptr) return GpuKernel([] { return Status::Ok(); });  // planning only
   DISTIR_ASSIGN_OR_RETURN(DeviceBuffer word, DeviceBuffer::Allocate(sizeof(float)));
   auto* acc = static_cast<float*>(word.data());
   ctx.scratch->push_back(std::move(word));
@@ -263,6 +277,15 @@ GpuKernel PlanOptimizer(const Op& op, GpuDType t, Views in, Views out, void* str
   };
 }
 
+// Where(cond, x, y): cond is bool (one byte per element), all three broadcast.
+StatusOr<GpuKernel> PlanWhere(const Op& op, GpuDType t, Views in, Views out, void* stream) {
+  if (in[0].dtype != DType::kBool) return Unsupported(op) << "a condition that is not bool";
+  const TensorView c = in[0], x = in[1], y = in[2], r = out[0];
+  if (r.rank() > kGpuMaxRank) return Unsupported(op) << "more than " << kGpuMaxRank << " axes";
+  const GpuBroadcast shape = MakeGpuBroadcast(r.shape, {c.shape, x.shape, y.shape});
+  return GpuKernel([=] { return LaunchWhere(t, shape, c.data, x.data, y.data, r.data, stream); });
+}
+
 // Embedding gather along axis 0. The indices are checked on the host first
 // (gpu_kernels.h requires them in range): a copy and a stream synchronisation
 // per Gather, the price of never faulting on a bad index.
@@ -290,15 +313,12 @@ StatusOr<GpuKernel> PlanGather(const Op& op, GpuDType t, Views in, Views out, vo
   });
 }
 
-bool IsAlias(OpKind kind) {
-  return kind == OpKind::kReshape || kind == OpKind::kSqueeze || kind == OpKind::kUnsqueeze ||
-         kind == OpKind::kIdentity;
-}
-
 }  // namespace
 
 StatusOr<GpuKernel> PlanGpuComputeOp(const Op& op, Views in, Views out, const GpuOpContext& ctx) {
-  if (IsAlias(op.kind())) return GpuKernel();
+  if (std::optional<StatusOr<GpuKernel>> layout = PlanGpuLayoutOp(op, in, out, ctx)) {
+    return std::move(*layout);
+  }
   if (in.empty()) return Unsupported(op) << "no GPU kernel for this op";
   DISTIR_ASSIGN_OR_RETURN(const GpuDType t, OpDType(op, in, out));
   if (BinaryOf(op.kind())) return PlanNary(op, t, in, out, ctx.stream);
@@ -325,6 +345,8 @@ StatusOr<GpuKernel> PlanGpuComputeOp(const Op& op, Views in, Views out, const Gp
       return PlanOptimizer(op, t, in, out, ctx.stream);
     case OpKind::kGather:
       return PlanGather(op, t, in, out, ctx.stream);
+    case OpKind::kWhere:
+      return PlanWhere(op, t, in, out, ctx.stream);
     default:
       return Unsupported(op) << "no GPU kernel for this op";
   }

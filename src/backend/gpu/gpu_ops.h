@@ -37,7 +37,10 @@ using GpuKernel = std::function<Status()>;
 struct GpuOpContext {
   void* stream = nullptr;                      ///< a cudaStream_t
   CublasGemm* gemm = nullptr;                  ///< bound to `stream`
-  std::vector<DeviceBuffer>* scratch = nullptr;  ///< device scratch the kernels own
+  /// Device memory the kernels own (constants, accumulators). Null when only
+  /// planning (the support check, which needs no GPU): nothing is allocated
+  /// and the returned kernels must not be run.
+  std::vector<DeviceBuffer>* scratch = nullptr;
 };
 
 /// The NCCL communicators of a rank (non-owning; the executor owns them).
@@ -52,8 +55,11 @@ struct GpuComms {
 
 /// Plans compute op `op` on arena views `in` and `out`. Returns an empty
 /// kernel for alias-only ops (Reshape, Squeeze, Unsqueeze, Identity), whose
-/// results the memory plan places on their input. Errors: Unimplemented,
-/// located at the op, naming it and the missing case.
+/// results the memory plan places on their input. Constant, ConstantOfShape
+/// and Shape are evaluated once on the host at planning time (by the CPU
+/// backend's planner, so both backends produce the same bytes), kept in
+/// scratch device memory and copied into the arena each iteration.
+/// Errors: Unimplemented, located at the op, naming it and the missing case.
 StatusOr<GpuKernel> PlanGpuComputeOp(const Op& op, std::span<const backend::TensorView> in,
                                      std::span<const backend::TensorView> out,
                                      const GpuOpContext& ctx);

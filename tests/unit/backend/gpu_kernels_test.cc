@@ -106,6 +106,12 @@ TEST(GpuKernelsTest, ElementwiseMatchesHost) {
     ASSERT_OK(LaunchUnary(GpuUnary::kGelu, t, n, da.data(), out.data()));
     backend::Unary<float>(backend::UnaryKind::kGeluErf, n, a.data(), want.data());
     ExpectClose(Download(t, out, n), Rounded(t, want), Tol(t), "gelu");
+    ASSERT_OK(LaunchUnary(GpuUnary::kGeluTanh, t, n, da.data(), out.data()));
+    backend::Unary<float>(backend::UnaryKind::kGeluTanh, n, a.data(), want.data());
+    ExpectClose(Download(t, out, n), Rounded(t, want), Tol(t), "gelu tanh");
+    ASSERT_OK(LaunchUnaryGrad(GpuUnaryGrad::kGeluTanhGrad, t, n, da.data(), db.data(), out.data()));
+    backend::GeluGrad<float>(n, a.data(), b.data(), want.data(), true);
+    ExpectClose(Download(t, out, n), Rounded(t, want), Tol(t), "gelu tanh grad");
     ASSERT_OK(LaunchUnaryGrad(GpuUnaryGrad::kGeluGrad, t, n, da.data(), db.data(), out.data()));
     backend::GeluGrad<float>(n, a.data(), b.data(), want.data(), false);
     ExpectClose(Download(t, out, n), Rounded(t, want), Tol(t), "gelu grad");
@@ -195,6 +201,108 @@ TEST(CublasGemmTest, RowMajorProductsMatchHostInEveryDtypeAndTransposition) {
       }
     }
   }
+}
+
+TEST(CublasGemmTest, StridedBatchedMatchesHostIncludingAReusedMatrix) {
+  SKIP_WITHOUT_GPU();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<CublasGemm> gemm, CublasGemm::Create());
+  const int64_t batch = 6, m = 9, n = 7, k = 16;
+  for (GpuDType t : kAll) {
+    for (int64_t a_stride : {m * k, int64_t{0}}) {  // 0: one matrix against a batch
+      std::vector<float> a = Rounded(t, Random((a_stride == 0 ? 1 : batch) * m * k, 21));
+      std::vector<float> b = Rounded(t, Random(batch * k * n, 22));
+      std::vector<float> want(batch * m * n, 0.0f);
+      DeviceBuffer da = Upload(t, a), db = Upload(t, b), dc = Upload(t, want);
+      ASSERT_OK(gemm->GemmStridedBatched(t, false, false, m, n, k, 1.0f, da.data(), a_stride,
+                                         db.data(), k * n, 0.0f, dc.data(), m * n, batch));
+      backend::BatchedMatMul<float>(batch, m, n, k, a.data(), a_stride, b.data(), k * n,
+                                    want.data(), m * n);
+      ExpectClose(Download(t, dc, want.size()), Rounded(t, want), 2 * Tol(t), GpuDTypeName(t));
+    }
+  }
+}
+
+// GPT-2's attention: a bias over rows, a scalar divisor, the causal Where.
+TEST(GpuKernelsTest, BroadcastBinaryAndWhereMatchHost) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<int64_t> out_shape = {2, 3, 5, 5};
+  const size_t n = 150;
+  for (GpuDType t : kAll) {
+    std::vector<float> x = Rounded(t, Random(n, 31)), bias = Rounded(t, Random(5, 32));
+    std::vector<float> scalar = {Rounded(t, {3.0f})[0]};
+    DeviceBuffer dx = Upload(t, x), dbias = Upload(t, bias), ds = Upload(t, scalar);
+    DeviceBuffer out = Upload(t, x);
+    std::vector<float> want(n);
+    const std::vector<int64_t> bias_padded = {1, 1, 1, 5}, scalar_padded = {1, 1, 1, 1};
+    ASSERT_OK(LaunchBroadcastBinary(GpuBinary::kAdd, t, MakeGpuBroadcast(out_shape, {out_shape, {5}}),
+                                    dx.data(), dbias.data(), out.data()));
+    backend::BinaryBroadcast<float>(backend::BinaryKind::kAdd, out_shape, out_shape, x.data(),
+                                    bias_padded, bias.data(), want.data());
+    ExpectClose(Download(t, out, n), Rounded(t, want), Tol(t), "add bias");
+    ASSERT_OK(LaunchBroadcastBinary(GpuBinary::kDiv, t, MakeGpuBroadcast(out_shape, {out_shape, {}}),
+                                    dx.data(), ds.data(), out.data()));
+    backend::BinaryBroadcast<float>(backend::BinaryKind::kDiv, out_shape, out_shape, x.data(),
+                                    scalar_padded, scalar.data(), want.data());
+    ExpectClose(Download(t, out, n), Rounded(t, want), Tol(t), "div scalar");
+    // cond [5, 5] lower-triangular, x full, y a scalar.
+    std::vector<uint8_t> cond(25);
+    for (size_t i = 0; i < 25; ++i) cond[i] = (i % 5) <= (i / 5) ? 1 : 0;
+    ASSERT_OK_AND_ASSIGN(DeviceBuffer dc, DeviceBuffer::Allocate(cond.size()));
+    ASSERT_OK(dc.CopyFromHost(cond.data(), cond.size()));
+    ASSERT_OK(LaunchWhere(t, MakeGpuBroadcast(out_shape, {{5, 5}, out_shape, {}}), dc.data(),
+                          dx.data(), ds.data(), out.data()));
+    const std::vector<int64_t> cond_padded = {1, 1, 5, 5};
+    backend::Where<float>(out_shape, cond_padded, cond.data(), out_shape, x.data(), scalar_padded,
+                          scalar.data(), want.data());
+    ExpectClose(Download(t, out, n), want, 0, "where");  // selection is exact
+  }
+}
+
+TEST(GpuKernelsTest, PermuteAndTriluMoveBytesAsTheHostDoes) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<int64_t> shape = {2, 3, 4, 5};
+  const size_t n = 120;
+  for (int bytes : {1, 2, 4, 8}) {
+    std::vector<uint8_t> x(n * static_cast<size_t>(bytes));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>(i * 7 + 3);
+    ASSERT_OK_AND_ASSIGN(DeviceBuffer dx, DeviceBuffer::Allocate(x.size()));
+    ASSERT_OK_AND_ASSIGN(DeviceBuffer dy, DeviceBuffer::Allocate(x.size()));
+    ASSERT_OK(dx.CopyFromHost(x.data(), x.size()));
+    std::vector<uint8_t> got(x.size()), want(x.size());
+    for (const std::vector<int64_t>& perm :
+         {std::vector<int64_t>{0, 2, 1, 3}, std::vector<int64_t>{0, 2, 3, 1}, std::vector<int64_t>{3, 2, 1, 0}}) {
+      ASSERT_OK(LaunchPermute(bytes, MakeGpuPermute(shape, perm), dx.data(), dy.data()));
+      ASSERT_OK(SynchronizeDevice());
+      ASSERT_OK(dy.CopyToHost(got.data(), got.size()));
+      backend::Transpose(shape, perm, bytes, x.data(), want.data());
+      EXPECT_EQ(got, want) << bytes << "-byte elements, perm " << perm[1] << perm[2] << perm[3];
+    }
+    for (bool upper : {false, true}) {
+      ASSERT_OK(LaunchTrilu(bytes, 6, 4, 5, 0, upper, dx.data(), dy.data()));
+      ASSERT_OK(SynchronizeDevice());
+      ASSERT_OK(dy.CopyToHost(got.data(), got.size()));
+      backend::Trilu(6, 4, 5, 0, upper, bytes, x.data(), want.data());
+      EXPECT_EQ(got, want) << bytes << "-byte elements, upper " << upper;
+    }
+  }
+}
+
+// The index arithmetic is host code: checked without a GPU.
+TEST(GpuIndexTest, BroadcastStridesAreZeroAlongBroadcastAxes) {
+  const GpuBroadcast s = MakeGpuBroadcast({2, 3, 4}, {{2, 3, 4}, {4}, {3, 1}});
+  ASSERT_EQ(s.rank, 3);
+  EXPECT_EQ((std::vector<int64_t>(s.dims, s.dims + 3)), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ((std::vector<int64_t>(s.strides[0], s.strides[0] + 3)), (std::vector<int64_t>{12, 4, 1}));
+  EXPECT_EQ((std::vector<int64_t>(s.strides[1], s.strides[1] + 3)), (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ((std::vector<int64_t>(s.strides[2], s.strides[2] + 3)), (std::vector<int64_t>{0, 1, 0}));
+}
+
+TEST(GpuIndexTest, PermuteWalksTheInputWithPermutedStrides) {
+  // [2, 3, 4, 5] -> perm {0, 2, 3, 1} -> [2, 4, 5, 3]; input strides 60, 20, 5, 1.
+  const GpuPermute p = MakeGpuPermute({2, 3, 4, 5}, {0, 2, 3, 1});
+  ASSERT_EQ(p.rank, 4);
+  EXPECT_EQ((std::vector<int64_t>(p.out_dims, p.out_dims + 4)), (std::vector<int64_t>{2, 4, 5, 3}));
+  EXPECT_EQ((std::vector<int64_t>(p.in_strides, p.in_strides + 4)), (std::vector<int64_t>{60, 5, 1, 20}));
 }
 
 TEST(NcclCommunicatorTest, SingleRankCollectivesAreIdentities) {
