@@ -23,16 +23,18 @@ fail() {
   exit 1
 }
 
-# 4 batches of the paper's MLP 1B grid: 300 configurations, several seconds on 2
-# ranks, so that there is time to kill it part-way.
+# 2 batches of the paper's GPT-2 1.6B grid: 150 configurations, about 4 s on 2
+# ranks, so that there is time to kill it part-way (the MLP grid, at 200
+# configurations/s, sometimes ended between two polls).
+TOTAL=150
 EXP=$WORK/mlp.yaml
 cat > "$EXP" <<EOF
 name: resume-test
-model: mlp-1b
+model: gpt2-1.6b
 hardware: $SRC/configs/hardware/dgx2-v100.yaml
 world_size: 16
 space:
-  batch: [4096, 8192, 16384, 32768]
+  batch: [64, 128]
   dp: all
   tp: all
   pp: all
@@ -93,15 +95,15 @@ wait_for_results "$pid" 5
 pkill -KILL -f "^$DISTIR search $EXP -o $OUT --resume" || true
 wait "$pid" && fail "the search killed with SIGKILL exited with 0"
 [[ ! -e $OUT ]] || fail "a killed resumed search left $OUT"
-done2=$(sed -n 's/^\[search\] resuming: \([0-9]*\) of 300 .*/\1/p' "$WORK/err2")
-[[ -n $done2 && $done2 -gt 0 && $done2 -lt 300 ]] \
+done2=$(sed -n "s/^\[search\] resuming: \([0-9]*\) of $TOTAL .*/\1/p" "$WORK/err2")
+[[ -n $done2 && $done2 -gt 0 && $done2 -lt $TOTAL ]] \
   || fail "first resume reused '$done2' results: $(head -3 "$WORK/err2")"
 
 # 4. --resume on 1 rank, to the end.
 mpirun -np 1 "$DISTIR" search "$EXP" -o "$OUT" --resume > /dev/null 2> "$WORK/err3" \
   || fail "the last resume exited with $?: $(tail -3 "$WORK/err3")"
-done3=$(sed -n 's/^\[search\] resuming: \([0-9]*\) of 300 .*/\1/p' "$WORK/err3")
-[[ -n $done3 && $done3 -gt $done2 && $done3 -lt 300 ]] \
+done3=$(sed -n "s/^\[search\] resuming: \([0-9]*\) of $TOTAL .*/\1/p" "$WORK/err3")
+[[ -n $done3 && $done3 -gt $done2 && $done3 -lt $TOTAL ]] \
   || fail "last resume reused '$done3' results after the first reused $done2"
 if ! h5diff --exclude-path /run "$WORK/ref.h5" "$OUT"; then
   h5diff -r --exclude-path /run "$WORK/ref.h5" "$OUT" | head -40 >&2 || true
@@ -117,4 +119,4 @@ if mpirun -np 1 "$DISTIR" search "$EXP" -o "$OUT" --resume --quiet > /dev/null 2
   fail "a foreign journal was accepted"
 fi
 grep -q 'rank0.bin belongs to another experiment' "$WORK/err4" || fail "foreign journal: $(cat "$WORK/err4")"
-echo "PASS: killed at $done2, then at $done3 of 300 results; resumed results equal the reference"
+echo "PASS: killed at $done2, then at $done3 of $TOTAL results; resumed results equal the reference"
