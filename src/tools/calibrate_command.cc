@@ -1,27 +1,24 @@
 // distir calibrate --backend cpu|cuda -o PROFILE.yaml [--base BASE.yaml] [--quick]
 //
-// Times the executor's kernels and MPI communication on this machine, fits the
-// hardware profile's coefficients (src/calibrate, docs/calibration.md), prints
-// the fit quality and writes a profile that `distir simulate` and `distir search`
-// load. Under `mpirun -np N` the communication benchmarks run over 2..N ranks;
-// rank 0 fits and writes.
+// Times the executor's kernels and communication on this machine (the CPU
+// executor's host kernels and MPI, or the CUDA executor's cuBLAS, kernels and
+// NCCL: calibrate_backends.h), fits the hardware profile's coefficients
+// (src/calibrate, docs/calibration.md), prints the fit quality and writes a
+// profile that `distir simulate` and `distir search` load. Under `mpirun -np N`
+// the communication benchmarks run over 2..N ranks; rank 0 fits and writes.
 
 #include <mpi.h>
-#include <unistd.h>
 
 #include <boost/program_options.hpp>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 
-#include "calibrate/comm_benchmarks.h"
-#include "calibrate/compute_benchmarks.h"
-#include "calibrate/executor_benchmarks.h"
 #include "calibrate/profile_fit.h"
 #include "calibrate/profile_writer.h"
 #include "sim/hardware_profile.h"
+#include "tools/calibrate_backends.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 
@@ -32,6 +29,7 @@ namespace {
 
 struct CalibrateFlags {
   std::string backend = "cpu";
+  std::string matmul_dtype = "f32";  // whose MatMul samples fit device.matmul_regression
   std::string output;
   std::string base;
   std::string name;
@@ -40,29 +38,12 @@ struct CalibrateFlags {
   std::string stray;  // a positional argument, which calibrate does not take
 };
 
-std::string CpuModelName() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) != 0) continue;
-    const size_t colon = line.find(':');
-    if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-  }
-  return "host CPU";
-}
-
-// Physical memory shared by the `ranks` ranks of this node.
-int64_t MemoryPerRank(int ranks) {
-  const int64_t bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
-  return bytes / std::max(ranks, 1);
-}
-
 StatusOr<sim::HardwareProfile> BaseProfile(const CalibrateFlags& f, int world) {
   const std::string name =
       f.name.empty() ? std::filesystem::path(f.output).stem().string() : f.name;
   if (f.base.empty()) {
-    return calibrate::DefaultBaseProfile(name, CpuModelName(), world, MemoryPerRank(world),
-                                         "shared-memory (MPI)");
+    const CalibratedDevice d = DescribeCalibratedDevice(f.backend, world);
+    return calibrate::DefaultBaseProfile(name, d.name, world, d.memory_bytes, d.link_name);
   }
   DISTIR_ASSIGN_OR_RETURN(sim::HardwareProfile hw, sim::LoadHardwareProfile(f.base));
   hw.name = name;
@@ -116,17 +97,18 @@ Status WriteMeasurementsCsv(const std::string& path,
 Status FitAndWrite(const CalibrateFlags& f, const std::vector<calibrate::Measurement>& ms,
                    sim::HardwareProfile base, int world) {
   DISTIR_ASSIGN_OR_RETURN(calibrate::CalibrationFit fit,
-                          calibrate::FitProfile(ms, std::move(base), "f32"));
+                          calibrate::FitProfile(ms, std::move(base), f.matmul_dtype));
   PrintFits(fit, std::cout);
   DISTIR_RETURN_IF_ERROR(WriteOutputAtomically(
       f.output, calibrate::EmitHardwareProfileYaml(fit.profile, Header(f, fit, world))));
   DISTIR_ASSIGN_OR_RETURN(sim::HardwareProfile back, sim::LoadHardwareProfile(f.output));
   const sim::DeviceSpec& d = back.device;
-  std::cout << std::setprecision(4) << "wrote " << f.output << ": MatMul f32 peak "
-            << d.peak_flops_f32 / 1e9 << " GFLOP/s, memory " << d.dram_bandwidth / 1e9
-            << " GB/s, launch " << d.kernel_launch_overhead * 1e6 << " us, link "
-            << back.intra_node.bandwidth / 1e9 << " GB/s + " << back.intra_node.latency * 1e6
-            << " us\n";
+  std::cout << std::setprecision(4) << "wrote " << f.output << ": MatMul peak f32 "
+            << d.peak_flops_f32 / 1e9 << ", f16 " << d.peak_flops_f16 / 1e9;
+  if (d.peak_flops_bf16 > 0) std::cout << ", bf16 " << d.peak_flops_bf16 / 1e9;
+  std::cout << " GFLOP/s, memory " << d.dram_bandwidth / 1e9 << " GB/s, launch "
+            << d.kernel_launch_overhead * 1e6 << " us, link " << back.intra_node.bandwidth / 1e9
+            << " GB/s + " << back.intra_node.latency * 1e6 << " us\n";
   return Status::Ok();
 }
 
@@ -134,46 +116,37 @@ Status CheckFlags(const CalibrateFlags& f) {
   if (!f.stray.empty())
     return InvalidArgument() << "calibrate takes no input file, got '" << f.stray << "'";
   if (f.output.empty()) return InvalidArgument() << "calibrate needs -o PROFILE.yaml";
-  if (f.backend == "cuda") {
-    return Unimplemented() << "calibrate --backend cuda is not available yet: run the CPU "
-                              "calibration, or calibrate on the GPU machine once it lands";
-  }
-  if (f.backend != "cpu") {
+  if (f.backend != "cpu" && f.backend != "cuda") {
     return InvalidArgument() << "unknown backend '" << f.backend << "'; expected cpu or cuda";
+  }
+  if (f.matmul_dtype != "f32" && f.matmul_dtype != "f16" && f.matmul_dtype != "bf16" &&
+      f.matmul_dtype != "f64") {
+    return InvalidArgument() << "unknown --matmul-dtype '" << f.matmul_dtype
+                             << "'; expected f32, f16, bf16 or f64";
   }
   return Status::Ok();
 }
 
+// Every rank fails the same way on bad flags, a missing backend or a bad base
+// profile, so no rank goes on to the collective benchmarks alone.
+StatusOr<sim::HardwareProfile> Prepare(const CalibrateFlags& f, int world) {
+  DISTIR_RETURN_IF_ERROR(CheckFlags(f));
+  DISTIR_RETURN_IF_ERROR(CheckBackendAvailable(f.backend));
+  return BaseProfile(f, world);
+}
+
 int Calibrate(const CalibrateFlags& f, int rank, int world) {
-  Status bad = CheckFlags(f);
-  StatusOr<sim::HardwareProfile> base =
-      bad.ok() ? BaseProfile(f, world) : StatusOr<sim::HardwareProfile>(bad);
+  StatusOr<sim::HardwareProfile> base = Prepare(f, world);
   if (!base.ok()) return rank == 0 ? ReportError(base.status()) : kExitInputError;
-  if (rank == 0) std::cerr << "calibrate: timing host kernels on " << world << " rank(s)...\n";
-  std::vector<calibrate::Measurement> ms = calibrate::RunHostComputeBenchmarks(
-      f.quick ? calibrate::QuickComputeSweep() : calibrate::DefaultComputeSweep());
-  // The per-op overhead and bandwidth come from Adds run by the executor itself;
-  // the bare kernel's Adds stay in the CSV only, as "AddKernel".
-  StatusOr<std::vector<calibrate::Measurement>> through_executor =
-      calibrate::RunExecutorElementwiseBenchmarks(f.quick ? calibrate::QuickExecutorSweep()
-                                                          : calibrate::DefaultExecutorSweep());
-  if (!through_executor.ok())
-    return rank == 0 ? ReportError(through_executor.status()) : kExitInputError;
-  for (calibrate::Measurement& m : ms) {
-    if (m.op == "Add") m.op = "AddKernel";
-  }
-  ms.insert(ms.end(), through_executor->begin(), through_executor->end());
-  if (rank == 0 && world > 1) std::cerr << "calibrate: timing MPI Send/AllReduce/AllGather...\n";
-  StatusOr<std::vector<calibrate::Measurement>> comm = calibrate::RunMpiCommBenchmarks(
-      MPI_COMM_WORLD, f.quick ? calibrate::QuickCommSweep() : calibrate::DefaultCommSweep());
-  if (!comm.ok()) return rank == 0 ? ReportError(comm.status()) : kExitInputError;
+  StatusOr<std::vector<calibrate::Measurement>> ms =
+      MeasureBackend(f.backend, f.quick, rank, world);
+  if (!ms.ok()) return rank == 0 ? ReportError(ms.status()) : kExitInputError;
   if (rank != 0) return kExitOk;
-  ms.insert(ms.end(), comm->begin(), comm->end());
   if (!f.csv.empty()) {
-    Status csv = WriteMeasurementsCsv(f.csv, ms);
+    Status csv = WriteMeasurementsCsv(f.csv, *ms);
     if (!csv.ok()) return ReportError(csv);
   }
-  Status written = FitAndWrite(f, ms, std::move(*base), world);
+  Status written = FitAndWrite(f, *ms, std::move(*base), world);
   return written.ok() ? kExitOk : ReportError(written);
 }
 
@@ -187,8 +160,10 @@ int RunCalibrate(int argc, char** argv) {
   CalibrateFlags f;
   po::options_description desc(
       "usage: [mpirun -np N] distir calibrate --backend cpu|cuda -o PROFILE.yaml\n"
-      "                                      [--base BASE.yaml] [--name NAME] [--quick]\n\n"
-      "Times MatMul, elementwise ops and MPI communication with the executor's kernels,\n"
+      "                                      [--base BASE.yaml] [--name NAME] [--quick]\n"
+      "                                      [--matmul-dtype f32|f16|bf16]\n\n"
+      "Times MatMul, elementwise ops and communication with the executor's kernels (cpu:\n"
+      "host kernels and MPI; cuda: cuBLAS, CUDA kernels and NCCL, one rank per GPU),\n"
       "fits the hardware profile's coefficients by non-negative least squares, prints\n"
       "the fit quality and writes the profile (docs/calibration.md).\n\noptions");
   desc.add_options()("help,h", "print this help")(
@@ -197,6 +172,8 @@ int RunCalibrate(int argc, char** argv) {
       "base", po::value(&f.base),
       "profile whose structure (nodes, links, algorithm) to keep; default: one node of N ranks")(
       "name", po::value(&f.name), "the profile's name (default: the output file's stem)")(
+      "matmul-dtype", po::value(&f.matmul_dtype)->default_value("f32"),
+      "f32, f16 or bf16: the MatMul timings that fit device.matmul_regression")(
       "quick", po::bool_switch(&f.quick), "a small sweep (seconds; for tests)")(
       "measurements", po::value(&f.csv), "also write every timing as CSV to this file")(
       "input", po::value(&f.stray), "(none)");

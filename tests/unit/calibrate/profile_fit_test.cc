@@ -94,6 +94,45 @@ TEST(ProfileFitTest, ReportsMissingMatMulSamples) {
               ::distir::testing::StatusIs(StatusCode::kInvalidArgument, "no MatMul bf16"));
 }
 
+// A GPU's sweep (gpu_benchmarks.h): MatMul in f16 and bf16 as well as f32, each
+// at its own rate. Time = 2 us + flops / rate, so the best rate of a dtype is
+// reached at its largest shape: 2 * 4096^3 = 137438953472 FLOPs at 1e14 FLOP/s
+// takes 1.374e-3 s + 2e-6 s, i.e. 137438953472 / 1.376389535e-3 = 9.98547e13.
+std::vector<Measurement> HalfPrecisionMatMuls() {
+  std::vector<Measurement> ms;
+  for (auto [dtype, rate] : {std::pair<const char*, double>{"f16", 1e14}, {"bf16", 8e13}}) {
+    for (double d : {256.0, 1024.0, 4096.0}) {
+      const double flops = 2 * d * d * d, bytes = 2 * 3 * d * d;
+      ms.push_back({"MatMul", dtype, "", flops, bytes, 1, 2e-6 + flops / rate});
+    }
+  }
+  return ms;
+}
+
+TEST(ProfileFitTest, FitsHalfPrecisionPeaksAndRegression) {
+  std::vector<Measurement> ms = Synthetic(Truth{});
+  for (const Measurement& m : HalfPrecisionMatMuls()) ms.push_back(m);
+  ASSERT_OK_AND_ASSIGN(CalibrationFit fit, FitProfile(ms, Base(), "f16"));
+  const sim::DeviceSpec& d = fit.profile.device;
+  const double big = 2.0 * 4096 * 4096 * 4096;
+  EXPECT_NEAR(d.peak_flops_f16 / (big / (2e-6 + big / 1e14)), 1, 1e-12);
+  EXPECT_NEAR(d.peak_flops_bf16 / (big / (2e-6 + big / 8e13)), 1, 1e-12);
+  EXPECT_NE(d.peak_flops_f16, d.peak_flops_f32);  // measured, not the f32 fallback
+  EXPECT_TRUE(fit.notes.empty());
+  // The regression is fitted to the f16 samples: 2 us + 1e-14 s per FLOP, no byte term.
+  ASSERT_TRUE(d.matmul_regression.has_value());
+  EXPECT_NEAR(d.matmul_regression->intercept_s / 2e-6, 1, 1e-6);
+  EXPECT_NEAR(d.matmul_regression->per_flop_s / 1e-14, 1, 1e-6);
+  EXPECT_NEAR(d.matmul_regression->per_byte_s, 0, 1e-15);
+  EXPECT_EQ(fit.fits.front().op, "MatMul f16");
+  // Both half-precision peaks are written and load back.
+  ASSERT_OK_AND_ASSIGN(
+      sim::HardwareProfile back,
+      sim::ParseHardwareProfile(EmitHardwareProfileYaml(fit.profile, {}), "x.yaml"));
+  EXPECT_NEAR(back.device.peak_flops_f16 / d.peak_flops_f16, 1, 1e-6);
+  EXPECT_NEAR(back.device.peak_flops_bf16 / d.peak_flops_bf16, 1, 1e-6);
+}
+
 TEST(ProfileWriterTest, OutputLoadsBackThroughTheProfileLoader) {
   ASSERT_OK_AND_ASSIGN(CalibrationFit fit, FitProfile(Synthetic(Truth{}), Base(), "f32"));
   const sim::HardwareProfile& hw = fit.profile;
