@@ -13,6 +13,18 @@
 
 namespace distir::backend {
 
+StatusOr<int> NodeLocalRank(MPI_Comm comm) {
+  int me = 0, local = 0;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
+    return Internal() << "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed";
+  }
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_free(&node);
+  return local;
+}
+
 std::string_view BackendName(BackendKind kind) { return kind == BackendKind::kCpu ? "cpu" : "cuda"; }
 
 StatusOr<BackendKind> ParseBackend(std::string_view name) {

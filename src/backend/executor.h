@@ -76,6 +76,11 @@ struct ExecutionPlan {
   const RankProgram* ProgramOf(int rank) const;
 };
 
+/// This rank's index among the ranks of `comm` on its node (shared-memory
+/// split), the usual choice of GPU: local rank modulo the visible devices.
+/// Collective over `comm`. Errors: Internal when MPI fails.
+StatusOr<int> NodeLocalRank(MPI_Comm comm);
+
 /// Lowers `fn` of `module` for execution: placement, projection onto every
 /// device and the deadlock check (lowering/lower.h's chain without sharing).
 /// REQUIRES: `module` verifies and its types are inferred. `module` must

@@ -5,23 +5,10 @@
 #include <string>
 
 #include "backend/cpu/host_kernels.h"
+#include "calibrate/timer.h"
 
 namespace distir::calibrate {
 namespace {
-
-enum class CommOp { kSend, kAllReduce, kAllGather };
-
-const char* OpName(CommOp op) {
-  switch (op) {
-    case CommOp::kSend:
-      return "Send";
-    case CommOp::kAllReduce:
-      return "AllReduce";
-    case CommOp::kAllGather:
-      return "AllGather";
-  }
-  return "?";
-}
 
 // One call of `op` on `sub` with S = bytes (f32 elements).
 void CallOnce(CommOp op, MPI_Comm sub, int64_t bytes, std::vector<float>& send,
@@ -70,11 +57,6 @@ double SlowestPerCall(MPI_Comm sub, int calls, Body&& body) {
   return slowest;
 }
 
-double Median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
 // Median over trials of the slowest rank's seconds per call. With a filler, a
 // trial also times `calls` x (filler, call) and `calls` x (filler) alone, and
 // the difference is what a call adds to a rank that computes between calls, as
@@ -105,17 +87,9 @@ double TimeOnSub(CommOp op, MPI_Comm sub, int64_t bytes, const CommSweep& sweep)
     const double with_filler = SlowestPerCall(sub, calls, both);
     added.push_back(with_filler - SlowestPerCall(sub, calls, filler));
   }
-  double seconds = Median(std::move(alone));
-  if (!added.empty()) seconds = std::max(seconds, Median(std::move(added)));
+  double seconds = MedianSample(std::move(alone));
+  if (!added.empty()) seconds = std::max(seconds, MedianSample(std::move(added)));
   return op == CommOp::kSend ? seconds / 2 : seconds;  // a round trip is two messages
-}
-
-std::vector<int> RankCounts(const CommSweep& sweep, int world) {
-  if (!sweep.rank_counts.empty()) return sweep.rank_counts;
-  std::vector<int> counts;
-  for (int k = 2; k < world; k *= 2) counts.push_back(k);
-  counts.push_back(world);
-  return counts;
 }
 
 // Every op over every size on the first `k` ranks of `comm` (ranks >= k wait).
@@ -130,7 +104,7 @@ void SweepRanks(MPI_Comm comm, int k, const CommSweep& sweep, std::vector<Measur
       for (int64_t bytes : sweep.message_bytes) {
         const double t = TimeOnSub(op, sub, bytes, sweep);
         if (rank == 0)
-          out.push_back({OpName(op), "f32", std::to_string(bytes) + " B", 0,
+          out.push_back({CommOpName(op), "f32", std::to_string(bytes) + " B", 0,
                          static_cast<double>(bytes), k, t});
       }
     }
@@ -140,6 +114,33 @@ void SweepRanks(MPI_Comm comm, int k, const CommSweep& sweep, std::vector<Measur
 }
 
 }  // namespace
+
+const char* CommOpName(CommOp op) {
+  switch (op) {
+    case CommOp::kSend:
+      return "Send";
+    case CommOp::kAllReduce:
+      return "AllReduce";
+    case CommOp::kAllGather:
+      return "AllGather";
+  }
+  return "?";
+}
+
+StatusOr<std::vector<int>> CommRankCounts(const std::vector<int>& requested, int world) {
+  std::vector<int> counts = requested;
+  if (counts.empty()) {
+    for (int k = 2; k < world; k *= 2) counts.push_back(k);
+    counts.push_back(world);
+  }
+  for (int k : counts) {
+    if (k < 2 || k > world) {
+      return InvalidArgument() << "communication benchmark over " << k << " ranks needs 2 to "
+                               << world << " ranks";
+    }
+  }
+  return counts;
+}
 
 CommSweep DefaultCommSweep() {
   CommSweep s;
@@ -163,13 +164,7 @@ StatusOr<std::vector<Measurement>> RunMpiCommBenchmarks(MPI_Comm comm, const Com
   MPI_Comm_size(comm, &world);
   std::vector<Measurement> out;
   if (world < 2) return out;
-  const std::vector<int> counts = RankCounts(sweep, world);
-  for (int k : counts) {
-    if (k < 2 || k > world) {
-      return InvalidArgument() << "communication benchmark over " << k << " ranks needs 2 to "
-                               << world << " ranks";
-    }
-  }
+  DISTIR_ASSIGN_OR_RETURN(const std::vector<int> counts, CommRankCounts(sweep.rank_counts, world));
   for (int k : counts) SweepRanks(comm, k, sweep, out);
   return out;
 }

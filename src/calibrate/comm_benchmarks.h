@@ -39,6 +39,17 @@ struct CommSweep {
   int64_t filler_dim = 0;
 };
 
+/// The communication ops the benchmarks time (MPI here, NCCL in
+/// gpu_benchmarks.h), and their Measurement op names: "Send", "AllReduce",
+/// "AllGather".
+enum class CommOp { kSend, kAllReduce, kAllGather };
+const char* CommOpName(CommOp op);
+
+/// The participant counts a sweep runs on a job of `world` ranks: `requested`,
+/// or when empty 2, 4, 8, ... below `world`, then `world`.
+/// Errors: InvalidArgument for a count below 2 or above `world`.
+StatusOr<std::vector<int>> CommRankCounts(const std::vector<int>& requested, int world);
+
 /// 8 KiB to 2 MiB in steps of 2x (the sizes of activations and gradients the
 /// small models send; whole f32 chunks for up to 64 ranks), 9 trials, each call
 /// after a 256^3 Gemm (about 0.3-1 ms: a layer's compute between two calls).

@@ -58,18 +58,21 @@ Measurement TimeGelu(int64_t n, const TimingOptions& timing) {
 
 }  // namespace
 
-ComputeSweep DefaultComputeSweep() {
-  ComputeSweep s;
-  const int64_t dims[] = {16, 64, 256, 512};
+void AppendMatMulLayouts(std::initializer_list<int64_t> dims, std::vector<MatMulShape>& shapes) {
   for (int64_t m : dims) {
     for (int64_t n : dims) {
       for (int64_t k : dims) {
-        s.matmul_shapes.push_back({m, n, k, false, false});  // MatMul, Gemm
-        s.matmul_shapes.push_back({m, n, k, false, true});   // MatMulGrad's dx = dy W^T
-        s.matmul_shapes.push_back({m, n, k, true, false});   // MatMulGrad's dw = x^T dy
+        shapes.push_back({m, n, k, false, false});  // MatMul, Gemm
+        shapes.push_back({m, n, k, false, true});   // MatMulGrad's dx = dy W^T
+        shapes.push_back({m, n, k, true, false});   // MatMulGrad's dw = x^T dy
       }
     }
   }
+}
+
+ComputeSweep DefaultComputeSweep() {
+  ComputeSweep s;
+  AppendMatMulLayouts({16, 64, 256, 512}, s.matmul_shapes);
   s.matmul_shapes.push_back({1024, 1024, 1024});
   for (int64_t d : {64, 256, 512}) s.f64_shapes.push_back({d, d, d});
   for (int64_t n = 1; n <= (int64_t{1} << 22); n *= 4) s.elementwise_sizes.push_back(n);

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "calibrate/measurement.h"
@@ -33,6 +34,10 @@ struct ComputeSweep {
   std::vector<int64_t> elementwise_sizes;  ///< elements of Add and Gelu
   TimingOptions timing;
 };
+
+/// Appends every (m, n, k) in dims^3, each in the three operand layouts the
+/// executors call: A B (MatMul, Gemm), A B^T and A^T B (MatMulGrad's dx, dw).
+void AppendMatMulLayouts(std::initializer_list<int64_t> dims, std::vector<MatMulShape>& shapes);
 
 /// The sweep `distir calibrate` runs: f32 MatMul over every (m, n, k) in
 /// {16, 64, 256, 512}^3, each as A B, A B^T and A^T B, plus 1024^3 (193 shapes);

@@ -11,11 +11,13 @@
 #include <string>
 
 #include "backend/cpu/host_kernels.h"
+#include "backend/executor.h"
 #include "backend/gpu/cublas_gemm.h"
 #include "backend/gpu/cuda_check.h"
 #include "backend/gpu/device_buffer.h"
 #include "backend/gpu/gpu_kernels.h"
 #include "backend/gpu/nccl_comm.h"
+#include "calibrate/comm_benchmarks.h"
 
 namespace distir::calibrate {
 namespace {
@@ -66,11 +68,6 @@ class StreamTimer {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
 
-double Median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
 // The GPU analogue of MedianSecondsPerCall (timer.h): warm-up calls and time,
 // a batch sized from one call so that a sample lasts min_sample_s, then samples
 // until min_samples and min_total_s are both reached.
@@ -94,7 +91,7 @@ StatusOr<double> MedianGpuSecondsPerCall(StreamTimer& timer, const std::function
     total += s;
     samples.push_back(s / batch);
   }
-  return Median(std::move(samples));
+  return MedianSample(std::move(samples));
 }
 
 // `n` elements of `t` uniform in [-1, 1]. Random, not zero, operands: a GPU
@@ -181,20 +178,6 @@ Status TimeElementwise(const GpuSweep& sweep, StreamTimer& timer, std::vector<Me
   return Status::Ok();
 }
 
-enum class CommOp { kSend, kAllReduce, kAllGather };
-
-const char* OpName(CommOp op) {
-  switch (op) {
-    case CommOp::kSend:
-      return "Send";
-    case CommOp::kAllReduce:
-      return "AllReduce";
-    case CommOp::kAllGather:
-      return "AllGather";
-  }
-  return "?";
-}
-
 // The f32 elements that one call of `op` moves as its S, on `ranks` ranks:
 // AllGather's output is whole blocks, so S is rounded down to one.
 int64_t CommCount(CommOp op, int64_t bytes, int ranks) {
@@ -239,7 +222,7 @@ StatusOr<double> TimeOnSub(CommOp op, MPI_Comm sub, gpu::NcclCommunicator& nccl,
       return Internal() << "MPI_Allreduce failed";
     if (t > 0) trials.push_back(slowest);
   }
-  const double seconds = Median(std::move(trials));
+  const double seconds = MedianSample(std::move(trials));
   return op == CommOp::kSend ? seconds / 2 : seconds;
 }
 
@@ -263,7 +246,7 @@ Status SweepSub(MPI_Comm sub, int k, const GpuSweep& sweep, std::vector<Measurem
       DISTIR_ASSIGN_OR_RETURN(double t,
                               TimeOnSub(op, sub, *nccl, count, sweep, *timer, send, recv));
       if (nccl->rank() == 0)
-        out.push_back({OpName(op), "f32", std::to_string(4 * count) + " B", 0,
+        out.push_back({CommOpName(op), "f32", std::to_string(4 * count) + " B", 0,
                        4.0 * static_cast<double>(count), k, t});
     }
   }
@@ -280,28 +263,11 @@ Status AgreeOnFailure(MPI_Comm comm, Status mine) {
   return Internal() << "the NCCL benchmarks failed on another rank";
 }
 
-std::vector<int> RankCounts(const GpuSweep& sweep, int world) {
-  if (!sweep.rank_counts.empty()) return sweep.rank_counts;
-  std::vector<int> counts;
-  for (int k = 2; k < world; k *= 2) counts.push_back(k);
-  counts.push_back(world);
-  return counts;
-}
-
 }  // namespace
 
 GpuSweep DefaultGpuSweep() {
   GpuSweep s;
-  const int64_t dims[] = {256, 1024, 4096};
-  for (int64_t m : dims) {
-    for (int64_t n : dims) {
-      for (int64_t k : dims) {
-        s.matmul_shapes.push_back({m, n, k, false, false});  // MatMul, Gemm
-        s.matmul_shapes.push_back({m, n, k, false, true});   // MatMulGrad's dx = dy W^T
-        s.matmul_shapes.push_back({m, n, k, true, false});   // MatMulGrad's dw = x^T dy
-      }
-    }
-  }
+  AppendMatMulLayouts({256, 1024, 4096}, s.matmul_shapes);
   // Skinny products (small batches, narrow heads), where the FLOP rate is far
   // from the peak and the regression's byte term matters, and one large square.
   for (int64_t small : {16, 64}) {
@@ -338,13 +304,7 @@ GpuSweep QuickGpuSweep() {
 Status SelectRankGpu(MPI_Comm comm) {
   const int count = gpu::DeviceCount();
   if (count == 0) return FailedPrecondition() << "no CUDA device is visible";
-  int me = 0, local = 0;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm node = MPI_COMM_NULL;
-  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node) != MPI_SUCCESS)
-    return Internal() << "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed";
-  MPI_Comm_rank(node, &local);
-  MPI_Comm_free(&node);
+  DISTIR_ASSIGN_OR_RETURN(const int local, backend::NodeLocalRank(comm));
   DISTIR_CUDA_RETURN_IF_ERROR(cudaSetDevice(local % count));
   return Status::Ok();
 }
@@ -363,13 +323,7 @@ StatusOr<std::vector<Measurement>> RunNcclCommBenchmarks(MPI_Comm comm, const Gp
   MPI_Comm_rank(comm, &rank);
   std::vector<Measurement> out;
   if (world < 2 || sweep.message_bytes.empty()) return out;
-  const std::vector<int> counts = RankCounts(sweep, world);
-  for (int k : counts) {
-    if (k < 2 || k > world) {
-      return InvalidArgument() << "communication benchmark over " << k << " ranks needs 2 to "
-                               << world << " ranks";
-    }
-  }
+  DISTIR_ASSIGN_OR_RETURN(const std::vector<int> counts, CommRankCounts(sweep.rank_counts, world));
   for (int k : counts) {
     MPI_Comm sub = MPI_COMM_NULL;
     MPI_Comm_split(comm, rank < k ? 0 : MPI_UNDEFINED, rank, &sub);

@@ -32,6 +32,10 @@ double MedianSecondsPerCall(const std::function<void()>& body, const TimingOptio
     total += s;
     samples.push_back(s / batch);
   }
+  return MedianSample(std::move(samples));
+}
+
+double MedianSample(std::vector<double> samples) {
   std::nth_element(samples.begin(), samples.begin() + static_cast<long>(samples.size() / 2),
                    samples.end());
   return samples[samples.size() / 2];

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 namespace distir::calibrate {
 
@@ -29,5 +30,9 @@ struct TimingOptions {
 /// min_sample_s) and divides by `batch`; clock overhead is thereby amortised
 /// for calls of tens of nanoseconds.
 double MedianSecondsPerCall(const std::function<void()>& body, const TimingOptions& options);
+
+/// The median of `samples` (of an even count, the upper middle one: always a
+/// measured value). REQUIRES: `samples` non-empty.
+double MedianSample(std::vector<double> samples);
 
 }  // namespace distir::calibrate

@@ -33,19 +33,6 @@ struct PlannedOp {
   bool communication = false;
 };
 
-// This rank's index among the ranks of its node (collective over `comm`).
-StatusOr<int> LocalRank(MPI_Comm comm) {
-  int me = 0, local = 0;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm node = MPI_COMM_NULL;
-  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
-    return Internal() << "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed";
-  }
-  MPI_Comm_rank(node, &local);
-  MPI_Comm_free(&node);
-  return local;
-}
-
 // Every rank learns whether any rank failed (collective over `comm`).
 Status AgreeOnFailure(const Status& status, MPI_Comm comm, const char* stage) {
   int failed = status.ok() ? 0 : 1;
@@ -307,7 +294,7 @@ StatusOr<std::vector<HostValue>> GpuExecutor::Outputs() const {
 StatusOr<std::unique_ptr<backend::Executor>> MakeGpuExecutor(const ExecutionPlan& plan, MPI_Comm comm) {
   auto exec = std::make_unique<GpuExecutor>();
   DISTIR_ASSIGN_OR_RETURN(exec->comms, CommContext::Create(comm, plan));
-  StatusOr<int> local = LocalRank(exec->comms->world());
+  StatusOr<int> local = backend::NodeLocalRank(exec->comms->world());
   Status status = local.status();
   if (status.ok()) status = exec->Plan(plan, *local);
   // Agree before any NCCL set-up, so that no rank waits in ncclCommInitRank
