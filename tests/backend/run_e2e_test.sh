@@ -11,15 +11,8 @@
 set -euo pipefail
 DISTIR=$(realpath "$1")
 SRC=$(realpath "$2")
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/distir-run-e2e.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+# shellcheck source=../testing/shell_prelude.sh
+source "$(dirname "$0")/../testing/shell_prelude.sh" run-e2e
 
 # The values of a 1-D dataset, one per line (h5dump's DATA block, quotes removed).
 column() {

@@ -7,15 +7,8 @@
 # Usage (CTest does this): bash cuda_no_device_test.sh DISTIR_BINARY
 set -euo pipefail
 DISTIR=$(realpath "$1")
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/distir-calibrate-cuda.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+# shellcheck source=../testing/shell_prelude.sh
+source "$(dirname "$0")/../testing/shell_prelude.sh" calibrate-cuda
 
 # shellcheck disable=SC2016  # expanded by the rank's own shell
 rank1_without_gpu='if [[ ${OMPI_COMM_WORLD_RANK:-0} == 1 ]]; then export CUDA_VISIBLE_DEVICES=; fi

@@ -7,15 +7,8 @@ set -euo pipefail
 DISTIR=$(realpath "$1")
 SRC=$(realpath "$2")
 EXPERIMENT=$SRC/configs/experiments/example.yaml
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/distir-determinism.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+# shellcheck source=../testing/shell_prelude.sh
+source "$(dirname "$0")/../testing/shell_prelude.sh" determinism
 
 for n in 1 2 4; do
   mpirun -np "$n" --oversubscribe "$DISTIR" search "$EXPERIMENT" -o "$WORK/np$n.h5" --quiet \

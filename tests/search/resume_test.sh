@@ -13,15 +13,9 @@
 set -euo pipefail
 DISTIR=$(realpath "$1")
 SRC=$(realpath "$2")
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/distir-resume.XXXXXX")
+# shellcheck source=../testing/shell_prelude.sh
+source "$(dirname "$0")/../testing/shell_prelude.sh" resume
 trap 'pkill -KILL -f "$WORK/" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
 
 # 2 batches of the paper's GPT-2 1.6B grid: 150 configurations, about 4 s on 2
 # ranks, so that there is time to kill it part-way (the MLP grid, at 200
