@@ -152,14 +152,21 @@ class Domain {
     return true;
   }
 
-  /// Applies the selected rule. Unimplemented (at the op) when there is none.
+  /// Applies the selected rule. Unimplemented (at the op) when there is none;
+  /// InvalidArgument when the rule gives another number of results than the
+  /// op defines.
   StatusOr<Results> Apply(const Op& op, ArgList<V> args) const {
     Rule rule = Select(op, args);
     if (rule == nullptr) {
       return Unimplemented(op.loc())
              << "no rule for op " << op.Name() << " in domain '" << name_ << "'";
     }
-    return rule(op, args);
+    StatusOr<Results> results = rule(op, args);
+    if (results.ok() && static_cast<int>(results->size()) != op.num_results()) {
+      return InvalidArgument(op.loc()) << op.Name() << " gives " << results->size()
+                                       << " results here, but the op has " << op.num_results();
+    }
+    return results;
   }
 
  private:

@@ -131,10 +131,6 @@ StatusOr<DirectOutcome> InferDirect(Function& fn, const MixedDomain* mixed) {
     StatusOr<std::vector<Type>> results =
         shapes.Apply(op, ArgList<Type>(arg_ptrs.data(), static_cast<int>(arg_ptrs.size())));
     if (!results.ok()) return std::move(results).status();
-    if (static_cast<int>(results->size()) != op.num_results()) {
-      return InvalidArgument(op.loc()) << op.Name() << " gives " << results->size()
-                                       << " results here, but the op has " << op.num_results();
-    }
     for (int r = 0; r < op.num_results(); ++r) {
       DISTIR_RETURN_IF_ERROR(StoreResultType(op, *op.result(r), std::move((*results)[r])));
     }

@@ -128,10 +128,6 @@ Status Interpreter<V>::Run(const Function& fn, std::span<const V> args, std::vec
     } else {
       StatusOr<std::vector<V>> results = domain_.Apply(op, op_args);
       if (!results.ok()) return std::move(results).status();
-      if (static_cast<int>(results->size()) != op.num_results()) {
-        return InvalidArgument(op.loc()) << op.Name() << " gives " << results->size()
-                                         << " results here, but the op has " << op.num_results();
-      }
       const std::vector<std::unique_ptr<Value>>& defined = op.results();
       for (size_t r = 0; r < defined.size(); ++r) {
         values[defined[r]->id()] = std::move((*results)[r]);
