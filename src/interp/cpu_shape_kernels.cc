@@ -212,6 +212,12 @@ Result UnpackTupleKernel(const Op& op, Args in) {
 
 void RegisterShapeKernels(CpuDomain& domain) {
   domain.Register(OpKind::kIdentity, IdentityKernel);
+  // On the global view a layout change is the identity (a partial value's
+  // global value is already its reduction).
+  for (OpKind k : {OpKind::kShard, OpKind::kMeshAllReduce, OpKind::kMeshReduceScatter,
+                   OpKind::kMeshAllGather, OpKind::kMeshAllToAll, OpKind::kMeshSlice}) {
+    domain.Register(k, IdentityKernel);
+  }
   domain.Register(OpKind::kGather, GatherKernel);
   domain.Register(OpKind::kTranspose, TransposeKernel);
   domain.Register(OpKind::kSplit, SplitKernel);

@@ -324,7 +324,7 @@ void RegisterMixedRules(MixedDomain& domain) {
   domain.Register(OpKind::kCast, CastRule, P::ConcreteAt({0}));
   domain.Register(OpKind::kGather, GatherRule, P::ConcreteAt({0, 1}));
   domain.Register(OpKind::kConcat, ConcatRule, P::AllConcrete());
-  for (OpKind k : {OpKind::kIdentity, OpKind::kSend}) {
+  for (OpKind k : {OpKind::kIdentity, OpKind::kSend, OpKind::kShard}) {
     domain.Register(k, SameElementsRule, P::ConcreteAt({0}));
   }
   domain.Register(OpKind::kUnsqueeze, SameElementsRule, P::ConcreteAt({0}, 1));

@@ -387,6 +387,11 @@ void RegisterShapeRules(ShapeDomain& domain) {
     domain.Register(k, InferUnary);
   }
   domain.Register(OpKind::kIdentity, InferIdentity);
+  // Global-view sharding ops keep the global type: they change only the layout.
+  for (OpKind k : {OpKind::kShard, OpKind::kMeshAllReduce, OpKind::kMeshReduceScatter,
+                   OpKind::kMeshAllGather, OpKind::kMeshAllToAll, OpKind::kMeshSlice}) {
+    domain.Register(k, InferIdentity);
+  }
   domain.Register(OpKind::kSoftmax, InferSoftmax);
   domain.Register(OpKind::kLayerNormalization, InferLayerNorm);
   domain.Register(OpKind::kReduceMean, InferReduce);

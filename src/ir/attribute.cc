@@ -28,9 +28,9 @@ std::string ListToString(const std::vector<T>& items, F format) {
 }  // namespace
 
 std::string_view AttrTypeName(AttrType type) {
-  static constexpr std::array<std::string_view, 10> kNames = {
+  static constexpr std::array<std::string_view, 11> kNames = {
       "int", "float", "string", "ints", "floats", "strings", "device", "devices", "dtype",
-      "tensor"};
+      "tensor", "sharding"};
   return kNames[static_cast<size_t>(type)];
 }
 
@@ -56,6 +56,9 @@ DType Attribute::AsDType() const { return Get<DType>(storage_, AttrType::kDType,
 const DenseTensor& Attribute::AsTensor() const {
   return Get<DenseTensor>(storage_, AttrType::kTensor, type());
 }
+const Sharding& Attribute::AsSharding() const {
+  return Get<Sharding>(storage_, AttrType::kSharding, type());
+}
 
 std::string Attribute::ToString() const {
   switch (type()) {
@@ -72,6 +75,7 @@ std::string Attribute::ToString() const {
       return ListToString(AsDevices(), [](DeviceId d) { return d.ToString(); });
     case AttrType::kDType: return std::string(DTypeName(AsDType()));
     case AttrType::kTensor: return AsTensor().ToString();
+    case AttrType::kSharding: return AsSharding().ToString();
   }
   return "";
 }

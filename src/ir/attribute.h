@@ -17,11 +17,13 @@
 #include "ir/dense_tensor.h"
 #include "ir/device.h"
 #include "ir/dtype.h"
+#include "ir/sharding.h"
 
 namespace distir {
 
 enum class AttrType {
-  kInt, kFloat, kString, kInts, kFloats, kStrings, kDevice, kDevices, kDType, kTensor
+  kInt, kFloat, kString, kInts, kFloats, kStrings, kDevice, kDevices, kDType, kTensor,
+  kSharding
 };
 
 /// Name used in messages and in the registry's spec strings: "int", "ints", ...
@@ -31,7 +33,7 @@ class Attribute {
  public:
   using Storage = std::variant<int64_t, double, std::string, std::vector<int64_t>,
                                std::vector<double>, std::vector<std::string>, DeviceId,
-                               std::vector<DeviceId>, DType, DenseTensor>;
+                               std::vector<DeviceId>, DType, DenseTensor, Sharding>;
 
   Attribute() : storage_(int64_t{0}) {}
   Attribute(int64_t v) : storage_(v) {}                     // NOLINT
@@ -46,6 +48,7 @@ class Attribute {
   Attribute(std::vector<DeviceId> v) : storage_(std::move(v)) {}     // NOLINT
   Attribute(DType v) : storage_(v) {}                                // NOLINT
   Attribute(DenseTensor v) : storage_(std::move(v)) {}               // NOLINT
+  Attribute(Sharding v) : storage_(std::move(v)) {}                  // NOLINT
 
   AttrType type() const { return static_cast<AttrType>(storage_.index()); }
 
@@ -60,8 +63,10 @@ class Attribute {
   const std::vector<DeviceId>& AsDevices() const;
   DType AsDType() const;
   const DenseTensor& AsTensor() const;
+  const Sharding& AsSharding() const;
 
-  /// Canonical text: 3, 1.0, "s", [1, 2], [d0, d1], f32, dense<2xi64>[1, 2].
+  /// Canonical text: 3, 1.0, "s", [1, 2], [d0, d1], f32, dense<2xi64>[1, 2],
+  /// <@m, [[a], []]>.
   std::string ToString() const;
 
   bool operator==(const Attribute& other) const { return storage_ == other.storage_; }

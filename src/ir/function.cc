@@ -99,6 +99,31 @@ Function* Module::AddFunction(std::unique_ptr<Function> fn) {
   return raw;
 }
 
+const Mesh* Module::AddMesh(Mesh mesh) {
+  DISTIR_CHECK(LookupMesh(mesh.name()) == nullptr) << "duplicate mesh @" << mesh.name();
+  meshes_.push_back(std::make_unique<Mesh>(std::move(mesh)));
+  return meshes_.back().get();
+}
+
+// A module declares a handful of meshes: a linear scan beats a map.
+const Mesh* Module::LookupMesh(const std::string& name) const {
+  for (const auto& m : meshes_) {
+    if (m->name() == name) return m.get();
+  }
+  return nullptr;
+}
+
+Function* Module::ReplaceFunction(std::unique_ptr<Function> fn) {
+  Function* old = Lookup(fn->name());
+  DISTIR_CHECK(old != nullptr) << "no function @" << fn->name() << " to replace";
+  Function* raw = fn.get();
+  for (auto& slot : functions_) {
+    if (slot.get() == old) slot = std::move(fn);
+  }
+  by_name_[raw->name()] = raw;
+  return raw;
+}
+
 Function* Module::Lookup(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/mesh.h"
 #include "ir/op.h"
 
 namespace distir {
@@ -98,8 +99,19 @@ class Module {
   Module(Module&&) = default;
   Module& operator=(Module&&) = default;
 
+  /// Appends a mesh declaration. REQUIRES: no mesh of the same name exists.
+  const Mesh* AddMesh(Mesh mesh);
+  /// The mesh named `name` (without '@'), or nullptr.
+  const Mesh* LookupMesh(const std::string& name) const;
+  /// Meshes in declaration order (printed before the functions).
+  const std::vector<std::unique_ptr<Mesh>>& meshes() const { return meshes_; }
+
   /// Appends `fn`. REQUIRES: no function of the same name exists.
   Function* AddFunction(std::unique_ptr<Function> fn);
+  /// Replaces the function of the same name as `fn` (keeping its position),
+  /// destroying the old one. REQUIRES: such a function exists and no other
+  /// function calls it (calls hold no pointer to it, only its name).
+  Function* ReplaceFunction(std::unique_ptr<Function> fn);
   /// The function named `name` (without '@'), or nullptr.
   Function* Lookup(const std::string& name) const;
   const std::vector<std::unique_ptr<Function>>& functions() const { return functions_; }
@@ -109,6 +121,7 @@ class Module {
  private:
   std::vector<std::unique_ptr<Function>> functions_;
   std::unordered_map<std::string, Function*> by_name_;
+  std::vector<std::unique_ptr<Mesh>> meshes_;
 };
 
 }  // namespace distir

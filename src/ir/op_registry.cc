@@ -15,7 +15,7 @@ std::string_view Trim(std::string_view s) {
 }
 
 AttrType ParseAttrType(std::string_view name) {
-  for (int i = 0; i <= static_cast<int>(AttrType::kTensor); ++i) {
+  for (int i = 0; i <= static_cast<int>(AttrType::kSharding); ++i) {
     if (AttrTypeName(static_cast<AttrType>(i)) == name) return static_cast<AttrType>(i);
   }
   DISTIR_CHECK(false) << "op_kinds.def: unknown attribute type '" << name << "'";
@@ -83,6 +83,16 @@ std::optional<OpKind> LookupOpKind(std::string_view name) {
 
 bool IsCommunication(OpKind kind) {
   return kind != OpKind::kCall && GetOpInfo(kind).op_class == OpClass::kCommunication;
+}
+
+bool IsMeshCollective(OpKind kind) {
+  switch (kind) {
+    case OpKind::kMeshAllReduce: case OpKind::kMeshReduceScatter: case OpKind::kMeshAllGather:
+    case OpKind::kMeshAllToAll:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace distir

@@ -65,4 +65,8 @@ const std::vector<OpInfo>& AllOps();
 /// True for ops that move data between devices (Send and the collectives).
 bool IsCommunication(OpKind kind);
 
+/// True for the global-view collectives over mesh axes (MeshAllReduce, ...),
+/// which exist only before partitioning (docs/ir.md §9).
+bool IsMeshCollective(OpKind kind);
+
 }  // namespace distir

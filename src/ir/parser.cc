@@ -125,6 +125,13 @@ class Parser {
   Status Expect(TokenKind kind, std::string_view what);
 
   Status ParseFunction(Module& module);
+  Status ParseMesh(Module& module);
+  Status ParseMeshAxes(std::vector<MeshAxis>& axes);
+  StatusOr<Sharding> ParseSharding();
+  Status ParseAxisList(std::vector<std::string>& axes, TokenKind open = TokenKind::kLSquare,
+                       TokenKind close = TokenKind::kRSquare);
+  Status ParseIntList(std::vector<int64_t>& values);
+  Status ParseOptionalSharding(Value& v);
   Status ParseParams(Function& fn);
   Status ParseBody(Function& fn);
   Status ParseReturn(Function& fn);
@@ -137,7 +144,8 @@ class Parser {
   Status ParseOperands(const Function& fn, std::vector<Value*>& inputs);
   StatusOr<Value*> ParseOperand(const Function& fn);
   Status CheckArity(const OpHead& head, size_t num_inputs, size_t num_results) const;
-  Status ParseResultTypes(const OpHead& head, size_t num_results, std::vector<Type>& types);
+  Status ParseResultTypes(const OpHead& head, size_t num_results, std::vector<Type>& types,
+                          std::vector<std::optional<Sharding>>& shardings);
 
   Status ParseAttrDict(const OpHead& head, AttrMap& attrs);
   Status CheckRequiredAttrs(const OpHead& head, const AttrMap& attrs) const;
@@ -185,7 +193,7 @@ StatusOr<Module> Parser::ParseWholeModule() {
   Module module;
   module_ = &module;
   while (!At(TokenKind::kEof)) {
-    Status s = ParseFunction(module);
+    Status s = AtWord("mesh") ? ParseMesh(module) : ParseFunction(module);
     if (!s.ok()) return s;
   }
   return module;
@@ -193,7 +201,7 @@ StatusOr<Module> Parser::ParseWholeModule() {
 
 Status Parser::ParseFunction(Module& module) {
   Token func_tok = tok_;
-  if (!AtWord("func")) return Unexpected("'func'");
+  if (!AtWord("func")) return Unexpected("'func' or 'mesh'");
   Advance();
   if (!At(TokenKind::kFuncName)) return Unexpected("a function name such as '@main'");
   std::string name(tok_.name());
@@ -225,10 +233,149 @@ Status Parser::ParseParams(Function& fn) {
     Advance();
     DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kColon, "':'"));
     DISTIR_ASSIGN_OR_RETURN(Type type, ParseType(0));
-    fn.AddParam(std::string(name_tok.name()), std::move(type), Loc(name_tok));
+    Value* param = fn.AddParam(std::string(name_tok.name()), std::move(type), Loc(name_tok));
+    DISTIR_RETURN_IF_ERROR(ParseOptionalSharding(*param));
     if (!At(TokenKind::kComma)) return Expect(TokenKind::kRParen, "')'");
     Advance();
   }
+}
+
+// mesh @m = <[a = 2, b = 4]> or mesh @m = <[a = 2], devices = [d4, d5]>
+Status Parser::ParseMesh(Module& module) {
+  Token mesh_tok = tok_;
+  Advance();  // 'mesh'
+  if (!At(TokenKind::kFuncName)) return Unexpected("a mesh name such as '@mesh'");
+  Token name_tok = tok_;
+  std::string name(tok_.name());
+  if (const Mesh* prev = module.LookupMesh(name)) {
+    return ErrorAt(tok_) << "redefinition of mesh @" << name << " (first defined at "
+                         << prev->loc().line << ":" << prev->loc().col << ")";
+  }
+  Advance();
+  DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='"));
+  DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kLAngle, "'<'"));
+  std::vector<MeshAxis> axes;
+  DISTIR_RETURN_IF_ERROR(ParseMeshAxes(axes));
+  std::vector<DeviceId> devices;
+  if (At(TokenKind::kComma)) {
+    Advance();
+    if (!AtWord("devices")) return Unexpected("'devices'");
+    Advance();
+    DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='"));
+    DISTIR_ASSIGN_OR_RETURN(Literal list, ParseList(AttrType::kDevices));
+    if (!list.empty_list && list.value.type() != AttrType::kDevices)
+      return ErrorAt(mesh_tok) << "mesh @" << name << " devices must be a list of devices";
+    if (!list.empty_list) devices = list.value.AsDevices();
+  }
+  DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kRAngle, "'>'"));
+  Mesh mesh(name, std::move(axes), std::move(devices), Loc(name_tok));
+  DISTIR_RETURN_IF_ERROR(mesh.Validate());
+  module.AddMesh(std::move(mesh));
+  return Status::Ok();
+}
+
+// [a = 2, b = 4]
+Status Parser::ParseMeshAxes(std::vector<MeshAxis>& axes) {
+  DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kLSquare, "'['"));
+  while (!At(TokenKind::kRSquare)) {
+    if (!At(TokenKind::kWord) || LooksNumeric(tok_.text)) return Unexpected("a mesh axis name");
+    MeshAxis axis{std::string(tok_.text), 0};
+    Advance();
+    DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='"));
+    Token size_tok = tok_;
+    if (!At(TokenKind::kWord) || !IsIntegerText(tok_.text)) return Unexpected("an axis size");
+    DISTIR_ASSIGN_OR_RETURN(Attribute size, ParseNumber(tok_));
+    if (size.AsInt() < 1)
+      return ErrorAt(size_tok) << "mesh axis '" << axis.name << "' has size " << size.AsInt()
+                               << ", expected at least 1";
+    axis.size = size.AsInt();
+    axes.push_back(std::move(axis));
+    Advance();
+    if (!At(TokenKind::kComma)) break;
+    Advance();
+  }
+  return Expect(TokenKind::kRSquare, "']'");
+}
+
+// [a, b] or {a, b} (possibly empty): mesh axis names.
+Status Parser::ParseAxisList(std::vector<std::string>& axes, TokenKind open, TokenKind close) {
+  bool brace = open == TokenKind::kLBrace;
+  DISTIR_RETURN_IF_ERROR(Expect(open, brace ? "'{'" : "'['"));
+  while (!At(close)) {
+    if (!At(TokenKind::kWord) || LooksNumeric(tok_.text)) return Unexpected("a mesh axis name");
+    axes.emplace_back(tok_.text);
+    Advance();
+    if (!At(TokenKind::kComma)) break;
+    Advance();
+  }
+  return Expect(close, brace ? "'}'" : "']'");
+}
+
+// {0, 64, 127} (possibly empty).
+Status Parser::ParseIntList(std::vector<int64_t>& values) {
+  DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kLBrace, "'{'"));
+  while (!At(TokenKind::kRBrace)) {
+    if (!At(TokenKind::kWord) || !IsIntegerText(tok_.text)) return Unexpected("an integer");
+    DISTIR_ASSIGN_OR_RETURN(Attribute v, ParseNumber(tok_));
+    values.push_back(v.AsInt());
+    Advance();
+    if (!At(TokenKind::kComma)) break;
+    Advance();
+  }
+  return Expect(TokenKind::kRBrace, "'}'");
+}
+
+// <@m, [{a}, {}], partial = sum[b], offsets = [{0, 3, 8}, {}]>
+StatusOr<Sharding> Parser::ParseSharding() {
+  Sharding s;
+  s.loc = Loc(tok_);
+  Advance();  // '<'
+  if (!At(TokenKind::kFuncName)) return Unexpected("a mesh name such as '@mesh'");
+  s.mesh = std::string(tok_.name());
+  Advance();
+  DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kComma, "','"));
+  DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kLSquare, "'['"));
+  while (At(TokenKind::kLBrace)) {
+    s.dims.emplace_back();
+    DISTIR_RETURN_IF_ERROR(ParseAxisList(s.dims.back(), TokenKind::kLBrace, TokenKind::kRBrace));
+    if (!At(TokenKind::kComma)) break;
+    Advance();
+  }
+  DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kRSquare, "']'"));
+  while (At(TokenKind::kComma)) {
+    Advance();
+    if (AtWord("partial") && s.partial.empty()) {
+      Advance();
+      DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='"));
+      if (!At(TokenKind::kWord) || !ParseReductionKind(std::string(tok_.text), &s.partial_kind))
+        return Unexpected("a reduction kind: sum, max or min");
+      Advance();
+      DISTIR_RETURN_IF_ERROR(ParseAxisList(s.partial));
+      if (s.partial.empty()) return ErrorAt(tok_) << "partial needs at least one mesh axis";
+    } else if (AtWord("offsets") && s.offsets.empty()) {
+      Advance();
+      DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='"));
+      DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kLSquare, "'['"));
+      while (At(TokenKind::kLBrace)) {
+        s.offsets.emplace_back();
+        DISTIR_RETURN_IF_ERROR(ParseIntList(s.offsets.back()));
+        if (!At(TokenKind::kComma)) break;
+        Advance();
+      }
+      DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kRSquare, "']'"));
+    } else {
+      return Unexpected("'partial' or 'offsets' (each at most once)");
+    }
+  }
+  DISTIR_RETURN_IF_ERROR(Expect(TokenKind::kRAngle, "'>'"));
+  return s;
+}
+
+Status Parser::ParseOptionalSharding(Value& v) {
+  if (!At(TokenKind::kLAngle)) return Status::Ok();
+  DISTIR_ASSIGN_OR_RETURN(Sharding sharding, ParseSharding());
+  v.set_sharding(sharding);
+  return Status::Ok();
 }
 
 Status Parser::ParseBody(Function& fn) {
@@ -297,8 +444,9 @@ Status Parser::ParseOpStatement(Function& fn) {
   if (At(TokenKind::kLBrace)) DISTIR_RETURN_IF_ERROR(ParseAttrDict(head, attrs));
   DISTIR_RETURN_IF_ERROR(CheckRequiredAttrs(head, attrs));
   std::vector<Type> types;
+  std::vector<std::optional<Sharding>> shardings;
   if (At(TokenKind::kColon)) {
-    DISTIR_RETURN_IF_ERROR(ParseResultTypes(head, results.size(), types));
+    DISTIR_RETURN_IF_ERROR(ParseResultTypes(head, results.size(), types, shardings));
   }
   std::vector<std::string> names;
   names.reserve(results.size());
@@ -310,6 +458,7 @@ Status Parser::ParseOpStatement(Function& fn) {
     Value* v = op->result(static_cast<int>(i));
     v->set_loc(Loc(results[i].tok));
     if (!types.empty()) v->set_type(std::move(types[i]));
+    if (!shardings.empty() && shardings[i].has_value()) v->set_sharding(*shardings[i]);
   }
   return Status::Ok();
 }
@@ -408,12 +557,17 @@ Status Parser::CheckArity(const OpHead& head, size_t num_inputs, size_t num_resu
   return Status::Ok();
 }
 
-Status Parser::ParseResultTypes(const OpHead& head, size_t num_results, std::vector<Type>& types) {
+Status Parser::ParseResultTypes(const OpHead& head, size_t num_results, std::vector<Type>& types,
+                                std::vector<std::optional<Sharding>>& shardings) {
   Advance();  // ':'
   Token first = tok_;
   while (true) {
     DISTIR_ASSIGN_OR_RETURN(Type t, ParseType(0));
     types.push_back(std::move(t));
+    shardings.emplace_back();
+    if (At(TokenKind::kLAngle)) {
+      DISTIR_ASSIGN_OR_RETURN(shardings.back(), ParseSharding());
+    }
     if (!At(TokenKind::kComma)) break;
     Advance();
   }
@@ -500,6 +654,10 @@ StatusOr<Literal> Parser::ParseAttrValue(std::optional<AttrType> expected) {
     return lit;
   }
   if (At(TokenKind::kLSquare)) return ParseList(expected);
+  if (At(TokenKind::kLAngle)) {
+    DISTIR_ASSIGN_OR_RETURN(Sharding sharding, ParseSharding());
+    return Literal{Attribute(std::move(sharding))};
+  }
   if (AtWord("dense")) {
     DISTIR_ASSIGN_OR_RETURN(Attribute a, ParseDense());
     return Literal{std::move(a)};

@@ -24,6 +24,13 @@ std::string PrintAttrs(const AttrMap& attrs) {
   return out + "}";
 }
 
+// A value's type, then its sharding when it has one: `tensor<8xf32> <@m, [[a]]>`.
+std::string TypeAndSharding(const Value& v) {
+  std::string out = v.type().ToString();
+  if (v.sharding() != nullptr) out += " " + v.sharding()->ToString();
+  return out;
+}
+
 }  // namespace
 
 std::string PrintOp(const Op& op) {
@@ -42,7 +49,7 @@ std::string PrintOp(const Op& op) {
     out += " : ";
     for (int i = 0; i < op.num_results(); ++i) {
       if (i > 0) out += ", ";
-      out += op.result(i)->type().ToString();
+      out += TypeAndSharding(*op.result(i));
     }
   }
   return out;
@@ -52,7 +59,7 @@ std::string PrintFunction(const Function& fn) {
   std::string out = "func @" + fn.name() + "(";
   for (int i = 0; i < fn.num_params(); ++i) {
     if (i > 0) out += ", ";
-    out += fn.param(i)->Ref() + ": " + fn.param(i)->type().ToString();
+    out += fn.param(i)->Ref() + ": " + TypeAndSharding(*fn.param(i));
   }
   out += ") {\n";
   for (const auto& op : fn.ops()) out += "  " + PrintOp(*op) + "\n";
@@ -66,8 +73,9 @@ std::string PrintFunction(const Function& fn) {
 
 std::string PrintModule(const Module& module) {
   std::string out;
+  for (const auto& mesh : module.meshes()) out += mesh->ToString() + "\n";
   for (size_t i = 0; i < module.functions().size(); ++i) {
-    if (i > 0) out += "\n";
+    if (i > 0 || !module.meshes().empty()) out += "\n";
     out += PrintFunction(*module.functions()[i]);
   }
   return out;

@@ -8,8 +8,10 @@
 
 #pragma once
 
+#include <memory>
 #include <string>
 
+#include "ir/sharding.h"
 #include "ir/type.h"
 #include "support/status.h"
 
@@ -45,6 +47,12 @@ class Value {
   /// Sets where the value is defined (the parser gives each result its own token).
   void set_loc(SourceLoc loc) { loc_ = std::move(loc); }
 
+  /// How the value is laid out over a mesh in a global-view program
+  /// (sharding.h), or nullptr when it has no sharding (yet).
+  const Sharding* sharding() const { return sharding_.get(); }
+  void set_sharding(const Sharding& sharding) { sharding_ = std::make_unique<Sharding>(sharding); }
+  void clear_sharding() { sharding_.reset(); }
+
   /// "%name", or "_" when anonymous.
   std::string Ref() const { return name_.empty() ? std::string("_") : "%" + name_; }
 
@@ -57,6 +65,7 @@ class Value {
   Op* def_;
   std::string name_;
   SourceLoc loc_;
+  std::unique_ptr<Sharding> sharding_;  // rare: only global-view programs have them
 };
 
 }  // namespace distir

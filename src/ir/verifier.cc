@@ -21,6 +21,9 @@ class FunctionVerifier {
   Status CheckDevices(const Op& op) const;
   Status CheckCommunication(const Op& op) const;
   Status CheckGeneric(const Op& op) const;
+  Status CheckValueSharding(const Value& v) const;
+  Status CheckShardingOf(const Sharding& sharding, const Type& type, const std::string& what) const;
+  Status CheckMeshOp(const Op& op) const;
   void Define(const Value* v);
 
   const Function& fn_;
@@ -210,9 +213,11 @@ bool AttrMentionsDevice(const Attribute& a) {
   return a.type() == AttrType::kDevice || a.type() == AttrType::kDevices;
 }
 
-// A device-generic function runs wherever it is called, so nothing inside may name a device.
+// A device-generic function runs wherever it is called, so nothing inside may
+// name a device. Mesh collectives name mesh axes, not devices: they belong to
+// global-view programs, whose types carry no device.
 Status FunctionVerifier::CheckGeneric(const Op& op) const {
-  if (!op.is_call() && IsCommunication(op.kind())) {
+  if (!op.is_call() && IsCommunication(op.kind()) && !IsMeshCollective(op.kind())) {
     return InvalidArgument(op.loc()) << "device-generic function @" << fn_.name()
                                      << " may not contain communication op " << op.Name();
   }
@@ -232,9 +237,69 @@ Status FunctionVerifier::CheckGeneric(const Op& op) const {
   return Status::Ok();
 }
 
+// A sharding must name a declared mesh and fit the value's tensor type.
+Status FunctionVerifier::CheckShardingOf(const Sharding& sharding, const Type& type,
+                                         const std::string& what) const {
+  if (module_ == nullptr) return Status::Ok();
+  const Mesh* mesh = module_->LookupMesh(sharding.mesh);
+  if (mesh == nullptr)
+    return InvalidArgument(sharding.loc) << "sharding of " << what << " names undeclared mesh @"
+                                         << sharding.mesh;
+  if (type.is_unknown()) return Status::Ok();
+  if (!type.is_tensor())
+    return InvalidArgument(sharding.loc) << "sharding of " << what << " must be on a tensor, not "
+                                         << type;
+  Status s = sharding.Validate(*mesh, type.shape());
+  if (s.ok()) return s;
+  return InvalidArgument(sharding.loc) << s.message() << " (sharding of " << what << ": "
+                                       << type << ")";
+}
+
+Status FunctionVerifier::CheckValueSharding(const Value& v) const {
+  if (v.sharding() == nullptr) return Status::Ok();
+  return CheckShardingOf(*v.sharding(), v.type(), v.Ref());
+}
+
+// Shard's sharding fits its operand; a mesh collective names a declared mesh,
+// distinct axes of it, and a dim of its operand.
+Status FunctionVerifier::CheckMeshOp(const Op& op) const {
+  if (op.kind() == OpKind::kShard) {
+    return CheckShardingOf(op.FindAttr("sharding")->AsSharding(), op.input(0)->type(),
+                           "Shard operand " + op.input(0)->Ref());
+  }
+  if (module_ == nullptr) return Status::Ok();
+  const std::string& name = op.FindAttr("mesh")->AsString();
+  const Mesh* mesh = module_->LookupMesh(name);
+  if (mesh == nullptr)
+    return InvalidArgument(op.loc()) << op.Name() << " names undeclared mesh @" << name;
+  const std::vector<std::string>& axes = op.FindAttr("axes")->AsStrings();
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (mesh->AxisIndex(axes[i]) < 0)
+      return InvalidArgument(op.loc()) << op.Name() << " names unknown axis '" << axes[i]
+                                       << "' of mesh @" << name;
+    for (size_t j = 0; j < i; ++j) {
+      if (axes[j] == axes[i])
+        return InvalidArgument(op.loc()) << op.Name() << " names mesh axis '" << axes[i]
+                                         << "' twice";
+    }
+  }
+  const Type& t = op.input(0)->type();
+  for (const char* attr : {"axis", "split_axis", "concat_axis"}) {
+    const Attribute* a = op.FindAttr(attr);
+    if (a == nullptr || !t.is_tensor()) continue;
+    if (a->AsInt() < 0 || a->AsInt() >= t.rank())
+      return InvalidArgument(op.loc()) << op.Name() << " " << attr << " " << a->AsInt()
+                                       << " is out of range for " << t;
+  }
+  return Status::Ok();
+}
+
 Status FunctionVerifier::Run() {
   bool generic = fn_.IsDeviceGeneric();
-  for (const auto& p : fn_.params()) Define(p.get());
+  for (const auto& p : fn_.params()) {
+    Define(p.get());
+    DISTIR_RETURN_IF_ERROR(CheckValueSharding(*p));
+  }
   for (const auto& op : fn_.ops()) {
     for (const Value* v : op->inputs()) DISTIR_RETURN_IF_ERROR(CheckUse(*op, v));
     if (op->is_call()) {
@@ -242,14 +307,19 @@ Status FunctionVerifier::Run() {
     } else {
       DISTIR_RETURN_IF_ERROR(CheckArity(*op));
       DISTIR_RETURN_IF_ERROR(CheckAttrs(*op));
-      if (IsCommunication(op->kind())) {
+      if (op->kind() == OpKind::kShard || IsMeshCollective(op->kind())) {
+        DISTIR_RETURN_IF_ERROR(CheckMeshOp(*op));
+      } else if (IsCommunication(op->kind())) {
         DISTIR_RETURN_IF_ERROR(CheckCommunication(*op));
       } else {
         DISTIR_RETURN_IF_ERROR(CheckDevices(*op));
       }
     }
     if (generic) DISTIR_RETURN_IF_ERROR(CheckGeneric(*op));
-    for (const auto& r : op->results()) Define(r.get());
+    for (const auto& r : op->results()) {
+      Define(r.get());
+      DISTIR_RETURN_IF_ERROR(CheckValueSharding(*r));
+    }
   }
   for (const Value* v : fn_.returns()) {
     bool ok = v->id() < static_cast<int>(defined_.size()) && defined_[v->id()] == v;

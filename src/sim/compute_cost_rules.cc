@@ -147,6 +147,14 @@ void RegisterTraining(CostRuleTable& t) {
   t.Register(OpKind::kAdam, Streaming<12, kIn>);
 }
 
+// Mesh collectives act on global-view values, which live on no device: the
+// program must be partitioned into per-device ops before it can be timed.
+StatusOr<double> GlobalViewOnly(const Op& op, const HardwareProfile& /*hw*/) {
+  return FailedPrecondition(op.loc()) << op.Name()
+                                      << " is a global-view (sharded) op: partition the "
+                                         "program into per-device ops before simulating it";
+}
+
 void RegisterDataMovement(CostRuleTable& t) {
   constexpr PerElementOf kOut = PerElementOf::kFirstResult;
   for (OpKind k : {OpKind::kTranspose, OpKind::kConcat, OpKind::kSplit, OpKind::kExpand,
@@ -157,8 +165,13 @@ void RegisterDataMovement(CostRuleTable& t) {
   t.Register(OpKind::kSlice, Indexing);
   // Metadata only: no kernel runs (views, shape queries, tuples, host constants).
   for (OpKind k : {OpKind::kShape, OpKind::kReshape, OpKind::kUnsqueeze, OpKind::kSqueeze,
-                   OpKind::kConstant, OpKind::kTuple, OpKind::kUnpackTuple, OpKind::kIdentity}) {
+                   OpKind::kConstant, OpKind::kTuple, OpKind::kUnpackTuple, OpKind::kIdentity,
+                   OpKind::kShard}) {
     t.Register(k, Free);
+  }
+  for (OpKind k : {OpKind::kMeshAllReduce, OpKind::kMeshReduceScatter, OpKind::kMeshAllGather,
+                   OpKind::kMeshAllToAll, OpKind::kMeshSlice}) {
+    t.Register(k, GlobalViewOnly);
   }
 }
 

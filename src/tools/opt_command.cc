@@ -10,6 +10,8 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "lowering/lower.h"
+#include "sharding/materialize.h"
+#include "sharding/propagate.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 
@@ -25,7 +27,20 @@ struct OptOptions {
   std::string domain = "mixed";
   bool lower = false;
   std::string function;
+  bool propagate_sharding = false;
+  bool materialize = false;
 };
+
+// The sharding passes, in pipeline order, on the entry function (or
+// --function). They print every type: a sharding is printed after its type.
+Status RunShardingPasses(const OptOptions& o, Module& m) {
+  if (m.entry() == nullptr) return InvalidArgument() << "the module has no function";
+  std::string fn = o.function.empty() ? m.entry()->name() : o.function;
+  if (o.propagate_sharding || o.materialize)
+    DISTIR_RETURN_IF_ERROR(sharding::PropagateShardings(m, fn));
+  if (o.materialize) DISTIR_RETURN_IF_ERROR(sharding::MaterializeShardings(m, fn));
+  return Status::Ok();
+}
 
 // Types that the input did not spell out are dropped again before printing
 // unless --print-types asks for them, so plain `opt` reproduces its input.
@@ -102,7 +117,12 @@ int RunOptOn(const OptOptions& o) {
   Status inferred = InferTypes(m, infer);
   if (!inferred.ok()) return ReportError(inferred, *text);
   if (o.lower) return RunLower(o, m, annotated, *text);
-  if (!o.print_types) DropInferred(m, annotated);
+  bool sharding_pass = o.propagate_sharding || o.materialize;
+  if (sharding_pass) {
+    Status s = RunShardingPasses(o, m);
+    if (!s.ok()) return ReportError(s, *text);
+  }
+  if (!o.print_types && !sharding_pass) DropInferred(m, annotated);
   Status written = WriteOutputAtomically(o.output, PrintModule(m));
   if (!written.ok()) return ReportError(written);
   return kExitOk;
@@ -125,17 +145,24 @@ int RunOpt(int argc, char** argv) {
       "print the per-rank programs instead: one function per distinct rank program, "
       "after a comment saying which ranks run which")(
       "function", po::value(&o.function),
-      "with --lower: the function to lower (default: the last one, the entry)")(
+      "with --lower or a sharding pass: the function to work on (default: the last one, "
+      "the entry)")(
+      "propagate-sharding", po::bool_switch(&o.propagate_sharding),
+      "propagate the shardings of parameters and Shard ops to every value; insert "
+      "Shard {for_users = 1} where an op needs an operand laid out otherwise")(
+      "materialize", po::bool_switch(&o.materialize),
+      "propagate, then replace every reshard by mesh collectives (MeshAllReduce, "
+      "MeshReduceScatter, MeshAllGather, MeshAllToAll) and local slices (MeshSlice)")(
       "output,o", po::value(&o.output)->default_value("-"), "output file ('-' for stdout)")(
       "input", po::value(&o.input), "input file");
   po::variables_map vm;
   if (std::optional<int> stop = ParseCommandLine("opt", argc, argv, desc, vm)) return *stop;
   if (o.input.empty() || (o.domain != "mixed" && o.domain != "shape") ||
-      (!o.function.empty() && !o.lower)) {
+      (!o.function.empty() && !o.lower && !o.propagate_sharding && !o.materialize)) {
     std::cerr << "distir opt: "
               << (o.input.empty()                              ? "missing input FILE"
                   : o.domain != "mixed" && o.domain != "shape" ? "bad --domain"
-                                                               : "--function needs --lower")
+                                                               : "--function needs --lower or a sharding pass")
               << " (see --help)\n";
     return kExitUsage;
   }

@@ -777,7 +777,7 @@ StatusOr<DistributedProgram> Parallelize(const Function& seq, const ParallelOpti
   DISTIR_RETURN_IF_ERROR(Validate(seq, layout, options));
   ParallelPlan plan;
   plan.options = options;
-  plan.mesh = Mesh{options.dp, options.pp, options.tp};
+  plan.mesh = parallel::Mesh{options.dp, options.pp, options.tp};
   DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> program,
                           ProgramEmitter(seq, layout, options).Emit(plan));
   DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> init, parallel::BuildInit(seq, *program, plan));

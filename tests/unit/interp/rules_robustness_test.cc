@@ -92,6 +92,11 @@ class RandomArgs {
         return AnyDType();
       case AttrType::kTensor:
         return IntTensor();
+      case AttrType::kSharding: {
+        Sharding s = Sharding::Replicated("m", Int(0, 3));
+        if (!s.dims.empty() && Int(0, 1) == 1) s.dims[0] = {"a"};
+        return s;
+      }
     }
     return int64_t{0};
   }

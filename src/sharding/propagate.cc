@@ -1,0 +1,309 @@
+#include "sharding/propagate.h"
+
+#include <algorithm>
+#include <climits>
+#include <optional>
+#include <set>
+
+#include "interp/infer_types.h"
+#include "sharding/factor_assignment.h"
+#include "sharding/factor_rule.h"
+
+namespace distir::sharding {
+namespace {
+
+// Strength of a value's sharding: 2 * priority (0 requirement, 1 hint), +1
+// when inferred from such a source. Smaller is stronger.
+constexpr int kUnset = INT_MAX;
+bool IsInferred(int level) { return level != kUnset && (level & 1) != 0; }
+int Inferred(int level) { return level == kUnset ? kUnset : (level | 1); }
+
+struct ValueState {
+  std::optional<Sharding> sharding;
+  int level = kUnset;
+};
+
+// Sharding `b` keeps everything `a` has: every dim's axes of `a` are a prefix
+// of b's.
+bool Extends(const Sharding& b, const Sharding& a) {
+  if (a.dims.size() != b.dims.size()) return false;
+  for (size_t d = 0; d < a.dims.size(); ++d) {
+    if (a.dims[d].size() > b.dims[d].size()) return false;
+    if (!std::equal(a.dims[d].begin(), a.dims[d].end(), b.dims[d].begin())) return false;
+  }
+  return true;
+}
+
+class Propagator {
+ public:
+  Propagator(Module& module, Function& fn) : module_(module), fn_(fn) {}
+
+  Status Run();
+
+ private:
+  Status Seed();
+  Status SeedValue(const Value* v, const Sharding& s, int level, const SourceLoc& where);
+  Status BuildRules();
+  bool Sweep(bool pass_through_only);
+  bool UpdateOp(const Op& op);
+  bool Offer(const Value* v, const Sharding& s, int level);
+  std::vector<TensorSource> Sources(const Op& op) const;
+  Status Finalize();
+  Status FinalizeOp(Op& op, std::vector<Sharding>& wants);
+  Status Rewrite(const std::vector<std::vector<Sharding>>& wants);
+
+  Module& module_;
+  Function& fn_;
+  const Mesh* mesh_ = nullptr;
+  std::vector<ValueState> state_;
+  std::vector<SourceLoc> required_at_;  // by value id: where a requirement was stated
+  std::vector<std::optional<FactorRule>> rules_;
+};
+
+Status Propagator::SeedValue(const Value* v, const Sharding& s, int level,
+                             const SourceLoc& where) {
+  ValueState& st = state_[v->id()];
+  if (st.level == level && !IsInferred(level) && st.sharding != s) {
+    return InvalidArgument(where) << "irreconcilable sharding requirements on " << v->Ref() << ": "
+                                  << s.ToString() << " here and " << st.sharding->ToString()
+                                  << " at " << required_at_[v->id()].ToString();
+  }
+  if (level >= st.level) return Status::Ok();
+  st.sharding = s;
+  st.level = level;
+  required_at_[v->id()] = where;
+  return Status::Ok();
+}
+
+// The mesh every sharding of the function names; the requirements and hints.
+Status Propagator::Seed() {
+  state_.assign(fn_.num_values(), {});
+  required_at_.assign(fn_.num_values(), {});
+  auto use_mesh = [&](const Sharding& s) -> Status {
+    const Mesh* m = module_.LookupMesh(s.mesh);
+    if (m == nullptr) return InvalidArgument(s.loc) << "undeclared mesh @" << s.mesh;
+    if (mesh_ != nullptr && mesh_ != m)
+      return Unimplemented(s.loc) << "@" << fn_.name() << " uses meshes @" << mesh_->name()
+                                  << " and @" << m->name()
+                                  << ": cross-mesh transfers are not supported yet";
+    mesh_ = m;
+    return Status::Ok();
+  };
+  for (const auto& p : fn_.params()) {
+    if (p->sharding() == nullptr) continue;
+    DISTIR_RETURN_IF_ERROR(use_mesh(*p->sharding()));
+    DISTIR_RETURN_IF_ERROR(SeedValue(p.get(), *p->sharding(), 0, p->sharding()->loc));
+  }
+  for (const auto& op : fn_.ops()) {
+    if (op->kind() != OpKind::kShard) continue;
+    const Sharding& s = op->FindAttr("sharding")->AsSharding();
+    DISTIR_RETURN_IF_ERROR(use_mesh(s));
+    int level = op->GetInt("hint", 0) != 0 ? 2 : 0;
+    DISTIR_RETURN_IF_ERROR(SeedValue(op->result(0), s, level, s.loc));
+    if (op->GetInt("for_users", 0) == 0)
+      DISTIR_RETURN_IF_ERROR(SeedValue(op->input(0), s, level, s.loc));
+  }
+  return Status::Ok();
+}
+
+Status Propagator::BuildRules() {
+  rules_.assign(fn_.ops().size(), std::nullopt);
+  for (const auto& op : fn_.ops()) {
+    DISTIR_ASSIGN_OR_RETURN(FactorRule rule, BuildFactorRule(*op));
+    rules_[op->id()] = std::move(rule);
+  }
+  return Status::Ok();
+}
+
+std::vector<TensorSource> Propagator::Sources(const Op& op) const {
+  const FactorRule& rule = *rules_[op.id()];
+  std::vector<TensorSource> sources;
+  auto add = [&](const Value* v, const TensorFactors& tf, bool is_result, bool shardable) {
+    const ValueState& st = state_[v->id()];
+    TensorSource src;
+    src.factors = &tf;
+    src.bytes = static_cast<double>(v->type().SizeInBytes());
+    src.is_result = is_result;
+    src.shardable = shardable;
+    if (st.sharding.has_value()) {
+      src.sharding = &*st.sharding;
+      src.level = st.level;
+      src.required = !IsInferred(st.level);
+    }
+    sources.push_back(src);
+  };
+  for (int i = 0; i < op.num_inputs(); ++i)
+    add(op.input(i), rule.operands[i], false, rule.shardable[i]);
+  for (int r = 0; r < op.num_results(); ++r) add(op.result(r), rule.results[r], true, true);
+  return sources;
+}
+
+bool Propagator::Offer(const Value* v, const Sharding& s, int level) {
+  ValueState& st = state_[v->id()];
+  if (level == kUnset) return false;
+  if (st.sharding.has_value()) {
+    if (!IsInferred(st.level) || level > st.level) return false;
+    if (level == st.level && (!Extends(s, *st.sharding) || s == *st.sharding)) return false;
+  }
+  st.sharding = s;
+  st.level = level;
+  return true;
+}
+
+// Shard ops with for_users = 1 are reshard points: nothing flows across them.
+bool Propagator::UpdateOp(const Op& op) {
+  if (op.kind() == OpKind::kShard && op.GetInt("for_users", 0) != 0) return false;
+  const FactorRule& rule = *rules_[op.id()];
+  std::vector<TensorSource> sources = Sources(op);
+  FactorAssignment fa = AssignFactors(rule, sources, *mesh_);
+  if (fa.level == kUnset) return false;
+  int level = Inferred(fa.level);
+  bool changed = false;
+  for (int i = 0; i < op.num_inputs(); ++i) {
+    if (!rule.shardable[i]) continue;
+    changed |= Offer(op.input(i), ImpliedSharding(rule, fa, rule.operands[i], *mesh_), level);
+  }
+  for (int r = 0; r < op.num_results(); ++r)
+    changed |= Offer(op.result(r), ImpliedSharding(rule, fa, rule.results[r], *mesh_), level);
+  return changed;
+}
+
+bool Propagator::Sweep(bool pass_through_only) {
+  bool changed = false;
+  auto visit = [&](const Op& op) {
+    if (pass_through_only && !rules_[op.id()]->IsPassThrough()) return;
+    changed |= UpdateOp(op);
+  };
+  for (const auto& op : fn_.ops()) visit(*op);
+  for (auto it = fn_.ops().rbegin(); it != fn_.ops().rend(); ++it) visit(**it);
+  return changed;
+}
+
+// In program order, each op's factors are fixed from the final shardings of
+// its tensors; its results get what it produces, and `wants` what each of its
+// operands must be.
+Status Propagator::FinalizeOp(Op& op, std::vector<Sharding>& wants) {
+  const FactorRule& rule = *rules_[op.id()];
+  auto replicated = [&](const Value* v) {
+    return Sharding::Replicated(mesh_->name(), v->type().rank());
+  };
+  if (op.kind() == OpKind::kShard && op.GetInt("for_users", 0) != 0) {
+    wants.push_back(*op.input(0)->sharding());  // the reshard happens at this op
+    op.result(0)->set_sharding(op.FindAttr("sharding")->AsSharding());
+    return Status::Ok();
+  }
+  std::vector<TensorSource> sources = Sources(op);
+  FactorAssignment fa = AssignFactors(rule, sources, *mesh_);
+  std::vector<Sharding> operand_partial(op.num_inputs());
+  for (int i = 0; i < op.num_inputs(); ++i) {
+    wants.push_back(rule.shardable[i] ? ImpliedSharding(rule, fa, rule.operands[i], *mesh_)
+                                      : replicated(op.input(i)));
+    if (rule.shardable[i]) operand_partial[i] = *op.input(i)->sharding();
+  }
+  DISTIR_ASSIGN_OR_RETURN(PartialFlowResult flow, FlowPartials(op, rule, fa, operand_partial));
+  for (int i = 0; i < op.num_inputs(); ++i) {
+    if (!flow.keep[i]) continue;
+    wants[i].partial = operand_partial[i].partial;
+    wants[i].partial_kind = operand_partial[i].partial_kind;
+  }
+  for (int r = 0; r < op.num_results(); ++r) {
+    DISTIR_ASSIGN_OR_RETURN(Sharding s, ResultSharding(op, rule, fa, r, flow, *mesh_));
+    op.result(r)->set_sharding(s);
+  }
+  return Status::Ok();
+}
+
+Status Propagator::Finalize() {
+  for (const auto& p : fn_.params()) {
+    const ValueState& st = state_[p->id()];
+    p->set_sharding(st.sharding.has_value()
+                        ? *st.sharding
+                        : Sharding::Replicated(mesh_->name(), p->type().rank()));
+  }
+  // Seeded results of ops are read back through Sources(); results get their
+  // final value as their op is finalised, which happens before any use.
+  std::vector<std::vector<Sharding>> wants(fn_.ops().size());
+  for (const auto& op : fn_.ops()) {
+    DISTIR_RETURN_IF_ERROR(FinalizeOp(*op, wants[op->id()]));
+    for (const auto& r : op->results()) {
+      state_[r->id()].sharding = *r->sharding();
+    }
+  }
+  return Rewrite(wants);
+}
+
+// Rebuilds the function with a Shard {for_users = 1} op in front of every
+// operand whose sharding differs from what its op wants.
+Status Propagator::Rewrite(const std::vector<std::vector<Sharding>>& wants) {
+  auto out = std::make_unique<Function>(fn_.name());
+  out->set_loc(fn_.loc());
+  std::vector<Value*> map(fn_.num_values(), nullptr);
+  for (const auto& p : fn_.params()) {
+    Value* np = out->AddParam(p->name(), p->type(), p->loc());
+    np->set_sharding(*p->sharding());
+    map[p->id()] = np;
+  }
+  for (const auto& op : fn_.ops()) {
+    std::vector<Value*> inputs;
+    for (int i = 0; i < op->num_inputs(); ++i) {
+      Value* in = map[op->input(i)->id()];
+      const Sharding& want = wants[op->id()][i];
+      bool reshard_point = op->kind() == OpKind::kShard && op->GetInt("for_users", 0) != 0;
+      if (!reshard_point && *in->sharding() != want) {
+        AttrMap attrs = {{"sharding", Attribute(want)}, {"for_users", Attribute(int64_t{1})}};
+        Op* shard = out->AddOp(OpKind::kShard, {in}, std::move(attrs),
+                               {out->UniqueName(in->name().empty() ? "v" : in->name())},
+                               op->loc());
+        shard->result(0)->set_type(in->type());
+        shard->result(0)->set_sharding(want);
+        in = shard->result(0);
+      }
+      inputs.push_back(in);
+    }
+    std::vector<std::string> names;
+    for (const auto& r : op->results()) names.push_back(r->name());
+    Op* nop = out->AddOp(op->kind(), std::move(inputs), op->attrs(), names, op->loc(),
+                         op->is_call() ? op->callee() : std::string());
+    for (int r = 0; r < op->num_results(); ++r) {
+      nop->result(r)->set_type(op->result(r)->type());
+      nop->result(r)->set_loc(op->result(r)->loc());
+      nop->result(r)->set_sharding(*op->result(r)->sharding());
+      map[op->result(r)->id()] = nop->result(r);
+    }
+  }
+  std::vector<Value*> returns;
+  for (const Value* v : fn_.returns()) returns.push_back(map[v->id()]);
+  out->SetReturns(std::move(returns), fn_.return_loc());
+  module_.ReplaceFunction(std::move(out));
+  return Status::Ok();
+}
+
+Status Propagator::Run() {
+  DISTIR_RETURN_IF_ERROR(Seed());
+  if (mesh_ == nullptr) return Status::Ok();
+  DISTIR_RETURN_IF_ERROR(BuildRules());
+  // Pass-through ops first (elementwise, transposes, reshapes), then all.
+  // Shardings only grow and there are finitely many, so both loops end; the
+  // cap is a guard against a bug, not a limit users meet.
+  for (bool pass_through_only : {true, false}) {
+    for (int round = 0; round < 1000 && Sweep(pass_through_only); ++round) {
+    }
+  }
+  return Finalize();
+}
+
+}  // namespace
+
+Status PropagateShardings(Module& module, const std::string& function) {
+  Function* fn = module.Lookup(function);
+  if (fn == nullptr) return NotFound() << "no function @" << function << " to propagate";
+  DISTIR_RETURN_IF_ERROR(InferTypes(module));
+  for (const auto& op : fn->ops()) {
+    for (const auto& r : op->results()) {
+      if (r->type().is_unknown()) return Internal(op->loc()) << "type of " << r->Ref() << " unknown";
+    }
+  }
+  return Propagator(module, *fn).Run();
+}
+
+}  // namespace distir::sharding
