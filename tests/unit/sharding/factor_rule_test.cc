@@ -1,0 +1,111 @@
+// Factor rules (src/sharding/factor_rule.h): the reshape factorisation and the
+// rules of the ops the golden cases lean on.
+
+#include "sharding/factor_rule.h"
+
+#include <gtest/gtest.h>
+
+#include "interp/infer_types.h"
+#include "testing/test_util.h"
+
+namespace distir::sharding {
+namespace {
+
+using ::distir::testing::ParseOrDie;
+using ::distir::testing::StatusIs;
+
+FactorRule Reshape(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  FactorRule rule;
+  rule.operands.resize(1);
+  rule.results.resize(1);
+  AddReshapeFactors(in, out, rule);
+  return rule;
+}
+
+std::vector<int64_t> Sizes(const FactorRule& rule, const std::vector<int>& factors) {
+  std::vector<int64_t> sizes;
+  for (int f : factors) sizes.push_back(rule.factors[f].size);
+  return sizes;
+}
+
+TEST(ReshapeFactorsTest, SplitsADimIntoCommonFactors) {
+  // G08: [1430, 1] -> [10, 11, 13]; the input dim is 10 * 11 * 13, major first.
+  FactorRule rule = Reshape({1430, 1}, {10, 11, 13});
+  EXPECT_EQ(Sizes(rule, rule.operands[0][0]), (std::vector<int64_t>{10, 11, 13}));
+  EXPECT_TRUE(rule.operands[0][1].empty());
+  EXPECT_EQ(rule.results[0][0], std::vector<int>{rule.operands[0][0][0]});
+  for (const Factor& f : rule.factors) EXPECT_FALSE(f.need_replication);
+}
+
+TEST(ReshapeFactorsTest, MergesTrailingDims) {
+  // G12: [8, 16, 64] -> [8, 1024]: the 1024 is the factors 16 and 64.
+  FactorRule rule = Reshape({8, 16, 64}, {8, 1024});
+  EXPECT_EQ(Sizes(rule, rule.results[0][1]), (std::vector<int64_t>{16, 64}));
+  EXPECT_EQ(rule.results[0][0], rule.operands[0][0]);
+}
+
+TEST(ReshapeFactorsTest, GroupsWithoutACommonRefinementNeedReplication) {
+  FactorRule rule = Reshape({6, 4}, {4, 6});
+  ASSERT_EQ(rule.operands[0][0].size(), 1u);
+  EXPECT_TRUE(rule.factors[rule.operands[0][0][0]].need_replication);
+  EXPECT_TRUE(rule.factors[rule.results[0][1][0]].need_replication);
+}
+
+TEST(FactorRuleTest, MatMulContractionIsAbsentFromTheResult) {
+  Module m = ParseOrDie(R"(
+func @f(%a: tensor<2x16x8xf32>, %b: tensor<2x8x32xf32>) {
+  %c = MatMul(%a, %b)
+  return %c
+})");
+  ASSERT_OK(InferTypes(m));
+  ASSERT_OK_AND_ASSIGN(FactorRule rule, BuildFactorRule(*m.entry()->ops()[0]));
+  int k = rule.operands[0][2][0];
+  EXPECT_EQ(rule.operands[1][1][0], k);
+  EXPECT_EQ(rule.factors[k].size, 8);
+  for (const auto& dim : rule.results[0]) EXPECT_EQ(std::count(dim.begin(), dim.end(), k), 0);
+  EXPECT_EQ(rule.partial_flow, PartialFlow::kAny);
+  EXPECT_FALSE(rule.IsPassThrough());
+}
+
+TEST(FactorRuleTest, BroadcastDimsHaveNoFactor) {
+  Module m = ParseOrDie(R"(
+func @f(%a: tensor<4x8xf32>, %b: tensor<1x8xf32>) {
+  %c = Add(%a, %b)
+  return %c
+})");
+  ASSERT_OK(InferTypes(m));
+  ASSERT_OK_AND_ASSIGN(FactorRule rule, BuildFactorRule(*m.entry()->ops()[0]));
+  EXPECT_TRUE(rule.operands[1][0].empty());
+  EXPECT_EQ(rule.operands[1][1], rule.results[0][1]);
+  EXPECT_TRUE(rule.IsPassThrough());
+}
+
+TEST(FactorRuleTest, SoftmaxAxisNeedsReplication) {
+  Module m = ParseOrDie(R"(
+func @f(%x: tensor<8x1024xf32>) {
+  %y = Softmax(%x) {axis = 1}
+  return %y
+})");
+  ASSERT_OK(InferTypes(m));
+  ASSERT_OK_AND_ASSIGN(FactorRule rule, BuildFactorRule(*m.entry()->ops()[0]));
+  EXPECT_FALSE(rule.factors[rule.operands[0][0][0]].need_replication);
+  EXPECT_TRUE(rule.factors[rule.operands[0][1][0]].need_replication);
+}
+
+TEST(FactorRuleTest, CallsHaveNoRule) {
+  Module m = ParseOrDie(R"(
+func @g(%x: tensor<4xf32>) {
+  %y = Relu(%x)
+  return %y
+}
+func @f(%x: tensor<4xf32>) {
+  %y = @g(%x)
+  return %y
+})");
+  ASSERT_OK(InferTypes(m));
+  EXPECT_THAT(BuildFactorRule(*m.entry()->ops()[0]).status(),
+              StatusIs(StatusCode::kUnimplemented, "no sharding rule for @g"));
+}
+
+}  // namespace
+}  // namespace distir::sharding
