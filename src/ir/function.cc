@@ -113,15 +113,18 @@ const Mesh* Module::LookupMesh(const std::string& name) const {
   return nullptr;
 }
 
-Function* Module::ReplaceFunction(std::unique_ptr<Function> fn) {
+std::unique_ptr<Function> Module::ReplaceFunction(std::unique_ptr<Function> fn) {
   Function* old = Lookup(fn->name());
   DISTIR_CHECK(old != nullptr) << "no function @" << fn->name() << " to replace";
-  Function* raw = fn.get();
+  by_name_[fn->name()] = fn.get();
+  std::unique_ptr<Function> previous;
   for (auto& slot : functions_) {
-    if (slot.get() == old) slot = std::move(fn);
+    if (slot.get() == old) std::swap(previous, slot);
   }
-  by_name_[raw->name()] = raw;
-  return raw;
+  for (auto& slot : functions_) {
+    if (slot == nullptr) slot = std::move(fn);
+  }
+  return previous;
 }
 
 Function* Module::Lookup(const std::string& name) const {

@@ -108,10 +108,10 @@ class Module {
 
   /// Appends `fn`. REQUIRES: no function of the same name exists.
   Function* AddFunction(std::unique_ptr<Function> fn);
-  /// Replaces the function of the same name as `fn` (keeping its position),
-  /// destroying the old one. REQUIRES: such a function exists and no other
+  /// Replaces the function of the same name as `fn` (keeping its position)
+  /// and returns the old one. REQUIRES: such a function exists and no other
   /// function calls it (calls hold no pointer to it, only its name).
-  Function* ReplaceFunction(std::unique_ptr<Function> fn);
+  std::unique_ptr<Function> ReplaceFunction(std::unique_ptr<Function> fn);
   /// The function named `name` (without '@'), or nullptr.
   Function* Lookup(const std::string& name) const;
   const std::vector<std::unique_ptr<Function>>& functions() const { return functions_; }

@@ -56,6 +56,16 @@ bool HasFactor(const TensorFactors& tf, int f) {
   return false;
 }
 
+// The source's explicit shard boundaries of the dim that is exactly factor f.
+std::vector<int64_t> OffsetsOfFactor(const TensorSource& src, int f) {
+  if (src.sharding == nullptr || src.sharding->offsets.empty()) return {};
+  const TensorFactors& tf = *src.factors;
+  for (size_t d = 0; d < tf.size(); ++d) {
+    if (tf[d].size() == 1 && tf[d][0] == f) return src.sharding->offsets[d];
+  }
+  return {};
+}
+
 struct Candidate {
   int source = 0;
   Axes axes;
@@ -148,6 +158,7 @@ FactorAssignment AssignFactors(const FactorRule& rule, const std::vector<TensorS
   const int nf = static_cast<int>(rule.factors.size());
   FactorAssignment fa;
   fa.axes.assign(nf, {});
+  fa.offsets.assign(nf, {});
   std::vector<std::vector<Axes>> proj(sources.size());
   for (size_t s = 0; s < sources.size(); ++s) {
     if (sources[s].sharding != nullptr && sources[s].shardable)
@@ -179,12 +190,14 @@ FactorAssignment AssignFactors(const FactorRule& rule, const std::vector<TensorS
     }
     const Candidate& pick = Pick(cands, known, sources);
     fa.axes[f] = pick.axes;
+    fa.offsets[f] = OffsetsOfFactor(sources[pick.source], f);
     level[f] = best;
     weight[f] = sources[pick.source].bytes;
     fa.level = std::min(fa.level, best);
   }
   for (int f = 0; f < nf; ++f) {
     if (rule.factors[f].need_replication || !rule.factors[f].reducible) fa.axes[f].clear();
+    if (fa.axes[f].empty()) fa.offsets[f].clear();
   }
   // Stronger, then larger, factors keep their axes when two want the same one.
   std::vector<int> order(nf);
@@ -213,9 +226,18 @@ FactorAssignment AssignFactors(const FactorRule& rule, const std::vector<TensorS
 Sharding ImpliedSharding(const FactorRule& /*rule*/, const FactorAssignment& fa,
                          const TensorFactors& tf, const Mesh& mesh) {
   Sharding s = Sharding::Replicated(mesh.name(), static_cast<int64_t>(tf.size()));
+  bool any_offsets = false;
+  std::vector<std::vector<int64_t>> offsets(tf.size());
   for (size_t d = 0; d < tf.size(); ++d) {
     for (int f : tf[d]) s.dims[d].insert(s.dims[d].end(), fa.axes[f].begin(), fa.axes[f].end());
+    // Boundaries carry over only while the axes are those they were drawn for.
+    if (tf[d].size() == 1 && !fa.offsets[tf[d][0]].empty() && !s.dims[d].empty() &&
+        static_cast<int64_t>(fa.offsets[tf[d][0]].size()) == Product(s.dims[d], mesh) + 1) {
+      offsets[d] = fa.offsets[tf[d][0]];
+      any_offsets = true;
+    }
   }
+  if (any_offsets) s.offsets = std::move(offsets);
   return s;
 }
 

@@ -38,6 +38,9 @@ struct TensorSource {
 
 struct FactorAssignment {
   std::vector<std::vector<std::string>> axes;  ///< per factor, major -> minor
+  /// Per factor: explicit shard boundaries (sharding offsets) of the source
+  /// that decided it, when that source's dim is this factor alone; else empty.
+  std::vector<std::vector<int64_t>> offsets;
   int level = INT_MAX;  ///< strongest source that decided a factor; INT_MAX: none
 };
 

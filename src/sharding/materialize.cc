@@ -28,8 +28,10 @@ StatusOr<Value*> EmitReshard(const Op& shard, Value* in, const Mesh& mesh, Funct
   const std::string& name = shard.result(0)->name();
   for (size_t i = 0; i < plan->size(); ++i) {
     const ReshardStep& step = (*plan)[i];
-    std::string result = i + 1 == plan->size() && !name.empty() ? name
-                                                                : out.UniqueName(name.empty() ? "r" : name);
+    // Intermediate steps get fresh names; the last one takes the Shard's.
+    std::string result = i + 1 == plan->size() && !name.empty()
+                             ? name
+                             : out.UniqueName((name.empty() ? "r" : name) + ".step");
     Op* op = out.AddOp(step.kind, {in}, StepAttrs(step, mesh.name()), {result}, shard.loc());
     op->result(0)->set_type(in->type());
     op->result(0)->set_sharding(step.result);

@@ -2,6 +2,7 @@
 
 #include <boost/program_options.hpp>
 #include <iostream>
+#include <sstream>
 #include <unordered_set>
 #include <vector>
 
@@ -10,7 +11,9 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "lowering/lower.h"
+#include "sharding/equivalence.h"
 #include "sharding/materialize.h"
+#include "sharding/partition.h"
 #include "sharding/propagate.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
@@ -29,6 +32,13 @@ struct OptOptions {
   std::string function;
   bool propagate_sharding = false;
   bool materialize = false;
+  bool partition = false;
+  bool check_partition = false;
+  uint64_t seed = 1;
+
+  bool any_sharding_pass() const {
+    return propagate_sharding || materialize || partition || check_partition;
+  }
 };
 
 // The sharding passes, in pipeline order, on the entry function (or
@@ -36,10 +46,26 @@ struct OptOptions {
 Status RunShardingPasses(const OptOptions& o, Module& m) {
   if (m.entry() == nullptr) return InvalidArgument() << "the module has no function";
   std::string fn = o.function.empty() ? m.entry()->name() : o.function;
-  if (o.propagate_sharding || o.materialize)
-    DISTIR_RETURN_IF_ERROR(sharding::PropagateShardings(m, fn));
-  if (o.materialize) DISTIR_RETURN_IF_ERROR(sharding::MaterializeShardings(m, fn));
+  DISTIR_RETURN_IF_ERROR(sharding::PropagateShardings(m, fn));
+  if (o.materialize || o.partition || o.check_partition)
+    DISTIR_RETURN_IF_ERROR(sharding::MaterializeShardings(m, fn));
+  if (o.partition) DISTIR_RETURN_IF_ERROR(sharding::PartitionShardings(m, fn));
   return Status::Ok();
+}
+
+// Partitions a copy of the materialised module `m` and checks it against `m`
+// on the reference executor; the summary line is the command's output.
+StatusOr<std::string> CheckPartition(const OptOptions& o, const Module& m) {
+  std::string fn = o.function.empty() ? m.entry()->name() : o.function;
+  DISTIR_ASSIGN_OR_RETURN(Module copy, ParseModule(PrintModule(m), "<materialized>"));
+  DISTIR_RETURN_IF_ERROR(sharding::PartitionShardings(copy, fn));
+  DISTIR_ASSIGN_OR_RETURN(sharding::EquivalenceReport r,
+                          sharding::CheckPartitionEquivalence(m, copy, fn, o.seed));
+  std::ostringstream os;
+  os << "partitioned @" << fn << " on " << r.devices << " devices equals the global program: "
+     << r.outputs << " outputs, " << r.elements << " elements, max |diff| " << r.max_abs_diff
+     << " (seed " << o.seed << ")\n";
+  return os.str();
 }
 
 // Types that the input did not spell out are dropped again before printing
@@ -117,10 +143,16 @@ int RunOptOn(const OptOptions& o) {
   Status inferred = InferTypes(m, infer);
   if (!inferred.ok()) return ReportError(inferred, *text);
   if (o.lower) return RunLower(o, m, annotated, *text);
-  bool sharding_pass = o.propagate_sharding || o.materialize;
+  bool sharding_pass = o.any_sharding_pass();
   if (sharding_pass) {
     Status s = RunShardingPasses(o, m);
     if (!s.ok()) return ReportError(s, *text);
+  }
+  if (o.check_partition) {
+    StatusOr<std::string> summary = CheckPartition(o, m);
+    if (!summary.ok()) return ReportError(summary.status(), *text);
+    Status written = WriteOutputAtomically(o.output, *summary);
+    return written.ok() ? kExitOk : ReportError(written);
   }
   if (!o.print_types && !sharding_pass) DropInferred(m, annotated);
   Status written = WriteOutputAtomically(o.output, PrintModule(m));
@@ -153,12 +185,20 @@ int RunOpt(int argc, char** argv) {
       "materialize", po::bool_switch(&o.materialize),
       "propagate, then replace every reshard by mesh collectives (MeshAllReduce, "
       "MeshReduceScatter, MeshAllGather, MeshAllToAll) and local slices (MeshSlice)")(
+      "partition", po::bool_switch(&o.partition),
+      "propagate, materialise, then print the per-device program (one op per device, "
+      "local shapes, per-group collectives)")(
+      "check-partition", po::bool_switch(&o.check_partition),
+      "propagate, materialise and partition, then run the global and the per-device "
+      "programs on the same random inputs (reference executor) and compare the outputs; "
+      "prints one summary line, exit 1 when they differ")(
+      "seed", po::value(&o.seed)->default_value(1), "with --check-partition: the input seed")(
       "output,o", po::value(&o.output)->default_value("-"), "output file ('-' for stdout)")(
       "input", po::value(&o.input), "input file");
   po::variables_map vm;
   if (std::optional<int> stop = ParseCommandLine("opt", argc, argv, desc, vm)) return *stop;
   if (o.input.empty() || (o.domain != "mixed" && o.domain != "shape") ||
-      (!o.function.empty() && !o.lower && !o.propagate_sharding && !o.materialize)) {
+      (!o.function.empty() && !o.lower && !o.any_sharding_pass())) {
     std::cerr << "distir opt: "
               << (o.input.empty()                              ? "missing input FILE"
                   : o.domain != "mixed" && o.domain != "shape" ? "bad --domain"

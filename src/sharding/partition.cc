@@ -1,0 +1,312 @@
+#include "sharding/partition.h"
+
+#include <algorithm>
+#include <map>
+
+#include "interp/infer_types.h"
+#include "sharding/shard_data.h"
+
+namespace distir::sharding {
+namespace {
+
+using Box = std::vector<std::pair<int64_t, int64_t>>;
+
+const Mesh* MeshOf(const Module& module, const Function& fn) {
+  for (const auto& p : fn.params()) {
+    if (p->sharding() != nullptr) return module.LookupMesh(p->sharding()->mesh);
+  }
+  for (const auto& op : fn.ops()) {
+    for (const auto& r : op->results()) {
+      if (r->sharding() != nullptr) return module.LookupMesh(r->sharding()->mesh);
+    }
+  }
+  return nullptr;
+}
+
+DenseTensor I64Vector(const std::vector<int64_t>& v) {
+  DenseTensor t{DType::kI64, {static_cast<int64_t>(v.size())}, {}};
+  for (int64_t x : v) t.values.push_back(static_cast<double>(x));
+  return t;
+}
+
+class Partitioner {
+ public:
+  Partitioner(const Function& fn, const Mesh& mesh) : fn_(fn), mesh_(mesh) {}
+
+  StatusOr<std::unique_ptr<Function>> Run();
+
+ private:
+  int num_devices() const { return static_cast<int>(mesh_.num_devices()); }
+  DeviceId Device(int dev) const { return mesh_.devices()[dev]; }
+  std::string LocalName(const Value& v, int dev) const {
+    if (v.name().empty()) return {};
+    return v.name() + "." + Device(dev).ToString();
+  }
+  std::vector<int64_t> LocalShape(const Value& v, int dev) const {
+    return v.sharding()->LocalShape(mesh_, v.type().shape(), mesh_.Coords(dev));
+  }
+  Value* Local(const Value* v, int dev) const { return local_[v->id()][dev]; }
+  Value* Constant(int dev, DenseTensor t, const std::string& base);
+  Op* Emit(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
+           const std::vector<std::string>& names, const Op& origin);
+
+  Status PartitionOp(const Op& op);
+  Status EmitCompute(const Op& op);
+  Status EmitCollective(const Op& op);
+  Status EmitSlice(const Op& op, const Value* in, int dim, int dev, Value*& out_value);
+  std::vector<std::vector<int>> Groups(const std::vector<std::string>& axes) const;
+  bool EvenOver(const Value& v, int dim) const;
+
+  const Function& fn_;
+  const Mesh& mesh_;
+  std::unique_ptr<Function> out_;
+  std::vector<std::vector<Value*>> local_;  // by global value id, per device
+};
+
+Value* Partitioner::Constant(int dev, DenseTensor t, const std::string& base) {
+  AttrMap attrs = {{"value", Attribute(std::move(t))}, {"device", Attribute(Device(dev))}};
+  Op* op = out_->AddOp(OpKind::kConstant, {}, std::move(attrs),
+                       {out_->UniqueName(base + "." + Device(dev).ToString())});
+  return op->result(0);
+}
+
+Op* Partitioner::Emit(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
+                      const std::vector<std::string>& names, const Op& origin) {
+  std::vector<std::string> unique;
+  for (const std::string& n : names) unique.push_back(n.empty() ? n : out_->UniqueName(n));
+  return out_->AddOp(kind, std::move(inputs), std::move(attrs), unique, origin.loc());
+}
+
+// Devices grouped by their coordinates off `axes`; each group ordered by the
+// shard index over `axes` (the first axis major), which is the order in which
+// an all-gather concatenates and a reduce-scatter hands out pieces.
+std::vector<std::vector<int>> Partitioner::Groups(const std::vector<std::string>& axes) const {
+  std::map<std::vector<int64_t>, std::vector<std::pair<int64_t, int>>> by_key;
+  for (int dev = 0; dev < num_devices(); ++dev) {
+    std::vector<int64_t> coords = mesh_.Coords(dev);
+    std::vector<int64_t> key;
+    for (int a = 0; a < mesh_.num_axes(); ++a) {
+      bool in_group = std::find(axes.begin(), axes.end(), mesh_.axes()[a].name) != axes.end();
+      key.push_back(in_group ? -1 : coords[a]);
+    }
+    int64_t index = 0;
+    for (const std::string& a : axes) index = index * mesh_.AxisSize(a) + coords[mesh_.AxisIndex(a)];
+    by_key[key].emplace_back(index, dev);
+  }
+  std::vector<std::vector<int>> groups;
+  for (auto& [key, members] : by_key) {
+    std::sort(members.begin(), members.end());
+    std::vector<int> g;
+    for (const auto& m : members) g.push_back(m.second);
+    groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+// The local shape of `v` is the same on every device along `dim`.
+bool Partitioner::EvenOver(const Value& v, int dim) const {
+  if (!v.sharding()->offsets.empty() && !v.sharding()->offsets[dim].empty()) return false;
+  int64_t shards = v.sharding()->NumShards(mesh_, dim);
+  return v.type().shape()[dim] % shards == 0;
+}
+
+// A local Slice of the piece `in` holds on `dev` down to the piece `op`'s
+// result holds there (dim `dim` now split further).
+Status Partitioner::EmitSlice(const Op& op, const Value* in, int dim, int dev, Value*& out_value) {
+  const Value& res = *op.result(0);
+  std::vector<int64_t> coords = mesh_.Coords(dev);
+  Box have = ShardBox(*in->sharding(), mesh_, in->type().shape(), coords);
+  Box want = ShardBox(*res.sharding(), mesh_, res.type().shape(), coords);
+  int64_t begin = want[dim].first - have[dim].first;
+  int64_t end = want[dim].second - have[dim].first;
+  std::string base = res.name().empty() ? "slice" : res.name();
+  Value* starts = Constant(dev, I64Vector({begin}), base + ".start");
+  Value* ends = Constant(dev, I64Vector({end}), base + ".end");
+  Value* axes = Constant(dev, I64Vector({dim}), base + ".axis");
+  Op* slice = Emit(OpKind::kSlice, {Local(in, dev), starts, ends, axes}, {},
+                   {LocalName(res, dev)}, op);
+  out_value = slice->result(0);
+  return Status::Ok();
+}
+
+Status Partitioner::EmitCollective(const Op& op) {
+  const Value* in = op.input(0);
+  const Value& res = *op.result(0);
+  const std::vector<std::string>& axes = op.FindAttr("axes")->AsStrings();
+  const Attribute* reduction = op.FindAttr("reduction");
+  if (reduction != nullptr && reduction->AsString() != "sum")
+    return Unimplemented(op.loc()) << op.Name() << " with reduction " << reduction->AsString()
+                                   << " across devices is not supported yet";
+  OpKind kind = op.kind();
+  int axis = static_cast<int>(op.GetInt("axis", -1));
+  // Uneven pieces: NCCL-style reduce-scatter and all-to-all need equal ones;
+  // reduce (or gather) whole, then slice locally.
+  bool uneven_rs = kind == OpKind::kMeshReduceScatter && !EvenOver(res, axis);
+  int split = static_cast<int>(op.GetInt("split_axis", -1));
+  bool uneven_a2a = kind == OpKind::kMeshAllToAll && (!EvenOver(res, split) || !EvenOver(*in, static_cast<int>(op.GetInt("concat_axis", 0))));
+  AttrMap attrs;
+  OpKind global = OpKind::kAllReduce;
+  if (kind == OpKind::kMeshAllGather || uneven_a2a) {
+    global = OpKind::kAllGather;
+    attrs["axis"] = Attribute(int64_t{uneven_a2a ? op.GetInt("concat_axis", 0) : axis});
+  } else if (kind == OpKind::kMeshReduceScatter && !uneven_rs) {
+    global = OpKind::kReduceScatter;
+    attrs["axis"] = Attribute(int64_t{axis});
+  } else if (kind == OpKind::kMeshAllToAll) {
+    global = OpKind::kAllToAll;
+    attrs["split_axis"] = Attribute(int64_t{split});
+    attrs["concat_axis"] = Attribute(op.GetInt("concat_axis", 0));
+  }
+  bool then_slice = uneven_rs || uneven_a2a;
+  for (const std::vector<int>& group : Groups(axes)) {
+    std::vector<Value*> inputs;
+    std::vector<std::string> names;
+    for (int dev : group) {
+      inputs.push_back(Local(in, dev));
+      names.push_back(then_slice ? LocalName(res, dev) + ".whole" : LocalName(res, dev));
+    }
+    Op* c = Emit(global, std::move(inputs), attrs, names, op);
+    for (size_t i = 0; i < group.size(); ++i) local_[res.id()][group[i]] = c->result(static_cast<int>(i));
+  }
+  if (!then_slice) return Status::Ok();
+  // The whole (reduced or gathered) value: slice each device's piece out of it.
+  Sharding whole = *res.sharding();
+  int dim = uneven_rs ? axis : split;
+  for (const std::string& a : axes) std::erase(whole.dims[dim], a);
+  if (!whole.offsets.empty()) whole.offsets[dim].clear();
+  for (int dev = 0; dev < num_devices(); ++dev) {
+    std::vector<int64_t> coords = mesh_.Coords(dev);
+    Box have = ShardBox(whole, mesh_, res.type().shape(), coords);
+    Box want = ShardBox(*res.sharding(), mesh_, res.type().shape(), coords);
+    std::string base = res.name().empty() ? "slice" : res.name();
+    Value* starts = Constant(dev, I64Vector({want[dim].first - have[dim].first}), base + ".start");
+    Value* ends = Constant(dev, I64Vector({want[dim].second - have[dim].first}), base + ".end");
+    Value* ax = Constant(dev, I64Vector({dim}), base + ".axis");
+    Op* s = Emit(OpKind::kSlice, {local_[res.id()][dev], starts, ends, ax}, {},
+                 {LocalName(res, dev)}, op);
+    local_[res.id()][dev] = s->result(0);
+  }
+  return Status::Ok();
+}
+
+// Compute ops run on each device's pieces; shape operands and shape queries
+// are replaced by local (or global) constants, see the header.
+Status Partitioner::EmitCompute(const Op& op) {
+  if (op.kind() == OpKind::kRange && !op.result(0)->sharding()->IsReplicated())
+    return Unimplemented(op.loc()) << "a sharded Range is not supported yet";
+  for (int dev = 0; dev < num_devices(); ++dev) {
+    std::vector<Value*> inputs;
+    for (int i = 0; i < op.num_inputs(); ++i) inputs.push_back(Local(op.input(i), dev));
+    AttrMap attrs = op.attrs();
+    const Value& r0 = *op.result(0);
+    std::string base = r0.name().empty() ? "v" : r0.name();
+    switch (op.kind()) {
+      case OpKind::kShape: {
+        local_[r0.id()][dev] = Constant(dev, I64Vector(op.input(0)->type().shape()), base);
+        continue;
+      }
+      case OpKind::kConstant: {
+        std::vector<DenseTensor> pieces =
+            ShardDense(attrs.at("value").AsTensor(), *r0.sharding(), mesh_);
+        attrs["value"] = Attribute(pieces[dev]);
+        attrs["device"] = Attribute(Device(dev));
+        break;
+      }
+      case OpKind::kReshape: case OpKind::kExpand: case OpKind::kConstantOfShape: {
+        int shape_input = op.kind() == OpKind::kConstantOfShape ? 0 : 1;
+        inputs[shape_input] = Constant(dev, I64Vector(LocalShape(r0, dev)), base + ".shape");
+        break;
+      }
+      case OpKind::kMSELoss: case OpKind::kMSELossGrad:
+        if (attrs.count("denominator") == 0)
+          attrs["denominator"] = Attribute(op.input(0)->type().NumElements());
+        break;
+      default:
+        break;
+    }
+    std::vector<std::string> names;
+    for (const auto& r : op.results()) names.push_back(LocalName(*r, dev));
+    Op* local = Emit(op.kind(), std::move(inputs), std::move(attrs), names, op);
+    for (int r = 0; r < op.num_results(); ++r) local_[op.result(r)->id()][dev] = local->result(r);
+  }
+  return Status::Ok();
+}
+
+Status Partitioner::PartitionOp(const Op& op) {
+  for (const auto& r : op.results()) {
+    if (r->sharding() == nullptr)
+      return FailedPrecondition(op.loc()) << r->Ref() << " has no sharding: materialise first";
+    local_[r->id()].assign(num_devices(), nullptr);
+  }
+  switch (op.kind()) {
+    case OpKind::kShard:
+      return FailedPrecondition(op.loc()) << "Shard op left: materialise the program first";
+    case OpKind::kMeshSlice:
+      for (int dev = 0; dev < num_devices(); ++dev) {
+        DISTIR_RETURN_IF_ERROR(EmitSlice(op, op.input(0), static_cast<int>(op.GetInt("axis", 0)),
+                                         dev, local_[op.result(0)->id()][dev]));
+      }
+      return Status::Ok();
+    case OpKind::kMeshAllReduce: case OpKind::kMeshReduceScatter: case OpKind::kMeshAllGather:
+    case OpKind::kMeshAllToAll:
+      return EmitCollective(op);
+    default:
+      if (op.is_call() || IsCommunication(op.kind()))
+        return Unimplemented(op.loc()) << op.Name() << " cannot be partitioned";
+      return EmitCompute(op);
+  }
+}
+
+StatusOr<std::unique_ptr<Function>> Partitioner::Run() {
+  out_ = std::make_unique<Function>(fn_.name());
+  out_->set_loc(fn_.loc());
+  local_.assign(fn_.num_values(), {});
+  for (const auto& p : fn_.params()) {
+    if (p->sharding() == nullptr)
+      return FailedPrecondition(p->loc()) << p->Ref() << " has no sharding: propagate first";
+    local_[p->id()].resize(num_devices());
+    for (int dev = 0; dev < num_devices(); ++dev) {
+      Type t = Type::Tensor(p->type().dtype(), LocalShape(*p, dev), Device(dev));
+      local_[p->id()][dev] = out_->AddParam(LocalName(*p, dev), t, p->loc());
+    }
+  }
+  for (const auto& op : fn_.ops()) DISTIR_RETURN_IF_ERROR(PartitionOp(*op));
+  std::vector<Value*> returns;
+  for (const Value* v : fn_.returns()) {
+    for (int dev = 0; dev < num_devices(); ++dev) returns.push_back(Local(v, dev));
+  }
+  out_->SetReturns(std::move(returns), fn_.return_loc());
+  return std::move(out_);
+}
+
+// Every local type must be what the value's sharding says for its device.
+Status CheckLocalTypes(const Function& global, const Function& local, const Mesh& mesh) {
+  const size_t n = static_cast<size_t>(mesh.num_devices());
+  for (size_t i = 0; i < global.returns().size(); ++i) {
+    const Value& g = *global.returns()[i];
+    for (size_t dev = 0; dev < n; ++dev) {
+      const Value& l = *local.returns()[i * n + dev];
+      std::vector<int64_t> want =
+          g.sharding()->LocalShape(mesh, g.type().shape(), mesh.Coords(static_cast<int64_t>(dev)));
+      if (l.type().shape() != want)
+        return Internal(l.loc()) << "partitioned " << l.Ref() << " has type " << l.type()
+                                 << ", its sharding says [" << ShapeToString(want) << "]";
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status PartitionShardings(Module& module, const std::string& function) {
+  Function* fn = module.Lookup(function);
+  if (fn == nullptr) return NotFound() << "no function @" << function << " to partition";
+  const Mesh* mesh = MeshOf(module, *fn);
+  if (mesh == nullptr) return Status::Ok();
+  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> local, Partitioner(*fn, *mesh).Run());
+  std::unique_ptr<Function> global = module.ReplaceFunction(std::move(local));
+  DISTIR_RETURN_IF_ERROR(InferTypes(module));
+  return CheckLocalTypes(*global, *module.Lookup(function), *mesh);
+}
+
+}  // namespace distir::sharding

@@ -1,0 +1,36 @@
+// Partitioning: from a materialised global-view program to the per-device
+// program that DistIR's simulator, lowering and executors run.
+//
+// Every value of the global view becomes one local value per device of its
+// mesh, with the local shape its sharding gives that device (uneven shards
+// give different shapes on different devices, never padding); every op is
+// emitted once per device on the local values. Mesh collectives become one
+// global-form collective per group of devices that differ only along the
+// collective's axes (AllReduce, AllGather, ReduceScatter, AllToAll; an uneven
+// reduce-scatter or all-to-all becomes an all-reduce or all-gather and a local
+// Slice); MeshSlice becomes a local Slice. Shape operands that spell global
+// extents (a Reshape target, an Expand shape, a ConstantOfShape shape) get
+// per-device Constants with the local extents; Shape becomes a Constant of the
+// global shape; a sharded Constant is sliced; MSELoss and MSELossGrad keep
+// dividing by the global element count. Parameters become one per device,
+// named `<name>.d<device>`, in parameter-major, mesh-device-minor order; so do
+// the returned values.
+
+#pragma once
+
+#include <string>
+
+#include "ir/function.h"
+#include "support/status.h"
+
+namespace distir::sharding {
+
+/// Replaces `function` of `module` by its per-device program and infers its
+/// types (each local type is checked against the sharding's local shape).
+/// REQUIRES: MaterializeShardings ran (every value has a sharding, every op's
+/// operands are laid out as it needs). A function without shardings is left
+/// unchanged. Errors (Unimplemented, naming the op): reductions other than
+/// sum across devices, a sharded Range, ops whose local form is not known.
+Status PartitionShardings(Module& module, const std::string& function);
+
+}  // namespace distir::sharding
