@@ -73,11 +73,27 @@ int64_t Sharding::ShardIndex(const Mesh& m, int d, const std::vector<int64_t>& c
 std::pair<int64_t, int64_t> Sharding::ShardRange(const Mesh& m, int d, int64_t extent,
                                                  int64_t index) const {
   if (!offsets.empty() && !offsets[d].empty()) return {offsets[d][index], offsets[d][index + 1]};
-  int64_t n = NumShards(m, d);
-  // torch.chunk: every shard ceil(extent / n) long except the tail ones.
-  int64_t chunk = (extent + n - 1) / n;
-  int64_t begin = std::min(index * chunk, extent);
-  return {begin, std::min(begin + chunk, extent)};
+  // The digits of `index` per axis, major first.
+  const std::vector<std::string>& axes = dims[d];
+  std::vector<int64_t> digit(axes.size());
+  for (size_t i = axes.size(); i-- > 0;) {
+    int64_t n = m.AxisSize(axes[i]);
+    digit[i] = index % n;
+    index /= n;
+  }
+  // Nested torch.chunk: the first axis cuts the dim into ceil-chunks, the next
+  // cuts each chunk, and so on (DTensor's (Shard(d), Shard(d))). Adding an
+  // axis at the end thus always cuts inside the current piece, which is what a
+  // local slice and a gather over the last axes rely on.
+  int64_t begin = 0, end = extent;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t n = m.AxisSize(axes[i]);
+    int64_t chunk = (end - begin + n - 1) / n;
+    int64_t b = std::min(begin + digit[i] * chunk, end);
+    end = std::min(b + chunk, end);
+    begin = b;
+  }
+  return {begin, end};
 }
 
 std::vector<int64_t> Sharding::LocalShape(const Mesh& m, const std::vector<int64_t>& shape,

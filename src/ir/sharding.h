@@ -6,8 +6,10 @@
 // still to be reduced with `partial_kind` (MLIR Mesh's partial, DTensor's
 // Partial, Shardy's unreduced axes). A split dimension is cut into contiguous
 // chunks, torch.chunk style (ceil(extent / n) each, the last ones shorter or
-// empty), unless `offsets` gives the shard boundaries of that dimension
-// explicitly (MLIR Shard's sharded_dims_offsets). Text form:
+// empty), one axis after the other (the first axis cuts the dim, the next
+// cuts each of those chunks, ...), unless `offsets` gives the shard
+// boundaries of that dimension explicitly (MLIR Shard's
+// sharded_dims_offsets). Text form:
 //
 //   <@m, [{a}, {b}]>                      rows over a, columns over b
 //   <@m, [{}, {a, b}], partial = sum[c]>  columns over a (major) and b; sum over c pending
