@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <sstream>
 
 #include "support/diagnostic.h"
 #include "support/str_util.h"
@@ -48,12 +49,39 @@ Status WriteOutputAtomically(const std::string& path, const std::string& content
   return Status::Ok();
 }
 
+namespace {
+
+// `desc` as --help prints it, without the option named `hidden` (if any).
+std::string HelpText(const boost::program_options::options_description& desc,
+                     const std::string& hidden) {
+  namespace po = boost::program_options;
+  std::ostringstream full;
+  full << desc;
+  // Boost cannot print a description without one of its options, nor copy its
+  // caption. The hidden option's own lines, printed alone at the column width of
+  // the whole description, are exactly the lines it adds: cut them out.
+  po::options_description alone;
+  for (const auto& option : desc.options()) {
+    if (option->long_name() == hidden) alone.add(option);
+  }
+  if (alone.options().empty()) return full.str();
+  std::ostringstream lines;
+  alone.print(lines, desc.get_option_column_width());
+  std::string text = full.str();
+  const size_t at = text.find("\n" + lines.str());
+  if (at != std::string::npos) text.erase(at + 1, lines.str().size());
+  return text;
+}
+
+}  // namespace
+
 std::optional<int> ParseCommandLine(const char* command, int argc, char** argv,
                                     const boost::program_options::options_description& desc,
-                                    boost::program_options::variables_map& vm) {
+                                    boost::program_options::variables_map& vm,
+                                    const char* positional) {
   namespace po = boost::program_options;
   po::positional_options_description pos;
-  pos.add("input", 1);
+  pos.add(positional, 1);
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
     po::notify(vm);
@@ -62,7 +90,7 @@ std::optional<int> ParseCommandLine(const char* command, int argc, char** argv,
     return kExitUsage;
   }
   if (vm.count("help") != 0) {
-    std::cout << desc << "\n";
+    std::cout << HelpText(desc, positional) << "\n";
     return kExitOk;
   }
   return std::nullopt;

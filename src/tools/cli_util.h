@@ -22,13 +22,17 @@ Status WriteOutputAtomically(const std::string& path, const std::string& content
 /// returns kExitInputError. REQUIRES: !status.ok().
 int ReportError(const Status& status, const std::string& source = {});
 
-/// Parses the arguments of subcommand `command` against `desc`, with one
-/// positional "input" option. Prints `desc` for --help (exit kExitOk) or the
-/// error for a bad command line (exit kExitUsage). Returns the exit code to stop
-/// with, or nullopt when the command should go on with `vm` filled.
+/// Parses the arguments of subcommand `command` against `desc`. The option
+/// named `positional` (the input file) takes the one positional argument. The
+/// usage line in the caption names that argument, so --help does not list the
+/// option; its long form (`--input FILE`) is still accepted. Prints `desc` for
+/// --help (exit kExitOk) or the error for a bad command line (exit kExitUsage).
+/// Returns the exit code to stop with, or nullopt when the command should go on
+/// with `vm` filled.
 std::optional<int> ParseCommandLine(const char* command, int argc, char** argv,
                                     const boost::program_options::options_description& desc,
-                                    boost::program_options::variables_map& vm);
+                                    boost::program_options::variables_map& vm,
+                                    const char* positional = "input");
 
 /// Display name of an input path: "<stdin>" for "-".
 std::string DisplayName(const std::string& path);

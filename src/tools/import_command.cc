@@ -64,26 +64,6 @@ void DropResultTypes(Module& m) {
   }
 }
 
-// As ParseCommandLine (cli_util.h), but the positional argument is "model":
-// "--input" is the flag that binds input shapes, as in the interface.
-std::optional<int> ParseImportCommandLine(int argc, char** argv, const po::options_description& desc) {
-  po::positional_options_description pos;
-  pos.add("model", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "distir import: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  if (vm.count("help") != 0) {
-    std::cout << desc << "\n";
-    return kExitOk;
-  }
-  return std::nullopt;
-}
-
 int RunImportOn(const ImportCliOptions& c) {
   StatusOr<onnx_import::ImportOptions> options = ToImportOptions(c);
   if (!options.ok()) {
@@ -118,7 +98,12 @@ int RunImport(int argc, char** argv) {
       "print-types", po::bool_switch(&c.print_types), "print the inferred type of every value")(
       "output,o", po::value(&c.output)->default_value("-"), "output file ('-' for stdout)")(
       "model", po::value(&c.input), "the ONNX file");
-  if (std::optional<int> stop = ParseImportCommandLine(argc, argv, desc)) return *stop;
+  // The model file is positional; `--input` binds input shapes, so the hidden
+  // option that takes it is "model" (and `--model FILE` still works).
+  po::variables_map vm;
+  if (std::optional<int> stop = ParseCommandLine("import", argc, argv, desc, vm, "model")) {
+    return *stop;
+  }
   if (c.input.empty()) {
     std::cerr << "distir import: missing input MODEL.onnx (see --help)\n";
     return kExitUsage;

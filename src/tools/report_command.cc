@@ -1,10 +1,12 @@
-// distir report RESULTS.h5 [--csv]
+// distir report RESULTS.h5 [--top N] [--batch B] [--where KNOB=VALUE ...] | [--csv]
 
 #include <boost/program_options.hpp>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "io/results_file.h"
+#include "search/results_table.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 
@@ -42,52 +44,90 @@ void PrintSummary(const io::ResultsFile& f, std::ostream& os) {
     error += r.status == "error";
     fit += r.status == "ok" && r.fits;
   }
-  os << "experiment " << f.experiment_name << ": " << f.model << " on " << f.hardware << " ("
-     << f.tool_version << ")\n"
-     << f.rows.size() << " configurations: " << ok << " simulated (" << fit
-     << " fit in memory), " << invalid << " invalid, " << error << " failed\n\n";
-  os << std::left << std::setw(6) << "rank" << std::setw(9) << "batch" << std::setw(5) << "D"
-     << std::setw(5) << "T" << std::setw(5) << "P" << std::setw(6) << "K" << std::setw(7)
-     << "sched" << std::setw(10) << "recomp" << std::setw(6) << "zero" << std::setw(14)
-     << "time (ms)" << std::setw(16) << "samples/s" << "peak memory (GB)\n";
-  for (size_t i = 0; i < f.ranking.size(); ++i) {
-    const io::ResultRow& r = f.rows[static_cast<size_t>(f.ranking[i])];
-    os << std::setw(6) << i + 1 << std::setw(9) << r.batch << std::setw(5) << r.dp << std::setw(5)
-       << r.tp << std::setw(5) << r.pp << std::setw(6) << r.microbatches << std::setw(7)
-       << r.schedule << std::setw(10) << (r.recompute ? "yes" : "no") << std::setw(6)
-       << r.zero_stage << std::setw(14) << std::fixed << std::setprecision(3)
-       << r.iteration_time_s * 1e3 << std::setw(16) << std::setprecision(1) << r.throughput
-       << std::setprecision(3) << static_cast<double>(r.peak_memory_bytes) / 1e9
-       << std::defaultfloat << "\n";
+  os << "experiment " << f.experiment_name << ": " << search::ModelLabel(f) << " on " << f.hardware
+     << " (" << f.tool_version << ")\n"
+     << f.rows.size() << " configurations: " << ok << " simulated (" << fit << " fit in memory), "
+     << invalid << " invalid, " << error << " failed\n";
+}
+
+struct ReportFlags {
+  std::string input;
+  bool csv = false;
+  int64_t top = 0;
+  int64_t batch = 0;
+  std::vector<std::string> where;
+};
+
+// The ranking options of the flags; InvalidArgument names the bad flag.
+StatusOr<search::RankingOptions> ToRankingOptions(const ReportFlags& flags,
+                                                  const po::variables_map& vm) {
+  if (flags.csv && (vm.count("top") || vm.count("batch") || !flags.where.empty())) {
+    return InvalidArgument() << "--csv prints every configuration; --top, --batch and --where "
+                                "select rows of the ranking";
   }
+  if (vm.count("top") && flags.top < 1) {
+    return InvalidArgument() << "--top must be >= 1, got " << flags.top;
+  }
+  search::RankingOptions o;
+  o.top = flags.top;
+  if (vm.count("batch")) o.batch = flags.batch;
+  for (const std::string& text : flags.where) {
+    DISTIR_ASSIGN_OR_RETURN(search::KnobFilter filter, search::ParseKnobFilter(text));
+    o.where.push_back(filter);
+  }
+  return o;
+}
+
+int Report(const ReportFlags& flags, const search::RankingOptions& options) {
+  StatusOr<io::ResultsFile> f = io::ReadResultsFile(flags.input);
+  if (!f.ok()) return ReportError(f.status());
+  if (flags.csv) {
+    PrintCsv(*f, std::cout);
+    return kExitOk;
+  }
+  // The ranking goes to a buffer first: a bad --batch prints nothing but the error.
+  std::ostringstream ranking;
+  if (Status s = search::PrintRanking(*f, options, ranking); !s.ok()) {
+    return ReportError(InvalidArgument(SourceLoc{flags.input, 0, 0, ""}) << s.message());
+  }
+  PrintSummary(*f, std::cout);
+  std::cout << ranking.str();
+  return kExitOk;
 }
 
 }  // namespace
 
 int RunReport(int argc, char** argv) {
-  std::string input;
-  bool csv = false;
+  ReportFlags flags;
   po::options_description desc(
-      "usage: distir report RESULTS.h5 [--csv]\n\n"
-      "Prints the ranking and a summary of a search's results, or with --csv one\n"
-      "row per configuration (docs/results_format.md).\n\noptions");
-  desc.add_options()("help,h", "print this help")("csv", po::bool_switch(&csv),
-                                                   "print every configuration as CSV")(
-      "input", po::value(&input), "results file");
+      "usage: distir report RESULTS.h5 [--top N] [--batch B] [--where KNOB=VALUE ...]\n"
+      "       distir report RESULTS.h5 --csv\n\n"
+      "Prints a summary of a search's results and the configurations that fit in\n"
+      "memory, ranked by throughput within each global batch: one table per batch,\n"
+      "showing the knobs that differ between its rows (the constant ones are named\n"
+      "above it). With --csv, prints every configuration as CSV instead, one row\n"
+      "each (docs/results_format.md).\n\noptions");
+  desc.add_options()("help,h", "print this help")("top", po::value(&flags.top),
+                                                  "the N best of each batch (default: all)")(
+      "batch", po::value(&flags.batch), "only the configurations of global batch B")(
+      "where", po::value(&flags.where)->composing(),
+      "only the configurations whose KNOB (a /configs column: batch, dp, tp, pp, "
+      "microbatches, schedule, recompute, zero_stage) has VALUE, e.g. tp=8; repeatable: "
+      "different knobs must all match, values of one knob are alternatives")(
+      "csv", po::bool_switch(&flags.csv), "print every configuration as CSV")(
+      "input", po::value(&flags.input), "results file");
   po::variables_map vm;
   if (std::optional<int> stop = ParseCommandLine("report", argc, argv, desc, vm)) return *stop;
-  if (input.empty()) {
+  if (flags.input.empty()) {
     std::cerr << "distir report: missing RESULTS.h5 (see --help)\n";
     return kExitUsage;
   }
-  StatusOr<io::ResultsFile> f = io::ReadResultsFile(input);
-  if (!f.ok()) return ReportError(f.status());
-  if (csv) {
-    PrintCsv(*f, std::cout);
-  } else {
-    PrintSummary(*f, std::cout);
+  StatusOr<search::RankingOptions> options = ToRankingOptions(flags, vm);
+  if (!options.ok()) {
+    std::cerr << "distir report: " << options.status().message() << " (see --help)\n";
+    return kExitUsage;
   }
-  return kExitOk;
+  return Report(flags, *options);
 }
 
 }  // namespace distir::tools

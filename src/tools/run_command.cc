@@ -13,7 +13,6 @@
 #include <boost/program_options.hpp>
 #include <ctime>
 #include <fstream>
-#include <iomanip>
 #include <iostream>
 #include <random>
 #include <utility>
@@ -30,6 +29,8 @@
 #include "io/results_file.h"
 #include "models/model_zoo.h"
 #include "search/experiment.h"
+#include "search/results_table.h"
+#include "search/text_table.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 #include "transforms/parallelize.h"
@@ -183,17 +184,62 @@ io::MeasuredRow Measure(const ModelSpec& model, const io::ResultRow& row, const 
   return m;
 }
 
-void PrintRow(const io::ResultRow& row, const io::MeasuredRow& m) {
-  std::cout << std::left << std::setw(8) << row.index << std::setw(7) << row.batch << "D"
-            << row.dp << " T" << row.tp << " P" << row.pp << " K" << std::setw(5)
-            << row.microbatches << std::setw(9) << m.status;
-  if (m.status == "ok") {
-    std::cout << std::fixed << std::setprecision(3) << std::setw(14) << row.iteration_time_s * 1e3
-              << std::setw(14) << m.iteration_time_s * 1e3 << std::setprecision(1)
-              << m.throughput << std::defaultfloat << "\n";
-  } else {
-    std::cout << m.reason << "\n";
+// One row of the table of runs: `knobs` of the configuration, its simulated
+// time, and what the run measured (blank when it did not run), with the reason
+// when `notes`.
+std::vector<std::string> RunCells(const io::ResultRow& row, const io::MeasuredRow& m,
+                                  const std::vector<search::Knob>& knobs, search::ByteUnit unit,
+                                  bool notes) {
+  std::vector<std::string> cells{std::to_string(row.index)};
+  for (search::Knob k : knobs) cells.push_back(search::KnobValue(row, k));
+  cells.push_back(m.status);
+  cells.push_back(search::FormatFixed(row.iteration_time_s * 1e3, 3));
+  const bool ok = m.status == "ok";
+  cells.push_back(ok ? search::FormatFixed(m.iteration_time_s * 1e3, 3) : "");
+  cells.push_back(ok ? search::FormatFixed(m.throughput, 1) : "");
+  cells.push_back(ok ? search::FormatBytes(m.planned_peak_bytes, unit) : "");
+  if (notes) cells.push_back(m.reason);
+  return cells;
+}
+
+// The table of runs, with the knobs that differ between the configurations
+// run as columns and the constant ones named above it (search/results_table.h).
+void PrintRuns(const io::ResultsFile& f, const io::Measurements& runs, std::ostream& os) {
+  os << "ran " << runs.rows.size() << " configurations of " << f.experiment_name << " ("
+     << search::ModelLabel(f) << ") on " << runs.ranks << " ranks, " << runs.backend
+     << " backend\n";
+  if (runs.rows.empty()) return;
+  std::vector<const io::ResultRow*> configs;
+  std::vector<int64_t> planned;
+  for (const io::MeasuredRow& m : runs.rows) {
+    configs.push_back(&f.rows[static_cast<size_t>(m.config)]);
+    planned.push_back(m.planned_peak_bytes);
   }
+  const search::KnobSplit split =
+      search::SplitKnobs(configs, {search::kAllKnobs.begin(), search::kAllKnobs.end()});
+  if (!split.constant.empty()) {
+    os << search::ConstantKnobsLine(*configs.front(), split.constant) << "\n";
+  }
+  const search::ByteUnit unit = search::ChooseByteUnit(planned);
+  using Align = search::TextTable::Align;
+  search::TextTable table;
+  table.AddColumn("config", Align::kRight);
+  for (search::Knob k : split.varying) {
+    table.AddColumn(std::string(search::KnobLabel(k)),
+                    search::IsNumericKnob(k) ? Align::kRight : Align::kLeft);
+  }
+  table.AddColumn("status", Align::kLeft);
+  table.AddColumn("sim (ms)", Align::kRight);
+  table.AddColumn("measured (ms)", Align::kRight);
+  table.AddColumn("samples/s", Align::kRight);
+  table.AddColumn(std::string("planned peak (") + unit.name + ")", Align::kRight);
+  const bool notes = std::any_of(runs.rows.begin(), runs.rows.end(),
+                                 [](const io::MeasuredRow& m) { return !m.reason.empty(); });
+  if (notes) table.AddColumn("note", Align::kLeft);
+  for (size_t i = 0; i < runs.rows.size(); ++i) {
+    table.AddRow(RunCells(*configs[i], runs.rows[i], split.varying, unit, notes));
+  }
+  table.Print(os);
 }
 
 int RunOn(const RunFlags& flags, int rank, int ranks) {
@@ -213,19 +259,22 @@ int RunOn(const RunFlags& flags, int rank, int ranks) {
   out.backend = flags.backend;
   out.ranks = ranks;
   out.started_at = Now();
-  if (rank == 0) {
-    std::cout << "config  batch  knobs            status   sim (ms)      measured (ms) samples/s\n";
-  }
-  for (int64_t index : Choose(*f, flags)) {
+  const std::vector<int64_t> chosen = Choose(*f, flags);
+  for (int64_t index : chosen) {
     const io::ResultRow& row = f->rows[static_cast<size_t>(index)];
     std::string trace;
     const bool traced = !flags.trace.empty() && out.rows.empty();
     io::MeasuredRow m = Measure(*model, row, flags, ranks, traced ? &trace : nullptr);
-    if (rank == 0) PrintRow(row, m);
+    if (rank == 0) {
+      // The table comes at the end, when its columns are known; progress now.
+      std::cerr << "[run] " << out.rows.size() + 1 << "/" << chosen.size() << ": config " << index
+                << " " << m.status << "\n";
+    }
     if (rank == 0 && traced && m.status == "ok") std::ofstream(flags.trace) << trace;
     out.rows.push_back(std::move(m));
   }
   if (rank != 0) return kExitOk;
+  PrintRuns(*f, out, std::cout);
   if (Status s = io::WriteMeasurements(flags.results, out); !s.ok()) return ReportError(s);
   std::cerr << "[run] " << out.rows.size() << " configurations on " << ranks
             << " ranks; wrote /measured to " << flags.results << "\n";

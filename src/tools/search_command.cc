@@ -13,7 +13,9 @@
 #include "search/experiment.h"
 #include "search/grid_search.h"
 #include "search/journal.h"
+#include "search/results_table.h"
 #include "sim/simulator.h"
+#include "support/check.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 
@@ -77,22 +79,21 @@ io::ResultsFile Assemble(const search::Experiment& e, const search::SearchOutcom
   return f;
 }
 
+// The summary: about kSummaryRows configurations, the best of each global
+// batch (throughput is only comparable at one batch), in one table.
+constexpr int64_t kSummaryRows = 10;
+
 void PrintTop(const io::ResultsFile& f, std::ostream& os) {
-  os << "top configurations of " << f.experiment_name << " (" << f.model << " on " << f.hardware
-     << "), " << f.ranking.size() << " of " << f.rows.size() << " fit in memory\n";
-  os << std::left << std::setw(6) << "rank" << std::setw(9) << "batch" << std::setw(5) << "D"
-     << std::setw(5) << "T" << std::setw(5) << "P" << std::setw(6) << "K" << std::setw(7)
-     << "sched" << std::setw(14) << "time (ms)" << std::setw(16) << "samples/s"
-     << "peak memory (GB)\n";
-  for (size_t i = 0; i < std::min<size_t>(10, f.ranking.size()); ++i) {
-    const io::ResultRow& r = f.rows[static_cast<size_t>(f.ranking[i])];
-    os << std::setw(6) << i + 1 << std::setw(9) << r.batch << std::setw(5) << r.dp << std::setw(5)
-       << r.tp << std::setw(5) << r.pp << std::setw(6) << r.microbatches << std::setw(7)
-       << r.schedule << std::setw(14) << std::fixed << std::setprecision(3)
-       << r.iteration_time_s * 1e3 << std::setw(16) << std::setprecision(1) << r.throughput
-       << std::setprecision(3) << static_cast<double>(r.peak_memory_bytes) / 1e9
-       << std::defaultfloat << "\n";
-  }
+  const auto batches = std::max<int64_t>(static_cast<int64_t>(search::BatchesOf(f).size()), 1);
+  search::RankingOptions o;
+  o.top = (kSummaryRows + batches - 1) / batches;
+  o.table_per_batch = false;
+  os << "top configurations of " << f.experiment_name << " (" << search::ModelLabel(f) << " on "
+     << f.hardware << "), " << f.ranking.size() << " of " << f.rows.size() << " fit in memory";
+  if (batches > 1) os << "; the best " << o.top << " of each batch, ranked within it";
+  os << "\n";
+  Status printed = search::PrintRanking(f, o, os);
+  DISTIR_CHECK(printed.ok()) << "a ranking without --batch always prints";
 }
 
 // Rank 0: the traces of the best configurations, the file, the table.
@@ -161,7 +162,8 @@ int RunSearch(int argc, char** argv) {
       "usage: [mpirun -np N] distir search EXPERIMENT.yaml [-o results.h5] [--resume]\n\n"
       "Simulates every configuration of the experiment (docs/configs.md), each MPI\n"
       "rank a balanced slice; rank 0 ranks them and writes the HDF5 results\n"
-      "(docs/results_format.md) and prints the top 10. Finished configurations are\n"
+      "(docs/results_format.md) and prints the 10 best (with several global batches,\n"
+      "the best of each batch, ranked within it). Finished configurations are\n"
       "journaled in RESULTS.journal/ as they complete, so that a killed search can be\n"
       "resumed with --resume; the journal is removed once the results file is written.\n\noptions");
   desc.add_options()("help,h", "print this help")(

@@ -1,7 +1,7 @@
-// distir simulate FILE --hardware PROFILE.yaml [--trace OUT.json] [--json] [--batch N]
+// distir simulate FILE --hardware PROFILE.yaml [--trace OUT.json] [--json] [-o OUT] [--batch N]
 // distir simulate --model NAME [--batch N] [--dp D --tp T --pp P --microbatches K
 //                 --schedule gpipe|1f1b --recompute --zero S] --hardware PROFILE.yaml
-//                 [--trace OUT.json] [--json] [--emit-ir OUT.distir]
+//                 [--trace OUT.json] [--json] [-o OUT] [--emit-ir OUT.distir]
 
 #include <boost/program_options.hpp>
 #include <iomanip>
@@ -36,6 +36,7 @@ struct SimulateFlags {
   std::string model;
   std::string schedule = "1f1b";
   std::string emit_ir;
+  std::string output = "-";  // where the summary or the JSON goes
   ParallelOptions parallel;
 };
 
@@ -114,6 +115,12 @@ void PrintSummary(const Function& fn, const sim::HardwareProfile& hw,
   }
 }
 
+// The summary or the JSON, to stdout or (atomically) to -o FILE.
+int WriteResult(const SimulateFlags& f, const std::string& text) {
+  Status written = WriteOutputAtomically(f.output, text);
+  return written.ok() ? kExitOk : ReportError(written);
+}
+
 StatusOr<sim::HardwareProfile> LoadProfile(const std::string& path, std::string* text) {
   DISTIR_ASSIGN_OR_RETURN(*text, ReadInput(path));
   return sim::ParseHardwareProfile(*text, path);
@@ -153,15 +160,16 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
     Status written = WriteOutputAtomically(f.trace, sim::ChromeTraceJson(*m.entry(), *result));
     if (!written.ok()) return ReportError(written);
   }
+  std::ostringstream text;
   if (f.json) {
     nlohmann::json j = ResultJson(*m.entry(), hw, *result);
     j.update(KnobsJson(f));
-    std::cout << j.dump(2) << "\n";
+    text << j.dump(2) << "\n";
   } else {
-    std::cout << f.model << " " << DescribeParallelOptions(f.parallel) << "\n";
-    PrintSummary(*m.entry(), hw, *result, std::cout);
+    text << f.model << " " << DescribeParallelOptions(f.parallel) << "\n";
+    PrintSummary(*m.entry(), hw, *result, text);
   }
-  return kExitOk;
+  return WriteResult(f, text.str());
 }
 
 int RunSimulateOn(const SimulateFlags& f) {
@@ -191,12 +199,13 @@ int RunSimulateOn(const SimulateFlags& f) {
     Status written = WriteOutputAtomically(f.trace, sim::ChromeTraceJson(*m.entry(), *result));
     if (!written.ok()) return ReportError(written);
   }
+  std::ostringstream out;
   if (f.json) {
-    std::cout << ResultJson(*m.entry(), *hw, *result).dump(2) << "\n";
+    out << ResultJson(*m.entry(), *hw, *result).dump(2) << "\n";
   } else {
-    PrintSummary(*m.entry(), *hw, *result, std::cout);
+    PrintSummary(*m.entry(), *hw, *result, out);
   }
-  return kExitOk;
+  return WriteResult(f, out.str());
 }
 
 }  // namespace
@@ -217,6 +226,8 @@ int RunSimulate(int argc, char** argv) {
       "hardware", po::value(&f.hardware), "hardware profile (configs/hardware/*.yaml)")(
       "trace", po::value(&f.trace), "write a Chrome trace (Perfetto, chrome://tracing) here")(
       "json", po::bool_switch(&f.json), "print one JSON object instead of the summary")(
+      "output,o", po::value(&f.output)->default_value("-"),
+      "write the summary (or the JSON) to this file instead of stdout, atomically")(
       "batch", po::value(&f.batch),
       "samples per iteration for the throughput (default: leading extent of the first "
       "parameter; with --model: the model's global batch)")(
