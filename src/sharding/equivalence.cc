@@ -23,7 +23,7 @@ double MaxAbsDiff(const DenseTensor& a, const DenseTensor& b) {
 
 StatusOr<EquivalenceReport> CheckPartitionEquivalence(const Module& global,
                                                       const Module& partitioned,
-                                                      const std::string& function,
+                                                      std::string function,
                                                       uint64_t seed, double rtol, double atol) {
   const Function* g = global.Lookup(function);
   const Function* p = partitioned.Lookup(function);

@@ -31,7 +31,7 @@ struct EquivalenceReport {
 /// output differs beyond |a - b| <= atol + rtol |b|.
 StatusOr<EquivalenceReport> CheckPartitionEquivalence(const Module& global,
                                                       const Module& partitioned,
-                                                      const std::string& function,
+                                                      std::string function,
                                                       uint64_t seed, double rtol = 1e-5,
                                                       double atol = 1e-6);
 

@@ -42,7 +42,7 @@ StatusOr<Value*> EmitReshard(const Op& shard, Value* in, const Mesh& mesh, Funct
 
 }  // namespace
 
-Status MaterializeShardings(Module& module, const std::string& function) {
+Status MaterializeShardings(Module& module, std::string function) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to materialise";
   const Mesh* mesh = nullptr;

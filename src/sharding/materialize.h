@@ -22,6 +22,6 @@ namespace distir::sharding {
 /// Materialises the reshards of `function` of `module`. REQUIRES: its values
 /// carry shardings (PropagateShardings ran). A function without shardings is
 /// left unchanged. Errors name the Shard op whose reshard cannot be planned.
-Status MaterializeShardings(Module& module, const std::string& function);
+Status MaterializeShardings(Module& module, std::string function);
 
 }  // namespace distir::sharding

@@ -298,7 +298,7 @@ Status CheckLocalTypes(const Function& global, const Function& local, const Mesh
 
 }  // namespace
 
-Status PartitionShardings(Module& module, const std::string& function) {
+Status PartitionShardings(Module& module, std::string function) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to partition";
   const Mesh* mesh = MeshOf(module, *fn);

@@ -31,6 +31,6 @@ namespace distir::sharding {
 /// operands are laid out as it needs). A function without shardings is left
 /// unchanged. Errors (Unimplemented, naming the op): reductions other than
 /// sum across devices, a sharded Range, ops whose local form is not known.
-Status PartitionShardings(Module& module, const std::string& function);
+Status PartitionShardings(Module& module, std::string function);
 
 }  // namespace distir::sharding

@@ -294,7 +294,7 @@ Status Propagator::Run() {
 
 }  // namespace
 
-Status PropagateShardings(Module& module, const std::string& function) {
+Status PropagateShardings(Module& module, std::string function) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to propagate";
   DISTIR_RETURN_IF_ERROR(InferTypes(module));

@@ -37,6 +37,6 @@ namespace distir::sharding {
 /// static shape, several meshes in one function (cross-mesh transfers are
 /// not supported yet), an op without a sharding rule (a call, a tuple, a
 /// per-device collective), a partial of max/min meeting a sum.
-Status PropagateShardings(Module& module, const std::string& function);
+Status PropagateShardings(Module& module, std::string function);
 
 }  // namespace distir::sharding

@@ -11,6 +11,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "lowering/lower.h"
+#include "sharding/cleanup.h"
 #include "sharding/equivalence.h"
 #include "sharding/materialize.h"
 #include "sharding/partition.h"
@@ -32,24 +33,53 @@ struct OptOptions {
   std::string function;
   bool propagate_sharding = false;
   bool materialize = false;
+  bool cleanup = false;
   bool partition = false;
   bool check_partition = false;
   uint64_t seed = 1;
+  std::vector<std::string> passes;  // --pass, in order
 
   bool any_sharding_pass() const {
-    return propagate_sharding || materialize || partition || check_partition;
+    return propagate_sharding || materialize || cleanup || partition || check_partition ||
+           !passes.empty();
+  }
+  /// The passes to run: --pass as given, else the pipeline the flags imply.
+  std::vector<std::string> Pipeline() const {
+    if (!passes.empty()) return passes;
+    std::vector<std::string> p = {"propagate-sharding"};
+    if (materialize || cleanup || partition || check_partition) p.push_back("materialize");
+    if (cleanup) p.push_back("cleanup");
+    if (partition) p.push_back("partition");
+    return p;
   }
 };
+
+// Runs the sharding pass `name` on function `fn` of `m`.
+Status RunNamedPass(const std::string& name, Module& m, const std::string& fn) {
+  if (name == "propagate-sharding") return sharding::PropagateShardings(m, fn);
+  if (name == "materialize") return sharding::MaterializeShardings(m, fn);
+  if (name == "partition") return sharding::PartitionShardings(m, fn);
+  if (name == "cleanup") {
+    sharding::RunCleanup(m, fn);
+    return Status::Ok();
+  }
+  for (const sharding::NamedCleanupPass& p : sharding::CleanupPasses()) {
+    if (name == p.name) {
+      p.run(m, fn);
+      return Status::Ok();
+    }
+  }
+  std::string known = "propagate-sharding, materialize, cleanup, partition";
+  for (const sharding::NamedCleanupPass& p : sharding::CleanupPasses()) known += std::string(", ") + p.name;
+  return InvalidArgument() << "unknown pass '" << name << "' (passes: " << known << ")";
+}
 
 // The sharding passes, in pipeline order, on the entry function (or
 // --function). They print every type: a sharding is printed after its type.
 Status RunShardingPasses(const OptOptions& o, Module& m) {
   if (m.entry() == nullptr) return InvalidArgument() << "the module has no function";
   std::string fn = o.function.empty() ? m.entry()->name() : o.function;
-  DISTIR_RETURN_IF_ERROR(sharding::PropagateShardings(m, fn));
-  if (o.materialize || o.partition || o.check_partition)
-    DISTIR_RETURN_IF_ERROR(sharding::MaterializeShardings(m, fn));
-  if (o.partition) DISTIR_RETURN_IF_ERROR(sharding::PartitionShardings(m, fn));
+  for (const std::string& pass : o.Pipeline()) DISTIR_RETURN_IF_ERROR(RunNamedPass(pass, m, fn));
   return Status::Ok();
 }
 
@@ -185,6 +215,13 @@ int RunOpt(int argc, char** argv) {
       "materialize", po::bool_switch(&o.materialize),
       "propagate, then replace every reshard by mesh collectives (MeshAllReduce, "
       "MeshReduceScatter, MeshAllGather, MeshAllToAll) and local slices (MeshSlice)")(
+      "cleanup", po::bool_switch(&o.cleanup),
+      "propagate, materialise, then run every collective clean-up to a fixpoint")(
+      "pass", po::value(&o.passes)->composing(),
+      "run this sharding pass by name (repeatable, in order; no implied propagation): "
+      "propagate-sharding, materialize, cleanup, partition, or one clean-up: "
+      "gather-slice-cancel, reduce-scatter-gather-to-all-reduce, all-reduce-reassociate, "
+      "all-reduce-to-reduce-scatter, all-gather-sink, all-reduce-fold")(
       "partition", po::bool_switch(&o.partition),
       "propagate, materialise, then print the per-device program (one op per device, "
       "local shapes, per-group collectives)")(

@@ -17,6 +17,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "sharding/cleanup.h"
 #include "sharding/equivalence.h"
 #include "sharding/materialize.h"
 #include "sharding/partition.h"
@@ -119,6 +120,8 @@ void RunCase(const std::string& text, std::mt19937& rng, Outcome& outcome) {
     ++outcome.errors;
     return;
   }
+  // Half the cases also run every clean-up, which must keep the numerics.
+  if (rng() % 2 == 0) RunCleanup(m, m.entry()->name());
   // Nothing annotated: propagation leaves the program alone.
   if (m.entry()->num_params() > 0 && m.entry()->param(0)->sharding() == nullptr) return;
   StatusOr<Module> copy = ParseModule(PrintModule(m), "materialized");

@@ -1,0 +1,80 @@
+#include "sharding/rebuilder.h"
+
+namespace distir::sharding {
+
+Rebuilder::Rebuilder(const Function& fn)
+    : fn_(fn), out_(std::make_unique<Function>(fn.name())), map_(fn.num_values(), nullptr) {
+  out_->set_loc(fn.loc());
+  for (const auto& p : fn.params()) {
+    Value* np = out_->AddParam(p->name(), p->type(), p->loc());
+    if (p->sharding() != nullptr) np->set_sharding(*p->sharding());
+    map_[p->id()] = np;
+  }
+}
+
+Op* Rebuilder::Clone(const Op& op) {
+  std::vector<Value*> inputs;
+  for (const Value* v : op.inputs()) inputs.push_back(Map(v));
+  std::vector<std::string> names;
+  for (const auto& r : op.results()) names.push_back(r->name());
+  Op* n = out_->AddOp(op.kind(), std::move(inputs), op.attrs(), names, op.loc(),
+                      op.is_call() ? op.callee() : std::string());
+  for (int i = 0; i < op.num_results(); ++i) {
+    const Value& r = *op.result(i);
+    n->result(i)->set_type(r.type());
+    n->result(i)->set_loc(r.loc());
+    if (r.sharding() != nullptr) n->result(i)->set_sharding(*r.sharding());
+    map_[r.id()] = n->result(i);
+  }
+  return n;
+}
+
+Value* Rebuilder::Emit(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
+                       const std::string& name, const SourceLoc& loc, const Type& type,
+                       const Sharding* sharding) {
+  Op* n = out_->AddOp(kind, std::move(inputs), std::move(attrs), {name}, loc);
+  n->result(0)->set_type(type);
+  if (sharding != nullptr) n->result(0)->set_sharding(*sharding);
+  return n->result(0);
+}
+
+std::unique_ptr<Function> Rebuilder::Finish() {
+  std::vector<Value*> returns;
+  for (const Value* v : fn_.returns()) returns.push_back(Map(v));
+  out_->SetReturns(std::move(returns), fn_.return_loc());
+  return std::move(out_);
+}
+
+std::vector<int> CountUses(const Function& fn) {
+  std::vector<int> uses(fn.num_values(), 0);
+  for (const auto& op : fn.ops()) {
+    for (const Value* v : op->inputs()) ++uses[v->id()];
+  }
+  for (const Value* v : fn.returns()) ++uses[v->id()];
+  return uses;
+}
+
+bool RemoveDeadMeshOps(Module& module, std::string function) {
+  const Function& fn = *module.Lookup(function);
+  // Walk backwards so that a chain of dead collectives goes in one call.
+  std::vector<int> uses = CountUses(fn);
+  std::vector<bool> dead(fn.ops().size(), false);
+  bool any = false;
+  for (auto it = fn.ops().rbegin(); it != fn.ops().rend(); ++it) {
+    const Op& op = **it;
+    bool mesh_op = IsMeshCollective(op.kind()) || op.kind() == OpKind::kMeshSlice;
+    if (!mesh_op || uses[op.result(0)->id()] != 0) continue;
+    dead[op.id()] = true;
+    any = true;
+    for (const Value* v : op.inputs()) --uses[v->id()];
+  }
+  if (!any) return false;
+  Rebuilder b(fn);
+  for (const auto& op : fn.ops()) {
+    if (!dead[op->id()]) b.Clone(*op);
+  }
+  module.ReplaceFunction(b.Finish());
+  return true;
+}
+
+}  // namespace distir::sharding

@@ -1,0 +1,51 @@
+// Rebuilder: copy a function op by op into a new one, with substitutions.
+//
+// The sharding passes rewrite a global-view function by walking its ops in
+// program order and, per op, either cloning it, binding its results to
+// values already in the new function, or emitting other ops in its place.
+// Values of the old function map to values of the new one; names, types,
+// shardings and locations are kept. Finish() sets the mapped returns.
+
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/function.h"
+
+namespace distir::sharding {
+
+class Rebuilder {
+ public:
+  /// Starts the copy of `fn`: its parameters are copied at once.
+  explicit Rebuilder(const Function& fn);
+
+  /// The new value standing for `old`. REQUIRES: `old` was bound.
+  Value* Map(const Value* old) const { return map_[old->id()]; }
+  /// Makes `now` stand for `old`.
+  void Bind(const Value* old, Value* now) { map_[old->id()] = now; }
+  /// Copies `op` with mapped inputs and binds its results.
+  Op* Clone(const Op& op);
+  /// Appends an op of one result with `type` and `sharding` (may be null).
+  Value* Emit(OpKind kind, std::vector<Value*> inputs, AttrMap attrs, const std::string& name,
+              const SourceLoc& loc, const Type& type, const Sharding* sharding);
+  /// A fresh name in the new function starting with `base`.
+  std::string Fresh(const std::string& base) { return out_->UniqueName(base); }
+  /// The new function, with the mapped returns.
+  std::unique_ptr<Function> Finish();
+
+ private:
+  const Function& fn_;
+  std::unique_ptr<Function> out_;
+  std::vector<Value*> map_;
+};
+
+/// Uses of each value of `fn` (by value id), returns included.
+std::vector<int> CountUses(const Function& fn);
+
+/// Removes mesh collectives and MeshSlice ops whose results are unused (the
+/// rewrites leave them behind). Returns true when one was removed.
+bool RemoveDeadMeshOps(Module& module, std::string function);
+
+}  // namespace distir::sharding
