@@ -55,6 +55,8 @@ class Op {
   int64_t GetInt(const std::string& name, int64_t default_value) const;
   double GetFloat(const std::string& name, double default_value) const;
   void SetAttr(const std::string& name, Attribute value) { attrs_[name] = std::move(value); }
+  /// Removes attribute `name` (nothing when absent).
+  void EraseAttr(const std::string& name) { attrs_.erase(name); }
 
   const SourceLoc& loc() const { return loc_; }
 

@@ -110,6 +110,7 @@ class Parser {
 
   StatusOr<Module> ParseWholeModule();
   StatusOr<Type> ParseWholeType();
+  StatusOr<Sharding> ParseWholeSharding();
 
  private:
   SourceLoc Loc(const Token& t, size_t offset = 0) const {
@@ -914,7 +915,19 @@ StatusOr<Type> Parser::ParseWholeType() {
   return type;
 }
 
+StatusOr<Sharding> Parser::ParseWholeSharding() {
+  if (!At(TokenKind::kLAngle)) return Unexpected("a sharding such as '<@mesh, [{dp}, {}]>'");
+  DISTIR_ASSIGN_OR_RETURN(Sharding s, ParseSharding());
+  if (!At(TokenKind::kEof)) return Unexpected("end of sharding");
+  return s;
+}
+
 }  // namespace
+
+StatusOr<Sharding> ParseShardingText(std::string_view text, const std::string& filename) {
+  Parser parser(text, filename);
+  return parser.ParseWholeSharding();
+}
 
 StatusOr<Module> ParseModule(std::string_view text, const std::string& filename) {
   Parser parser(text, filename);

@@ -22,6 +22,11 @@ namespace distir {
 /// The Status of a failure carries the location of the first error.
 StatusOr<Module> ParseModule(std::string_view text, const std::string& filename = "<input>");
 
+/// Parses a sharding such as "<@mesh, [{dp}, {}], partial = sum[tp]>" (the
+/// attribute form; docs/ir.md §9). Not checked against any mesh.
+StatusOr<Sharding> ParseShardingText(std::string_view text,
+                                     const std::string& filename = "<sharding>");
+
 /// Parses a type such as "tensor<8x16xf32, d0>". For tests and tools.
 StatusOr<Type> ParseType(std::string_view text);
 

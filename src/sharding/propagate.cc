@@ -243,6 +243,9 @@ Status Propagator::Rewrite(const std::vector<std::vector<Sharding>>& wants) {
     np->set_sharding(*p->sharding());
     map[p->id()] = np;
   }
+  // One reshard per (value, layout), shared by every op that needs it
+  // (SHARDING.md W12): a partial value read by two ops is reduced once.
+  std::vector<std::vector<std::pair<Sharding, Value*>>> reshards(fn_.num_values());
   for (const auto& op : fn_.ops()) {
     std::vector<Value*> inputs;
     for (int i = 0; i < op->num_inputs(); ++i) {
@@ -250,13 +253,21 @@ Status Propagator::Rewrite(const std::vector<std::vector<Sharding>>& wants) {
       const Sharding& want = wants[op->id()][i];
       bool reshard_point = op->kind() == OpKind::kShard && op->GetInt("for_users", 0) != 0;
       if (!reshard_point && *in->sharding() != want) {
-        AttrMap attrs = {{"sharding", Attribute(want)}, {"for_users", Attribute(int64_t{1})}};
-        Op* shard = out->AddOp(OpKind::kShard, {in}, std::move(attrs),
-                               {out->UniqueName(in->name().empty() ? "v" : in->name())},
-                               op->loc());
-        shard->result(0)->set_type(in->type());
-        shard->result(0)->set_sharding(want);
-        in = shard->result(0);
+        auto& cache = reshards[op->input(i)->id()];
+        auto hit = std::find_if(cache.begin(), cache.end(),
+                                [&](const auto& entry) { return entry.first == want; });
+        if (hit != cache.end()) {
+          in = hit->second;
+        } else {
+          AttrMap attrs = {{"sharding", Attribute(want)}, {"for_users", Attribute(int64_t{1})}};
+          Op* shard = out->AddOp(OpKind::kShard, {in}, std::move(attrs),
+                                 {out->UniqueName(in->name().empty() ? "v" : in->name())},
+                                 op->loc());
+          shard->result(0)->set_type(in->type());
+          shard->result(0)->set_sharding(want);
+          cache.emplace_back(want, shard->result(0));
+          in = shard->result(0);
+        }
       }
       inputs.push_back(in);
     }

@@ -392,11 +392,12 @@ StatusOr<FactorRule> BuildRule(const Op& op) {
   }
   if (IsIn(k, {K::kPow, K::kEqual, K::kLess, K::kWhere, K::kNot, K::kSqrt, K::kExp, K::kRelu,
                K::kGelu, K::kErf, K::kTanh, K::kReluGrad, K::kGeluGrad, K::kMSELossGrad, K::kSGD,
-               K::kAdam}))
+               K::kAdam, K::kSigmoid, K::kSin, K::kCos, K::kSigmoidGrad}))
     return Elementwise(op, PartialFlow::kNone);
   if (IsIn(k, {K::kSoftmax, K::kSoftmaxGrad})) return SoftmaxRule(op);
   if (k == K::kTrilu) return TriluRule(op);
   if (k == K::kLayerNormalization) return LayerNormRule(op);
+  if (k == K::kRMSNormalization) return LayerNormRule(op);
   if (k == K::kLayerNormalizationGrad) return LayerNormGradRule(op);
   if (k == K::kMatMul) return MatMulRule(op);
   if (k == K::kMatMulGrad) return MatMulGradRule(op);

@@ -11,6 +11,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "lowering/lower.h"
+#include "sharding/annotate.h"
 #include "sharding/cleanup.h"
 #include "sharding/equivalence.h"
 #include "sharding/materialize.h"
@@ -38,15 +39,23 @@ struct OptOptions {
   bool check_partition = false;
   uint64_t seed = 1;
   std::vector<std::string> passes;  // --pass, in order
+  std::string parallelize;          // --parallelize dp=2,tp=4
+  std::vector<std::string> shard_rules;  // --shard PATTERN=[{..}, ..]
 
   bool any_sharding_pass() const {
     return propagate_sharding || materialize || cleanup || partition || check_partition ||
-           !passes.empty();
+           !passes.empty() || !parallelize.empty();
   }
   /// The passes to run: --pass as given, else the pipeline the flags imply.
   std::vector<std::string> Pipeline() const {
     if (!passes.empty()) return passes;
     std::vector<std::string> p = {"propagate-sharding"};
+    if (!parallelize.empty()) {
+      // A grid point: the whole pipeline, up to the per-device program.
+      p.insert(p.end(), {"materialize", "cleanup"});
+      if (!check_partition) p.push_back("partition");
+      return p;
+    }
     if (materialize || cleanup || partition || check_partition) p.push_back("materialize");
     if (cleanup) p.push_back("cleanup");
     if (partition) p.push_back("partition");
@@ -79,6 +88,15 @@ Status RunNamedPass(const std::string& name, Module& m, const std::string& fn) {
 Status RunShardingPasses(const OptOptions& o, Module& m) {
   if (m.entry() == nullptr) return InvalidArgument() << "the module has no function";
   std::string fn = o.function.empty() ? m.entry()->name() : o.function;
+  if (!o.parallelize.empty()) {
+    DISTIR_ASSIGN_OR_RETURN(std::vector<MeshAxis> axes, sharding::ParseMeshAxes(o.parallelize));
+    std::vector<sharding::ParamRule> rules;
+    for (const std::string& text : o.shard_rules) {
+      DISTIR_ASSIGN_OR_RETURN(sharding::ParamRule rule, sharding::ParseParamRule(text));
+      rules.push_back(std::move(rule));
+    }
+    DISTIR_RETURN_IF_ERROR(sharding::AnnotateMesh(m, fn, axes, rules));
+  }
   for (const std::string& pass : o.Pipeline()) DISTIR_RETURN_IF_ERROR(RunNamedPass(pass, m, fn));
   return Status::Ok();
 }
@@ -222,6 +240,13 @@ int RunOpt(int argc, char** argv) {
       "propagate-sharding, materialize, cleanup, partition, or one clean-up: "
       "gather-slice-cancel, reduce-scatter-gather-to-all-reduce, all-reduce-reassociate, "
       "all-reduce-to-reduce-scatter, all-gather-sink, all-reduce-fold")(
+      "parallelize", po::value(&o.parallelize),
+      "distribute a sequential program over a mesh, e.g. dp=2,tp=4: declare mesh @mesh, "
+      "lay the parameters out by the --shard rules, then propagate, materialise, clean up and "
+      "partition (with --check-partition: check instead of printing)")(
+      "shard", po::value(&o.shard_rules)->composing(),
+      "with --parallelize: a parameter rule PATTERN=[{axes}, ...] (repeatable, first match "
+      "wins), e.g. 'x=[{dp}, {}]' or 'w*[02468]=[{}, {tp}]'")(
       "partition", po::bool_switch(&o.partition),
       "propagate, materialise, then print the per-device program (one op per device, "
       "local shapes, per-group collectives)")(

@@ -1,0 +1,145 @@
+#include "sharding/annotate.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "ir/parser.h"
+
+namespace distir::sharding {
+
+StatusOr<ParamRule> ParseParamRule(const std::string& text) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return InvalidArgument() << "sharding rule '" << text
+                             << "' must read PATTERN=[{axes}, ...], e.g. w*=[{}, {tp}]";
+  ParamRule rule;
+  rule.pattern = text.substr(0, eq);
+  rule.text = text;
+  StatusOr<Sharding> s = ParseShardingText("<@mesh, " + text.substr(eq + 1) + ">", "rule");
+  if (!s.ok())
+    return InvalidArgument() << "sharding rule '" << text << "': " << s.status().message();
+  if (s->is_partial() || !s->offsets.empty())
+    return InvalidArgument() << "sharding rule '" << text
+                             << "' may only split dims (no partial, no offsets)";
+  rule.dims = s->dims;
+  return rule;
+}
+
+StatusOr<std::vector<MeshAxis>> ParseMeshAxes(const std::string& text) {
+  std::vector<MeshAxis> axes;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos
+                                                                     : comma - start);
+    size_t eq = item.find('=');
+    int64_t size = 0;
+    const char* end = item.data() + item.size();
+    auto [ptr, ec] = eq == std::string::npos
+                         ? std::from_chars(end, end, size)
+                         : std::from_chars(item.data() + eq + 1, end, size);
+    if (eq == std::string::npos || eq == 0 || ec != std::errc() || ptr != end || size < 1 ||
+        size > (int64_t{1} << 20))
+      return InvalidArgument() << "mesh axis '" << item
+                               << "' must read NAME=SIZE with a size from 1 to 2^20";
+    std::string name = item.substr(0, eq);
+    for (const MeshAxis& a : axes) {
+      if (a.name == name) return InvalidArgument() << "mesh axis '" << name << "' given twice";
+    }
+    axes.push_back({name, size});
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return axes;
+}
+
+namespace {
+
+bool Matches(const std::string& pattern, const std::string& name) {
+  return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+}
+
+// `rule`'s dims on `mesh`: axes the mesh lacks (size-1 axes) dropped.
+Sharding OnMesh(const ParamRule& rule, const Mesh& mesh) {
+  Sharding s = Sharding::Replicated(mesh.name(), static_cast<int64_t>(rule.dims.size()));
+  for (size_t d = 0; d < rule.dims.size(); ++d) {
+    for (const std::string& a : rule.dims[d]) {
+      if (mesh.AxisIndex(a) >= 0) s.dims[d].push_back(a);
+    }
+  }
+  return s;
+}
+
+// A global-view program lives on no device: the mesh places it. Parameter
+// types lose their device, result types are inferred again, Constants lose
+// their `device`.
+void StripDevices(Function& fn) {
+  for (const auto& p : fn.params()) p->set_type(p->type().WithDevice(DeviceId()));
+  for (const auto& op : fn.ops()) {
+    for (const auto& r : op->results()) r->set_type(Type());
+  }
+}
+
+Status CheckNoDeviceAttrs(const Function& fn) {
+  for (const auto& op : fn.ops()) {
+    if (op->kind() != OpKind::kConstant && IsCommunication(op->kind()))
+      return InvalidArgument(op->loc()) << "@" << fn.name() << " is already distributed ("
+                                        << op->Name() << "): annotate a sequential program";
+    if (op->is_call())
+      return Unimplemented(op->loc()) << "calls cannot be sharded yet (" << op->Name() << ")";
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status AnnotateMesh(Module& module, std::string function, const std::vector<MeshAxis>& axes,
+                    const std::vector<ParamRule>& rules, const std::string& mesh_name) {
+  Function* fn = module.Lookup(function);
+  if (fn == nullptr) return NotFound() << "no function @" << function << " to annotate";
+  DISTIR_RETURN_IF_ERROR(CheckNoDeviceAttrs(*fn));
+  StripDevices(*fn);
+  for (const auto& op : fn->ops()) {
+    if (op->kind() == OpKind::kConstant) op->EraseAttr("device");
+  }
+  if (module.LookupMesh(mesh_name) != nullptr)
+    return InvalidArgument() << "mesh @" << mesh_name << " is already declared";
+  std::vector<MeshAxis> kept;
+  for (const MeshAxis& a : axes) {
+    if (a.size > 1) kept.push_back(a);
+  }
+  Mesh mesh(mesh_name, kept);
+  DISTIR_RETURN_IF_ERROR(mesh.Validate());
+  const Mesh* m = module.AddMesh(std::move(mesh));
+  std::vector<bool> used(rules.size(), false);
+  bool any_axis = false;
+  for (const auto& p : fn->params()) {
+    for (size_t r = 0; r < rules.size(); ++r) {
+      if (!Matches(rules[r].pattern, p->name())) continue;
+      used[r] = true;
+      if (!p->type().is_tensor() || p->type().rank() != static_cast<int64_t>(rules[r].dims.size()))
+        return InvalidArgument(p->loc()) << "sharding rule '" << rules[r].text << "' gives "
+                                         << rules[r].dims.size() << " dims, but " << p->Ref()
+                                         << " is " << p->type();
+      Sharding s = OnMesh(rules[r], *m);
+      any_axis = any_axis || !s.IsReplicated();
+      p->set_sharding(s);
+      break;
+    }
+  }
+  for (size_t r = 0; r < rules.size(); ++r) {
+    if (!used[r])
+      return InvalidArgument() << "sharding rule '" << rules[r].text << "' matches no parameter of @"
+                               << function;
+  }
+  if (!any_axis) {
+    for (const auto& p : fn->params()) {
+      if (p->type().is_tensor()) p->set_sharding(Sharding::Replicated(m->name(), p->type().rank()));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace distir::sharding

@@ -1,0 +1,48 @@
+// Annotation: a grid point of the search as a mesh and shardings.
+//
+// A distribution is a mesh (named axes and sizes: dp, tp, ...) plus rules
+// that say how parameters are laid out on it: `x=[{dp}, {}]` splits the batch
+// of the input x over dp, `w*[02468]=[{}, {tp}]` makes the even layers'
+// weights column-parallel (Megatron). AnnotateMesh declares the mesh in the
+// module and writes those shardings on the function's parameters; propagation
+// (propagate.h) then decides every other value. Models say where their tensor
+// parallelism goes with such rules (models/*.h), users in YAML; the program
+// is never recognised by its value names.
+
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/function.h"
+#include "ir/mesh.h"
+#include "support/status_or.h"
+
+namespace distir::sharding {
+
+/// Parameters whose name matches `pattern` (a glob: *, ?, [...]) get `dims`:
+/// per dim, the mesh axes that split it.
+struct ParamRule {
+  std::string pattern;
+  std::vector<std::vector<std::string>> dims;
+  std::string text;  ///< as written, for messages
+};
+
+/// Parses "PATTERN=[{dp}, {}]". InvalidArgument naming the rule otherwise.
+StatusOr<ParamRule> ParseParamRule(const std::string& text);
+
+/// Parses "dp=2,tp=4" into mesh axes (sizes >= 1, names unique).
+StatusOr<std::vector<MeshAxis>> ParseMeshAxes(const std::string& text);
+
+/// Declares `mesh @<mesh_name>` with the axes of `axes` larger than 1 (an axis
+/// of size 1 splits nothing) and gives each parameter of `function` the first
+/// rule it matches, dropping axes the mesh does not have. Parameters no rule
+/// matches are left to propagation; when no parameter gets an axis at all,
+/// every parameter is annotated replicated so that the program is still a
+/// (one-device or replicated) global-view program. Errors: a rule whose dim
+/// count differs from a matching parameter's rank (naming both), a rule that
+/// matches no parameter, a mesh name already declared.
+Status AnnotateMesh(Module& module, std::string function, const std::vector<MeshAxis>& axes,
+                    const std::vector<ParamRule>& rules, const std::string& mesh_name = "mesh");
+
+}  // namespace distir::sharding
