@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "ir/builder.h"
+#include "models/model_size.h"
+#include "support/checked_math.h"
 
 namespace distir {
 
@@ -56,7 +58,7 @@ Status ValidateOptions(const MlpOptions& o) {
                              << o.learning_rate;
   }
   if (o.optimizer == MlpOptimizer::kAdam) DISTIR_RETURN_IF_ERROR(CheckAdamOptions(o));
-  return Status::Ok();
+  return CheckMlpSizes(o);
 }
 
 // The values of one build, indexed by layer.
@@ -158,6 +160,26 @@ StatusOr<Module> BuildMlpTraining(const MlpOptions& options) {
   Module module;
   module.AddFunction(std::move(fn));
   return module;
+}
+
+Status CheckMlpSizes(const MlpOptions& o, std::string* culprit) {
+  const std::string dtype(DTypeName(o.dtype));
+  const int64_t width = ByteWidth(o.dtype);
+  // Per layer: w, dw, w_new (Adam: and m, v, m_new, v_new); h, a, dh, da; then
+  // x, y, the loss and the last da, counted as four more activations.
+  const int64_t weights_per_layer = o.optimizer == MlpOptimizer::kAdam ? 7 : 3;
+  const std::optional<int64_t> layers4 = CheckedMul(4, o.n_layer);
+  ModelSizeCheck check("mlp");
+  check.AddTensors(CheckedMul(weights_per_layer, o.n_layer), {o.d_model, o.d_model}, width,
+                   "a d_model x d_model weight of " + dtype, "d_model", o.d_model);
+  check.AddTensors(layers4 ? CheckedAdd(*layers4, 4) : std::nullopt, {o.batch, o.d_model}, width,
+                   "a batch x d_model activation of " + dtype, "batch", o.batch);
+  const std::optional<int64_t> ops5 = CheckedMul(5, o.n_layer);  // 5L + 2 ops
+  return check.Finish(ops5 ? CheckedAdd(*ops5, 2) : std::nullopt, "n_layer", o.n_layer, culprit);
+}
+
+std::vector<std::string> MlpShardingRules() {
+  return {"x=[{dp}, {}]", "y=[{dp}, {}]", "[wmv]*[02468]=[{}, {tp}]", "[wmv]*[13579]=[{tp}, {}]"};
 }
 
 int64_t MlpParameterCount(const MlpOptions& options) {

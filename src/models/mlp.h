@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ir/device.h"
 #include "ir/dtype.h"
@@ -59,8 +60,23 @@ struct MlpOptions {
 /// (interp/infer_types.h) to fill them. The function verifies.
 ///
 /// Errors: InvalidArgument naming the option when n_layer, d_model or batch is
-/// < 1, dtype is not a float type, or a hyper-parameter is out of range.
+/// < 1, dtype is not a float type, a hyper-parameter is out of range, or the
+/// sizes are too large (CheckMlpSizes).
 StatusOr<Module> BuildMlpTraining(const MlpOptions& options);
+
+/// Checks that the model's sizes are representable (models/model_size.h): every
+/// tensor, and all of them together, at most kMaxModelBytes, and at most
+/// kMaxModelOps ops. InvalidArgument naming the option to blame otherwise (also
+/// stored in `*culprit` when not null: "d_model", "batch" or "n_layer").
+/// BuildMlpTraining() checks this too. REQUIRES: every size >= 1.
+Status CheckMlpSizes(const MlpOptions& options, std::string* culprit = nullptr);
+
+/// Where the MLP's data and tensor parallelism go, as parameter rules for a
+/// mesh with axes `dp` and `tp` (sharding/annotate.h, docs/transforms.md §12):
+/// x and y split their batch over dp; Megatron pairs layers, the even ones
+/// (and their Adam moments) column-parallel, the odd ones row-parallel, so
+/// that a layer pair needs one all-reduce over tp in each direction.
+std::vector<std::string> MlpShardingRules();
 
 /// Number of weight elements (optimizer state and data excluded): n_layer * d^2.
 int64_t MlpParameterCount(const MlpOptions& options);

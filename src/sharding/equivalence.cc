@@ -24,11 +24,12 @@ double MaxAbsDiff(const DenseTensor& a, const DenseTensor& b) {
 StatusOr<EquivalenceReport> CheckPartitionEquivalence(const Module& global,
                                                       const Module& partitioned,
                                                       std::string function,
-                                                      uint64_t seed, double rtol, double atol) {
+                                                      uint64_t seed, double rtol, double atol,
+                                                      const RandomInputOptions& input_options) {
   const Function* g = global.Lookup(function);
   const Function* p = partitioned.Lookup(function);
   if (g == nullptr || p == nullptr) return NotFound() << "no function @" << function;
-  DISTIR_ASSIGN_OR_RETURN(std::vector<HostValue> inputs, RandomInputs(*g, seed));
+  DISTIR_ASSIGN_OR_RETURN(std::vector<HostValue> inputs, RandomInputs(*g, seed, input_options));
   DISTIR_ASSIGN_OR_RETURN(std::vector<HostValue> expected, Execute(global, *g, inputs));
   std::vector<HostValue> local_inputs;
   EquivalenceReport report;

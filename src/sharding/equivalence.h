@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "interp/reference_executor.h"
 #include "ir/function.h"
 #include "support/status_or.h"
 
@@ -28,11 +29,13 @@ struct EquivalenceReport {
 /// `global` holds `function` as a materialised global-view program (every
 /// value sharded, reshards explicit); `partitioned` holds its
 /// PartitionShardings. FailedPrecondition with AllClose's report when an
-/// output differs beyond |a - b| <= atol + rtol |b|.
+/// output differs beyond |a - b| <= atol + rtol |b|. `inputs` chooses how the
+/// random inputs are drawn (e.g. overrides for values that must be positive).
 StatusOr<EquivalenceReport> CheckPartitionEquivalence(const Module& global,
                                                       const Module& partitioned,
                                                       std::string function,
                                                       uint64_t seed, double rtol = 1e-5,
-                                                      double atol = 1e-6);
+                                                      double atol = 1e-6,
+                                                      const RandomInputOptions& inputs = {});
 
 }  // namespace distir::sharding
