@@ -56,6 +56,13 @@ class Partitioner {
   Status EmitSlice(const Op& op, const Value* in, int dim, int dev, Value*& out_value);
   std::vector<std::vector<int>> Groups(const std::vector<std::string>& axes) const;
   bool EvenOver(const Value& v, int dim) const;
+  bool OnPartialOrigin(const Sharding& s, int dev) const {
+    std::vector<int64_t> coords = mesh_.Coords(dev);
+    for (const std::string& a : s.partial) {
+      if (coords[mesh_.AxisIndex(a)] != 0) return false;
+    }
+    return true;
+  }
 
   const Function& fn_;
   const Mesh& mesh_;
@@ -217,6 +224,11 @@ Status Partitioner::EmitCompute(const Op& op) {
         inputs[shape_input] = Constant(dev, I64Vector(LocalShape(r0, dev)), base + ".shape");
         break;
       }
+      case OpKind::kGemm:
+        // A partial product gets its bias once per reduction group: on the
+        // group's first device (coordinate 0 on every partial axis).
+        if (op.num_inputs() == 3 && !OnPartialOrigin(*r0.sharding(), dev)) inputs.pop_back();
+        break;
       case OpKind::kMSELoss: case OpKind::kMSELossGrad:
         if (attrs.count("denominator") == 0)
           attrs["denominator"] = Attribute(op.input(0)->type().NumElements());

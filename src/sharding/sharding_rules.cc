@@ -205,9 +205,10 @@ FactorRule MatMulGradRule(const Op& op) {
   return rule;
 }
 
-// Gemm(A, B[, C]) = alpha op(A) op(B) + beta C. With a bias, k may not be
-// sharded: each device would add C once and the sum would count it n times
-// (SHARDING.md G26); the row-parallel bias belongs after the reduction.
+// Gemm(A, B[, C]) = alpha op(A) op(B) + beta C. A sharded k leaves the result
+// partial; the bias must then be added once per reduction group, not once
+// per device: partition gives C only to the group's first device (MLIR's
+// init-once rule, SHARDING.md G26), so C itself must not be partial.
 FactorRule GemmRule(const Op& op) {
   FactorRule rule;
   Shape a = ShapeOf(op.input(0));
@@ -215,7 +216,7 @@ FactorRule GemmRule(const Op& op) {
   bool ta = op.GetInt("transA", 0) != 0;
   bool tb = op.GetInt("transB", 0) != 0;
   int m = rule.AddFactor(ta ? a[1] : a[0]);
-  int k = rule.AddFactor(ta ? a[0] : a[1], op.num_inputs() == 3);
+  int k = rule.AddFactor(ta ? a[0] : a[1]);
   int n = rule.AddFactor(tb ? b[0] : b[1]);
   rule.operands.push_back(ta ? TensorFactors{{k}, {m}} : TensorFactors{{m}, {k}});
   rule.operands.push_back(tb ? TensorFactors{{n}, {k}} : TensorFactors{{k}, {n}});
@@ -223,6 +224,7 @@ FactorRule GemmRule(const Op& op) {
   if (op.num_inputs() == 3)
     rule.operands.push_back(Broadcast(c, ShapeOf(op.result(0)), ShapeOf(op.input(2))));
   rule.results = {c};
+  // Linear in A and B (alpha scales), but not in A and C together.
   rule.partial_flow = op.num_inputs() == 3 ? PartialFlow::kNone : PartialFlow::kAny;
   return rule;
 }
