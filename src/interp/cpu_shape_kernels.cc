@@ -215,7 +215,8 @@ void RegisterShapeKernels(CpuDomain& domain) {
   // On the global view a layout change is the identity (a partial value's
   // global value is already its reduction).
   for (OpKind k : {OpKind::kShard, OpKind::kMeshAllReduce, OpKind::kMeshReduceScatter,
-                   OpKind::kMeshAllGather, OpKind::kMeshAllToAll, OpKind::kMeshSlice}) {
+                   OpKind::kMeshAllGather, OpKind::kMeshAllToAll, OpKind::kMeshSlice,
+                   OpKind::kMeshTransfer}) {
     domain.Register(k, IdentityKernel);
   }
   domain.Register(OpKind::kGather, GatherKernel);

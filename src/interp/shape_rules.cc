@@ -389,7 +389,8 @@ void RegisterShapeRules(ShapeDomain& domain) {
   domain.Register(OpKind::kIdentity, InferIdentity);
   // Global-view sharding ops keep the global type: they change only the layout.
   for (OpKind k : {OpKind::kShard, OpKind::kMeshAllReduce, OpKind::kMeshReduceScatter,
-                   OpKind::kMeshAllGather, OpKind::kMeshAllToAll, OpKind::kMeshSlice}) {
+                   OpKind::kMeshAllGather, OpKind::kMeshAllToAll, OpKind::kMeshSlice,
+                   OpKind::kMeshTransfer}) {
     domain.Register(k, InferIdentity);
   }
   domain.Register(OpKind::kSoftmax, InferSoftmax);

@@ -88,7 +88,7 @@ bool IsCommunication(OpKind kind) {
 bool IsMeshCollective(OpKind kind) {
   switch (kind) {
     case OpKind::kMeshAllReduce: case OpKind::kMeshReduceScatter: case OpKind::kMeshAllGather:
-    case OpKind::kMeshAllToAll:
+    case OpKind::kMeshAllToAll: case OpKind::kMeshTransfer:
       return true;
     default:
       return false;

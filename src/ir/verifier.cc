@@ -272,7 +272,9 @@ Status FunctionVerifier::CheckMeshOp(const Op& op) const {
   const Mesh* mesh = module_->LookupMesh(name);
   if (mesh == nullptr)
     return InvalidArgument(op.loc()) << op.Name() << " names undeclared mesh @" << name;
-  const std::vector<std::string>& axes = op.FindAttr("axes")->AsStrings();
+  static const std::vector<std::string> kNoAxes;
+  const Attribute* axes_attr = op.FindAttr("axes");  // MeshTransfer has none
+  const std::vector<std::string>& axes = axes_attr != nullptr ? axes_attr->AsStrings() : kNoAxes;
   for (size_t i = 0; i < axes.size(); ++i) {
     if (mesh->AxisIndex(axes[i]) < 0)
       return InvalidArgument(op.loc()) << op.Name() << " names unknown axis '" << axes[i]

@@ -31,19 +31,24 @@ DenseTensor I64Vector(const std::vector<int64_t>& v) {
 
 class Partitioner {
  public:
-  Partitioner(const Function& fn, const Mesh& mesh) : fn_(fn), mesh_(mesh) {}
+  Partitioner(const Module& module, const Function& fn) : module_(module), fn_(fn) {}
 
   StatusOr<std::unique_ptr<Function>> Run();
 
  private:
-  int num_devices() const { return static_cast<int>(mesh_.num_devices()); }
-  DeviceId Device(int dev) const { return mesh_.devices()[dev]; }
+  // The mesh of the op being partitioned (every value an op reads or writes
+  // is on it, except across a MeshTransfer).
+  const Mesh& mesh() const { return *mesh_; }
+  const Mesh& MeshOfValue(const Value& v) const { return *module_.LookupMesh(v.sharding()->mesh); }
+  int num_devices() const { return static_cast<int>(mesh_->num_devices()); }
+  DeviceId Device(int dev) const { return mesh_->devices()[dev]; }
   std::string LocalName(const Value& v, int dev) const {
     if (v.name().empty()) return {};
-    return v.name() + "." + Device(dev).ToString();
+    return v.name() + "." + MeshOfValue(v).devices()[dev].ToString();
   }
   std::vector<int64_t> LocalShape(const Value& v, int dev) const {
-    return v.sharding()->LocalShape(mesh_, v.type().shape(), mesh_.Coords(dev));
+    const Mesh& m = MeshOfValue(v);
+    return v.sharding()->LocalShape(m, v.type().shape(), m.Coords(dev));
   }
   Value* Local(const Value* v, int dev) const { return local_[v->id()][dev]; }
   Value* Constant(int dev, DenseTensor t, const std::string& base);
@@ -54,18 +59,20 @@ class Partitioner {
   Status EmitCompute(const Op& op);
   Status EmitCollective(const Op& op);
   Status EmitSlice(const Op& op, const Value* in, int dim, int dev, Value*& out_value);
+  Status EmitTransfer(const Op& op);
   std::vector<std::vector<int>> Groups(const std::vector<std::string>& axes) const;
   bool EvenOver(const Value& v, int dim) const;
   bool OnPartialOrigin(const Sharding& s, int dev) const {
-    std::vector<int64_t> coords = mesh_.Coords(dev);
+    std::vector<int64_t> coords = mesh_->Coords(dev);
     for (const std::string& a : s.partial) {
-      if (coords[mesh_.AxisIndex(a)] != 0) return false;
+      if (coords[mesh_->AxisIndex(a)] != 0) return false;
     }
     return true;
   }
 
+  const Module& module_;
   const Function& fn_;
-  const Mesh& mesh_;
+  const Mesh* mesh_ = nullptr;
   std::unique_ptr<Function> out_;
   std::vector<std::vector<Value*>> local_;  // by global value id, per device
 };
@@ -90,14 +97,14 @@ Op* Partitioner::Emit(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
 std::vector<std::vector<int>> Partitioner::Groups(const std::vector<std::string>& axes) const {
   std::map<std::vector<int64_t>, std::vector<std::pair<int64_t, int>>> by_key;
   for (int dev = 0; dev < num_devices(); ++dev) {
-    std::vector<int64_t> coords = mesh_.Coords(dev);
+    std::vector<int64_t> coords = mesh().Coords(dev);
     std::vector<int64_t> key;
-    for (int a = 0; a < mesh_.num_axes(); ++a) {
-      bool in_group = std::find(axes.begin(), axes.end(), mesh_.axes()[a].name) != axes.end();
+    for (int a = 0; a < mesh().num_axes(); ++a) {
+      bool in_group = std::find(axes.begin(), axes.end(), mesh().axes()[a].name) != axes.end();
       key.push_back(in_group ? -1 : coords[a]);
     }
     int64_t index = 0;
-    for (const std::string& a : axes) index = index * mesh_.AxisSize(a) + coords[mesh_.AxisIndex(a)];
+    for (const std::string& a : axes) index = index * mesh().AxisSize(a) + coords[mesh().AxisIndex(a)];
     by_key[key].emplace_back(index, dev);
   }
   std::vector<std::vector<int>> groups;
@@ -113,7 +120,7 @@ std::vector<std::vector<int>> Partitioner::Groups(const std::vector<std::string>
 // The local shape of `v` is the same on every device along `dim`.
 bool Partitioner::EvenOver(const Value& v, int dim) const {
   if (!v.sharding()->offsets.empty() && !v.sharding()->offsets[dim].empty()) return false;
-  int64_t shards = v.sharding()->NumShards(mesh_, dim);
+  int64_t shards = v.sharding()->NumShards(mesh(), dim);
   return v.type().shape()[dim] % shards == 0;
 }
 
@@ -121,9 +128,9 @@ bool Partitioner::EvenOver(const Value& v, int dim) const {
 // result holds there (dim `dim` now split further).
 Status Partitioner::EmitSlice(const Op& op, const Value* in, int dim, int dev, Value*& out_value) {
   const Value& res = *op.result(0);
-  std::vector<int64_t> coords = mesh_.Coords(dev);
-  Box have = ShardBox(*in->sharding(), mesh_, in->type().shape(), coords);
-  Box want = ShardBox(*res.sharding(), mesh_, res.type().shape(), coords);
+  std::vector<int64_t> coords = mesh().Coords(dev);
+  Box have = ShardBox(*in->sharding(), mesh(), in->type().shape(), coords);
+  Box want = ShardBox(*res.sharding(), mesh(), res.type().shape(), coords);
   int64_t begin = want[dim].first - have[dim].first;
   int64_t end = want[dim].second - have[dim].first;
   std::string base = res.name().empty() ? "slice" : res.name();
@@ -182,9 +189,9 @@ Status Partitioner::EmitCollective(const Op& op) {
   for (const std::string& a : axes) std::erase(whole.dims[dim], a);
   if (!whole.offsets.empty()) whole.offsets[dim].clear();
   for (int dev = 0; dev < num_devices(); ++dev) {
-    std::vector<int64_t> coords = mesh_.Coords(dev);
-    Box have = ShardBox(whole, mesh_, res.type().shape(), coords);
-    Box want = ShardBox(*res.sharding(), mesh_, res.type().shape(), coords);
+    std::vector<int64_t> coords = mesh().Coords(dev);
+    Box have = ShardBox(whole, mesh(), res.type().shape(), coords);
+    Box want = ShardBox(*res.sharding(), mesh(), res.type().shape(), coords);
     std::string base = res.name().empty() ? "slice" : res.name();
     Value* starts = Constant(dev, I64Vector({want[dim].first - have[dim].first}), base + ".start");
     Value* ends = Constant(dev, I64Vector({want[dim].second - have[dim].first}), base + ".end");
@@ -192,6 +199,26 @@ Status Partitioner::EmitCollective(const Op& op) {
     Op* s = Emit(OpKind::kSlice, {local_[res.id()][dev], starts, ends, ax}, {},
                  {LocalName(res, dev)}, op);
     local_[res.id()][dev] = s->result(0);
+  }
+  return Status::Ok();
+}
+
+// A transfer between two meshes of the same shape whose layouts correspond
+// axis by axis (materialize.cc arranges it): device i of the source sends its
+// piece to device i of the target; a device in both keeps it.
+Status Partitioner::EmitTransfer(const Op& op) {
+  const Value* in = op.input(0);
+  const Value& res = *op.result(0);
+  const Mesh& from = MeshOfValue(*in);
+  for (int dev = 0; dev < num_devices(); ++dev) {
+    DeviceId src = from.devices()[dev];
+    if (src == Device(dev)) {
+      local_[res.id()][dev] = Local(in, dev);
+      continue;
+    }
+    Op* send = Emit(OpKind::kSend, {Local(in, dev)}, {{"device", Attribute(Device(dev))}},
+                    {LocalName(res, dev)}, op);
+    local_[res.id()][dev] = send->result(0);
   }
   return Status::Ok();
 }
@@ -214,7 +241,7 @@ Status Partitioner::EmitCompute(const Op& op) {
       }
       case OpKind::kConstant: {
         std::vector<DenseTensor> pieces =
-            ShardDense(attrs.at("value").AsTensor(), *r0.sharding(), mesh_);
+            ShardDense(attrs.at("value").AsTensor(), *r0.sharding(), mesh());
         attrs["value"] = Attribute(pieces[dev]);
         attrs["device"] = Attribute(Device(dev));
         break;
@@ -248,9 +275,12 @@ Status Partitioner::PartitionOp(const Op& op) {
   for (const auto& r : op.results()) {
     if (r->sharding() == nullptr)
       return FailedPrecondition(op.loc()) << r->Ref() << " has no sharding: materialise first";
-    local_[r->id()].assign(num_devices(), nullptr);
   }
+  mesh_ = &MeshOfValue(*op.result(0));
+  for (const auto& r : op.results()) local_[r->id()].assign(num_devices(), nullptr);
   switch (op.kind()) {
+    case OpKind::kMeshTransfer:
+      return EmitTransfer(op);
     case OpKind::kShard:
       return FailedPrecondition(op.loc()) << "Shard op left: materialise the program first";
     case OpKind::kMeshSlice:
@@ -276,6 +306,7 @@ StatusOr<std::unique_ptr<Function>> Partitioner::Run() {
   for (const auto& p : fn_.params()) {
     if (p->sharding() == nullptr)
       return FailedPrecondition(p->loc()) << p->Ref() << " has no sharding: propagate first";
+    mesh_ = &MeshOfValue(*p);
     local_[p->id()].resize(num_devices());
     for (int dev = 0; dev < num_devices(); ++dev) {
       Type t = Type::Tensor(p->type().dtype(), LocalShape(*p, dev), Device(dev));
@@ -285,19 +316,21 @@ StatusOr<std::unique_ptr<Function>> Partitioner::Run() {
   for (const auto& op : fn_.ops()) DISTIR_RETURN_IF_ERROR(PartitionOp(*op));
   std::vector<Value*> returns;
   for (const Value* v : fn_.returns()) {
-    for (int dev = 0; dev < num_devices(); ++dev) returns.push_back(Local(v, dev));
+    for (Value* local : local_[v->id()]) returns.push_back(local);
   }
   out_->SetReturns(std::move(returns), fn_.return_loc());
   return std::move(out_);
 }
 
 // Every local type must be what the value's sharding says for its device.
-Status CheckLocalTypes(const Function& global, const Function& local, const Mesh& mesh) {
-  const size_t n = static_cast<size_t>(mesh.num_devices());
+Status CheckLocalTypes(const Module& module, const Function& global, const Function& local) {
+  size_t next = 0;
   for (size_t i = 0; i < global.returns().size(); ++i) {
     const Value& g = *global.returns()[i];
+    const Mesh& mesh = *module.LookupMesh(g.sharding()->mesh);
+    const size_t n = static_cast<size_t>(mesh.num_devices());
     for (size_t dev = 0; dev < n; ++dev) {
-      const Value& l = *local.returns()[i * n + dev];
+      const Value& l = *local.returns()[next++];
       std::vector<int64_t> want =
           g.sharding()->LocalShape(mesh, g.type().shape(), mesh.Coords(static_cast<int64_t>(dev)));
       if (l.type().shape() != want)
@@ -313,12 +346,11 @@ Status CheckLocalTypes(const Function& global, const Function& local, const Mesh
 Status PartitionShardings(Module& module, std::string function) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to partition";
-  const Mesh* mesh = MeshOf(module, *fn);
-  if (mesh == nullptr) return Status::Ok();
-  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> local, Partitioner(*fn, *mesh).Run());
+  if (MeshOf(module, *fn) == nullptr) return Status::Ok();
+  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> local, Partitioner(module, *fn).Run());
   std::unique_ptr<Function> global = module.ReplaceFunction(std::move(local));
   DISTIR_RETURN_IF_ERROR(InferTypes(module));
-  return CheckLocalTypes(*global, *module.Lookup(function), *mesh);
+  return CheckLocalTypes(module, *global, *module.Lookup(function));
 }
 
 }  // namespace distir::sharding

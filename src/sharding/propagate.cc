@@ -47,14 +47,16 @@ class Propagator {
   bool Sweep(bool pass_through_only);
   bool UpdateOp(const Op& op);
   bool Offer(const Value* v, const Sharding& s, int level);
-  std::vector<TensorSource> Sources(const Op& op) const;
+  std::vector<TensorSource> Sources(const Op& op, const Mesh& mesh) const;
+  const Mesh& OpMesh(const Op& op) const;
+  const Mesh& MeshOf(const Sharding& s) const { return *module_.LookupMesh(s.mesh); }
   Status Finalize();
   Status FinalizeOp(Op& op, std::vector<Sharding>& wants);
   Status Rewrite(const std::vector<std::vector<Sharding>>& wants);
 
   Module& module_;
   Function& fn_;
-  const Mesh* mesh_ = nullptr;
+  const Mesh* mesh_ = nullptr;  // the first mesh named: the default for unreached values
   std::vector<ValueState> state_;
   std::vector<SourceLoc> required_at_;  // by value id: where a requirement was stated
   std::vector<std::optional<FactorRule>> rules_;
@@ -82,11 +84,7 @@ Status Propagator::Seed() {
   auto use_mesh = [&](const Sharding& s) -> Status {
     const Mesh* m = module_.LookupMesh(s.mesh);
     if (m == nullptr) return InvalidArgument(s.loc) << "undeclared mesh @" << s.mesh;
-    if (mesh_ != nullptr && mesh_ != m)
-      return Unimplemented(s.loc) << "@" << fn_.name() << " uses meshes @" << mesh_->name()
-                                  << " and @" << m->name()
-                                  << ": cross-mesh transfers are not supported yet";
-    mesh_ = m;
+    if (mesh_ == nullptr) mesh_ = m;
     return Status::Ok();
   };
   for (const auto& p : fn_.params()) {
@@ -115,7 +113,21 @@ Status Propagator::BuildRules() {
   return Status::Ok();
 }
 
-std::vector<TensorSource> Propagator::Sources(const Op& op) const {
+// The mesh an op runs on: its annotation's (a Shard op), else that of its
+// first tensor already laid out, results first; else the default. Values on
+// other meshes reach it through an explicit Shard onto its mesh only.
+const Mesh& Propagator::OpMesh(const Op& op) const {
+  if (op.kind() == OpKind::kShard) return MeshOf(op.FindAttr("sharding")->AsSharding());
+  for (const auto& r : op.results()) {
+    if (state_[r->id()].sharding.has_value()) return MeshOf(*state_[r->id()].sharding);
+  }
+  for (const Value* v : op.inputs()) {
+    if (state_[v->id()].sharding.has_value()) return MeshOf(*state_[v->id()].sharding);
+  }
+  return *mesh_;
+}
+
+std::vector<TensorSource> Propagator::Sources(const Op& op, const Mesh& mesh) const {
   const FactorRule& rule = *rules_[op.id()];
   std::vector<TensorSource> sources;
   auto add = [&](const Value* v, const TensorFactors& tf, bool is_result, bool shardable) {
@@ -125,7 +137,7 @@ std::vector<TensorSource> Propagator::Sources(const Op& op) const {
     src.bytes = static_cast<double>(v->type().SizeInBytes());
     src.is_result = is_result;
     src.shardable = shardable;
-    if (st.sharding.has_value()) {
+    if (st.sharding.has_value() && st.sharding->mesh == mesh.name()) {
       src.sharding = &*st.sharding;
       src.level = st.level;
       src.required = !IsInferred(st.level);
@@ -141,6 +153,7 @@ std::vector<TensorSource> Propagator::Sources(const Op& op) const {
 bool Propagator::Offer(const Value* v, const Sharding& s, int level) {
   ValueState& st = state_[v->id()];
   if (level == kUnset) return false;
+  if (st.sharding.has_value() && st.sharding->mesh != s.mesh) return false;  // another stage
   if (st.sharding.has_value()) {
     if (!IsInferred(st.level) || level > st.level) return false;
     if (level == st.level && (!Extends(s, *st.sharding) || s == *st.sharding)) return false;
@@ -154,17 +167,18 @@ bool Propagator::Offer(const Value* v, const Sharding& s, int level) {
 bool Propagator::UpdateOp(const Op& op) {
   if (op.kind() == OpKind::kShard && op.GetInt("for_users", 0) != 0) return false;
   const FactorRule& rule = *rules_[op.id()];
-  std::vector<TensorSource> sources = Sources(op);
-  FactorAssignment fa = AssignFactors(rule, sources, *mesh_);
+  const Mesh& mesh = OpMesh(op);
+  std::vector<TensorSource> sources = Sources(op, mesh);
+  FactorAssignment fa = AssignFactors(rule, sources, mesh);
   if (fa.level == kUnset) return false;
   int level = Inferred(fa.level);
   bool changed = false;
   for (int i = 0; i < op.num_inputs(); ++i) {
     if (!rule.shardable[i]) continue;
-    changed |= Offer(op.input(i), ImpliedSharding(rule, fa, rule.operands[i], *mesh_), level);
+    changed |= Offer(op.input(i), ImpliedSharding(rule, fa, rule.operands[i], mesh), level);
   }
   for (int r = 0; r < op.num_results(); ++r)
-    changed |= Offer(op.result(r), ImpliedSharding(rule, fa, rule.results[r], *mesh_), level);
+    changed |= Offer(op.result(r), ImpliedSharding(rule, fa, rule.results[r], mesh), level);
   return changed;
 }
 
@@ -184,21 +198,24 @@ bool Propagator::Sweep(bool pass_through_only) {
 // operands must be.
 Status Propagator::FinalizeOp(Op& op, std::vector<Sharding>& wants) {
   const FactorRule& rule = *rules_[op.id()];
+  const Mesh& mesh = OpMesh(op);
   auto replicated = [&](const Value* v) {
-    return Sharding::Replicated(mesh_->name(), v->type().rank());
+    return Sharding::Replicated(mesh.name(), v->type().rank());
   };
   if (op.kind() == OpKind::kShard && op.GetInt("for_users", 0) != 0) {
     wants.push_back(*op.input(0)->sharding());  // the reshard happens at this op
     op.result(0)->set_sharding(op.FindAttr("sharding")->AsSharding());
     return Status::Ok();
   }
-  std::vector<TensorSource> sources = Sources(op);
-  FactorAssignment fa = AssignFactors(rule, sources, *mesh_);
+  std::vector<TensorSource> sources = Sources(op, mesh);
+  FactorAssignment fa = AssignFactors(rule, sources, mesh);
   std::vector<Sharding> operand_partial(op.num_inputs());
   for (int i = 0; i < op.num_inputs(); ++i) {
-    wants.push_back(rule.shardable[i] ? ImpliedSharding(rule, fa, rule.operands[i], *mesh_)
+    wants.push_back(rule.shardable[i] ? ImpliedSharding(rule, fa, rule.operands[i], mesh)
                                       : replicated(op.input(i)));
-    if (rule.shardable[i]) operand_partial[i] = *op.input(i)->sharding();
+    // A partial operand on another mesh is reduced before it moves.
+    if (rule.shardable[i] && op.input(i)->sharding()->mesh == mesh.name())
+      operand_partial[i] = *op.input(i)->sharding();
   }
   DISTIR_ASSIGN_OR_RETURN(PartialFlowResult flow, FlowPartials(op, rule, fa, operand_partial));
   for (int i = 0; i < op.num_inputs(); ++i) {
@@ -207,18 +224,26 @@ Status Propagator::FinalizeOp(Op& op, std::vector<Sharding>& wants) {
     wants[i].partial_kind = operand_partial[i].partial_kind;
   }
   for (int r = 0; r < op.num_results(); ++r) {
-    DISTIR_ASSIGN_OR_RETURN(Sharding s, ResultSharding(op, rule, fa, r, flow, *mesh_));
+    DISTIR_ASSIGN_OR_RETURN(Sharding s, ResultSharding(op, rule, fa, r, flow, mesh));
     op.result(r)->set_sharding(s);
   }
   return Status::Ok();
 }
 
 Status Propagator::Finalize() {
+  // A parameter nothing reached is replicated on the mesh of its first reader.
+  std::vector<const Mesh*> first_reader(fn_.num_values(), nullptr);
+  for (const auto& op : fn_.ops()) {
+    for (const Value* v : op->inputs()) {
+      if (first_reader[v->id()] == nullptr) first_reader[v->id()] = &OpMesh(*op);
+    }
+  }
   for (const auto& p : fn_.params()) {
     const ValueState& st = state_[p->id()];
-    p->set_sharding(st.sharding.has_value()
-                        ? *st.sharding
-                        : Sharding::Replicated(mesh_->name(), p->type().rank()));
+    const Mesh* m = first_reader[p->id()] != nullptr ? first_reader[p->id()] : mesh_;
+    p->set_sharding(st.sharding.has_value() ? *st.sharding
+                                            : Sharding::Replicated(m->name(), p->type().rank()));
+    state_[p->id()].sharding = *p->sharding();
   }
   // Seeded results of ops are read back through Sources(); results get their
   // final value as their op is finalised, which happens before any use.

@@ -170,7 +170,7 @@ void RegisterDataMovement(CostRuleTable& t) {
     t.Register(k, Free);
   }
   for (OpKind k : {OpKind::kMeshAllReduce, OpKind::kMeshReduceScatter, OpKind::kMeshAllGather,
-                   OpKind::kMeshAllToAll, OpKind::kMeshSlice}) {
+                   OpKind::kMeshAllToAll, OpKind::kMeshSlice, OpKind::kMeshTransfer}) {
     t.Register(k, GlobalViewOnly);
   }
 }

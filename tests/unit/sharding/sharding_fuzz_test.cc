@@ -55,8 +55,9 @@ int64_t LargestValue(const std::string& text) {
 std::vector<std::string> GoldenPrograms() {
   std::vector<std::string> texts;
   std::vector<std::filesystem::path> paths;
-  for (const auto& e : std::filesystem::directory_iterator(SourcePath("tests/lit/sharding")))
-    paths.push_back(e.path());
+  for (const auto& e : std::filesystem::directory_iterator(SourcePath("tests/lit/sharding"))) {
+    if (e.path().extension() == ".distir") paths.push_back(e.path());
+  }
   std::sort(paths.begin(), paths.end());
   for (const auto& p : paths) {
     std::ifstream in(p);
@@ -98,18 +99,21 @@ void RunCase(const std::string& text, std::mt19937& rng, Outcome& outcome) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   Module m = std::move(parsed).value();
   ASSERT_OK(InferTypes(m));
-  const Mesh& mesh = *m.meshes()[0];
+  if (m.meshes().empty()) return;  // a sequential program (--parallelize's input)
+  // Each sharding on a random mesh of the program: with two meshes (G38's
+  // stages) values cross between them wherever the layouts disagree.
+  auto mesh = [&]() -> const Mesh& { return *m.meshes()[rng() % m.meshes().size()]; };
   Function& fn = *m.entry();
   for (const auto& p : fn.params()) {
     if (!p->type().is_tensor() || rng() % 3 == 0) {
       p->clear_sharding();
       continue;
     }
-    p->set_sharding(RandomSharding(mesh, p->type().rank(), rng));
+    p->set_sharding(RandomSharding(mesh(), p->type().rank(), rng));
   }
   for (const auto& op : fn.ops()) {
     if (op->kind() != OpKind::kShard) continue;
-    op->SetAttr("sharding", Attribute(RandomSharding(mesh, op->input(0)->type().rank(), rng)));
+    op->SetAttr("sharding", Attribute(RandomSharding(mesh(), op->input(0)->type().rank(), rng)));
     op->SetAttr("for_users", Attribute(int64_t{static_cast<int64_t>(rng() % 2)}));
   }
   Status s = VerifyModule(m);
