@@ -37,6 +37,13 @@ Result InferActivationGrad(const Op& op, Args in) {
   return One(in[0]);
 }
 
+// SigmoidGrad(y, dy): y is the Sigmoid output, not its input.
+Result InferSigmoidGrad(const Op& op, Args in) {
+  DISTIR_RETURN_IF_ERROR(CheckCompute(op, in).status());
+  DISTIR_RETURN_IF_ERROR(AllLikeFirst(op, in, {"y", "dy"}));
+  return One(in[0]);
+}
+
 Result InferSoftmaxGrad(const Op& op, Args in) {
   DISTIR_RETURN_IF_ERROR(CheckCompute(op, in).status());
   DISTIR_RETURN_IF_ERROR(AllLikeFirst(op, in, {"y", "dy"}));
@@ -44,17 +51,22 @@ Result InferSoftmaxGrad(const Op& op, Args in) {
   return One(in[0]);
 }
 
-Result InferLayerNormGrad(const Op& op, Args in) {
+// LayerNormalizationGrad(x, scale, dy) -> (dx, dscale, dbias) and
+// RMSNormalizationGrad(x, scale, dy) -> (dx, dscale): dx is like x, the
+// parameter gradients like scale.
+Result InferNormGrad(const Op& op, Args in) {
   DISTIR_RETURN_IF_ERROR(CheckCompute(op, in).status());
   DISTIR_RETURN_IF_ERROR(RequireLike(op, in[2], "dy", in[0], "x"));
   DISTIR_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(op, op.GetInt("axis", -1), in[0].rank()));
   const Shape normalized(in[0].shape().begin() + axis, in[0].shape().end());
   if (!BroadcastsTo(in[1].shape(), normalized)) {
     return InvalidArgument(op.loc())
-           << "LayerNormalizationGrad scale of shape [" << ShapeToString(in[1].shape())
+           << OpName(op) << " scale of shape [" << ShapeToString(in[1].shape())
            << "] does not fit the normalized shape [" << ShapeToString(normalized) << "]";
   }
-  return Types{in[0], in[1], in[1]};
+  Types out = {in[0], in[1], in[1]};
+  out.resize(op.num_results());
+  return out;
 }
 
 Result InferMSELoss(const Op& op, Args in) {
@@ -382,8 +394,10 @@ void RegisterTrainingShapeRules(ShapeDomain& domain) {
   domain.Register(OpKind::kMatMulGrad, InferMatMulGrad);
   domain.Register(OpKind::kReluGrad, InferActivationGrad);
   domain.Register(OpKind::kGeluGrad, InferActivationGrad);
+  domain.Register(OpKind::kSigmoidGrad, InferSigmoidGrad);
   domain.Register(OpKind::kSoftmaxGrad, InferSoftmaxGrad);
-  domain.Register(OpKind::kLayerNormalizationGrad, InferLayerNormGrad);
+  domain.Register(OpKind::kLayerNormalizationGrad, InferNormGrad);
+  domain.Register(OpKind::kRMSNormalizationGrad, InferNormGrad);
   domain.Register(OpKind::kMSELoss, InferMSELoss);
   domain.Register(OpKind::kMSELossGrad, InferMSELossGrad);
   domain.Register(OpKind::kSGD, InferSGD);

@@ -1,7 +1,7 @@
 // CPU kernels of the ONNX compute ops: elementwise arithmetic with numpy
-// broadcasting, activations, Softmax, LayerNormalization, reductions, Cast,
-// Trilu, MatMul and Gemm (Eigen over the double buffers). Part of
-// RegisterCpuKernels(); see cpu_kernels.h for the kernel pattern.
+// broadcasting, activations, Softmax, LayerNormalization, RMSNormalization,
+// reductions, Cast, Trilu, MatMul and Gemm (Eigen over the double buffers).
+// Part of RegisterCpuKernels(); see cpu_kernels.h for the kernel pattern.
 
 #include "interp/cpu_kernels.h"
 
@@ -123,6 +123,12 @@ double Unary(OpKind kind, double x, bool tanh_approx) {
       return std::erf(x);
     case OpKind::kTanh:
       return std::tanh(x);
+    case OpKind::kSigmoid:
+      return 1 / (1 + std::exp(-x));  // exp overflows to inf for x < -709: 0, as it should be
+    case OpKind::kSin:
+      return std::sin(x);
+    case OpKind::kCos:
+      return std::cos(x);
     case OpKind::kNot:
       return x == 0 ? 1 : 0;
     default:
@@ -222,6 +228,30 @@ Result LayerNormKernel(const Op& op, Args in) {
   if (op.num_results() > 1) out.push_back(MakeResult(types[1], std::move(mean)));
   if (op.num_results() > 2) out.push_back(MakeResult(types[2], std::move(inv_std)));
   return out;
+}
+
+// Y = x / sqrt(mean(x^2) + epsilon) * scale over the dims >= axis (ONNX
+// RMSNormalization, opset 23): no centring and no bias.
+Result RMSNormKernel(const Op& op, Args in) {
+  DISTIR_ASSIGN_OR_RETURN(std::vector<Type> types, ResultTypes(op, in));
+  const DenseTensor& x = in[0].tensor();
+  DISTIR_ASSIGN_OR_RETURN(int64_t axis,
+                          shape::NormalizeAxis(op, op.GetInt("axis", -1), x.shape.size()));
+  const double epsilon = op.GetFloat("epsilon", 1e-5);
+  const Shape normalized(x.shape.begin() + axis, x.shape.end());
+  const int64_t inner = ShapeNumElements(normalized);
+  const std::vector<int64_t> is = BroadcastIndex(in[1].tensor().shape, normalized);
+  DenseTensor y{x.dtype, x.shape, std::vector<double>(x.values.size())};
+  for (int64_t o = 0; o < Product(x.shape, 0, axis); ++o) {
+    const double* row = x.values.data() + o * inner;
+    double mean_square = 0;
+    for (int64_t i = 0; i < inner; ++i) mean_square += row[i] * row[i];
+    const double r = 1 / std::sqrt(mean_square / static_cast<double>(inner) + epsilon);
+    for (int64_t i = 0; i < inner; ++i) {
+      y.values[o * inner + i] = row[i] * r * in[1].tensor().values[is[i]];
+    }
+  }
+  return One(MakeResult(types[0], std::move(y)));
 }
 
 // ---- reductions
@@ -363,13 +393,15 @@ void RegisterComputeKernels(CpuDomain& domain) {
     domain.Register(k, ElementwiseKernel);
   }
   domain.Register(OpKind::kWhere, WhereKernel);
-  for (OpKind k : {OpKind::kNot, OpKind::kNeg, OpKind::kSqrt, OpKind::kExp, OpKind::kRelu,
-                   OpKind::kGelu, OpKind::kErf, OpKind::kTanh}) {
+  for (OpKind k :
+       {OpKind::kNot, OpKind::kNeg, OpKind::kSqrt, OpKind::kExp, OpKind::kRelu, OpKind::kGelu,
+        OpKind::kErf, OpKind::kTanh, OpKind::kSigmoid, OpKind::kSin, OpKind::kCos}) {
     domain.Register(k, UnaryKernel);
   }
   domain.Register(OpKind::kCast, CastKernel);
   domain.Register(OpKind::kSoftmax, SoftmaxKernel);
   domain.Register(OpKind::kLayerNormalization, LayerNormKernel);
+  domain.Register(OpKind::kRMSNormalization, RMSNormKernel);
   domain.Register(OpKind::kReduceMean, ReduceKernel);
   domain.Register(OpKind::kReduceSum, ReduceKernel);
   domain.Register(OpKind::kTrilu, TriluKernel);

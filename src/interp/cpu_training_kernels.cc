@@ -70,6 +70,13 @@ Result GeluGradKernel(const Op& op, Args in) {
   });
 }
 
+// SigmoidGrad(y, dy) = dy y (1 - y), y = Sigmoid(x) the forward's output:
+// sigma' = sigma (1 - sigma) needs no exp. SiLU x sigma(x), which LLaMA's
+// SwiGLU computes as Mul(x, Sigmoid(x)), differentiates with it and Mul/Add.
+Result SigmoidGradKernel(const Op& op, Args in) {
+  return ActivationGrad(op, in, [](double y) { return y * (1 - y); });
+}
+
 // dx = y (dy - sum_axis(dy y)) for y = Softmax(x) along `axis`.
 Result SoftmaxGradKernel(const Op& op, Args in) {
   DISTIR_ASSIGN_OR_RETURN(std::vector<Type> types, ResultTypes(op, in));
@@ -133,6 +140,43 @@ Result LayerNormGradKernel(const Op& op, Args in) {
   return Values{MakeResult(types[0], std::move(dx)),
                 MakeResult(types[1], SumToShape(dscale, scale_shape)),
                 MakeResult(types[2], SumToShape(dbias, scale_shape))};
+}
+
+// Gradients of y = x r * scale over the dims >= axis, r = 1 / sqrt(mean(x^2) +
+// epsilon) recomputed from x. With xh = x r and g = dy * scale, per row:
+// dx = r (g - xh mean(g xh)); dscale sums dy xh over the rows (and over any
+// dims scale broadcasts along). LayerNormGradKernel without the centring.
+Result RMSNormGradKernel(const Op& op, Args in) {
+  DISTIR_ASSIGN_OR_RETURN(std::vector<Type> types, ResultTypes(op, in));
+  const DenseTensor& x = in[0].tensor();
+  const DenseTensor& dy = in[2].tensor();
+  DISTIR_ASSIGN_OR_RETURN(int64_t axis,
+                          shape::NormalizeAxis(op, op.GetInt("axis", -1), x.shape.size()));
+  const double epsilon = op.GetFloat("epsilon", 1e-5);
+  const Shape normalized(x.shape.begin() + axis, x.shape.end());
+  const int64_t inner = ShapeNumElements(normalized);
+  const double count = static_cast<double>(inner);
+  const std::vector<int64_t> is = BroadcastIndex(in[1].tensor().shape, normalized);
+  DenseTensor dx{x.dtype, x.shape, std::vector<double>(x.values.size())};
+  DenseTensor dscale{x.dtype, normalized, std::vector<double>(inner, 0.0)};
+  std::vector<double> xh(inner);
+  for (int64_t o = 0; o < Product(x.shape, 0, axis); ++o) {
+    const int64_t row = o * inner;
+    double mean_square = 0, mean_gxh = 0;
+    for (int64_t i = 0; i < inner; ++i) mean_square += std::pow(x.values[row + i], 2) / count;
+    const double r = 1 / std::sqrt(mean_square + epsilon);
+    for (int64_t i = 0; i < inner; ++i) {
+      xh[i] = x.values[row + i] * r;
+      mean_gxh += dy.values[row + i] * in[1].tensor().values[is[i]] * xh[i] / count;
+      dscale.values[i] += dy.values[row + i] * xh[i];
+    }
+    for (int64_t i = 0; i < inner; ++i) {
+      const double g = dy.values[row + i] * in[1].tensor().values[is[i]];
+      dx.values[row + i] = r * (g - xh[i] * mean_gxh);
+    }
+  }
+  return Values{MakeResult(types[0], std::move(dx)),
+                MakeResult(types[1], SumToShape(dscale, in[1].tensor().shape))};
 }
 
 // mean((p - y)^2) as a rank-0 tensor.
@@ -208,8 +252,10 @@ void RegisterTrainingKernels(CpuDomain& domain) {
   domain.Register(OpKind::kMatMulGrad, MatMulGradKernel);
   domain.Register(OpKind::kReluGrad, ReluGradKernel);
   domain.Register(OpKind::kGeluGrad, GeluGradKernel);
+  domain.Register(OpKind::kSigmoidGrad, SigmoidGradKernel);
   domain.Register(OpKind::kSoftmaxGrad, SoftmaxGradKernel);
   domain.Register(OpKind::kLayerNormalizationGrad, LayerNormGradKernel);
+  domain.Register(OpKind::kRMSNormalizationGrad, RMSNormGradKernel);
   domain.Register(OpKind::kMSELoss, MSELossKernel);
   domain.Register(OpKind::kMSELossGrad, MSELossGradKernel);
   domain.Register(OpKind::kSGD, SGDKernel);

@@ -126,6 +126,9 @@ Result InferGemm(const Op& op, Args in) {
   return One(Type::Tensor(in[0].dtype(), std::move(out), device));
 }
 
+// LayerNormalization(x, scale[, bias]) and RMSNormalization(x, scale): scale
+// and bias broadcast to the normalized dims [axis, rank); RMSNormalization has
+// only the first result, of the scale's dtype (ONNX: Y is of type V, scale's).
 Result InferLayerNorm(const Op& op, Args in) {
   DISTIR_RETURN_IF_ERROR(CheckCompute(op, in).status());
   const Type& x = in[0];
@@ -134,7 +137,7 @@ Result InferLayerNorm(const Op& op, Args in) {
   for (int i = 1; i < in.size(); ++i) {
     if (!shape::BroadcastsTo(in[i].shape(), normalized)) {
       return InvalidArgument(op.loc())
-             << "LayerNormalization " << (i == 1 ? "scale" : "bias") << " of shape ["
+             << OpName(op) << " " << (i == 1 ? "scale" : "bias") << " of shape ["
              << ShapeToString(in[i].shape()) << "] does not fit the normalized shape ["
              << ShapeToString(normalized) << "]";
     }
@@ -144,6 +147,7 @@ Result InferLayerNorm(const Op& op, Args in) {
   stats.resize(x.shape().size(), 1);
   Types out = {x, x.WithShape(stats), x.WithShape(stats)};
   out.resize(op.num_results());
+  if (op.kind() == OpKind::kRMSNormalization) out[0] = x.WithDType(in[1].dtype());
   return out;
 }
 
@@ -383,7 +387,7 @@ void RegisterShapeRules(ShapeDomain& domain) {
   domain.Register(OpKind::kWhere, InferWhere);
   domain.Register(OpKind::kNot, InferNot);
   for (OpKind k : {OpKind::kNeg, OpKind::kSqrt, OpKind::kExp, OpKind::kRelu, OpKind::kGelu,
-                   OpKind::kErf, OpKind::kTanh}) {
+                   OpKind::kErf, OpKind::kTanh, OpKind::kSigmoid, OpKind::kSin, OpKind::kCos}) {
     domain.Register(k, InferUnary);
   }
   domain.Register(OpKind::kIdentity, InferIdentity);
@@ -395,6 +399,7 @@ void RegisterShapeRules(ShapeDomain& domain) {
   }
   domain.Register(OpKind::kSoftmax, InferSoftmax);
   domain.Register(OpKind::kLayerNormalization, InferLayerNorm);
+  domain.Register(OpKind::kRMSNormalization, InferLayerNorm);
   domain.Register(OpKind::kReduceMean, InferReduce);
   domain.Register(OpKind::kReduceSum, InferReduce);
   domain.Register(OpKind::kCast, InferCast);

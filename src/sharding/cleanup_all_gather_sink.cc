@@ -13,7 +13,8 @@ bool IsUnaryElementwise(OpKind kind) {
   switch (kind) {
     case OpKind::kRelu: case OpKind::kGelu: case OpKind::kTanh: case OpKind::kNeg:
     case OpKind::kExp: case OpKind::kSqrt: case OpKind::kErf: case OpKind::kIdentity:
-    case OpKind::kCast: case OpKind::kNot:
+    case OpKind::kCast: case OpKind::kNot: case OpKind::kSigmoid: case OpKind::kSin:
+    case OpKind::kCos:
       return true;
     default:
       return false;

@@ -122,11 +122,12 @@ FactorRule LayerNormRule(const Op& op) {
   return rule;
 }
 
-// LayerNormalizationGrad(dy, x, scale) -> dx, dscale, dbias: dscale and dbias
-// sum over the leading dims, so sharding those leaves them partial(sum).
-FactorRule LayerNormGradRule(const Op& op) {
+// LayerNormalizationGrad(x, scale, dy) -> dx, dscale, dbias and
+// RMSNormalizationGrad(x, scale, dy) -> dx, dscale: dscale and dbias sum over
+// the leading dims, so sharding those leaves them partial(sum).
+FactorRule NormGradRule(const Op& op) {
   FactorRule rule;
-  Shape x = ShapeOf(op.input(1));
+  Shape x = ShapeOf(op.input(0));
   int64_t axis = NormAxis(op.GetInt("axis", -1), static_cast<int64_t>(x.size()));
   TensorFactors xf = OneFactorPerDim(rule, x);
   for (size_t d = static_cast<size_t>(axis); d < x.size(); ++d) {
@@ -134,9 +135,10 @@ FactorRule LayerNormGradRule(const Op& op) {
   }
   Shape normalized(x.begin() + axis, x.end());
   TensorFactors nf(xf.begin() + axis, xf.end());
-  rule.operands = {xf, xf, Broadcast(nf, normalized, ShapeOf(op.input(2)))};
-  rule.results = {xf, Broadcast(nf, normalized, ShapeOf(op.result(1))),
-                  Broadcast(nf, normalized, ShapeOf(op.result(2)))};
+  rule.operands = {xf, Broadcast(nf, normalized, ShapeOf(op.input(1))), xf};
+  rule.results = {xf};
+  for (int r = 1; r < op.num_results(); ++r)
+    rule.results.push_back(Broadcast(nf, normalized, ShapeOf(op.result(r))));
   return rule;
 }
 
@@ -400,7 +402,7 @@ StatusOr<FactorRule> BuildRule(const Op& op) {
   if (k == K::kTrilu) return TriluRule(op);
   if (k == K::kLayerNormalization) return LayerNormRule(op);
   if (k == K::kRMSNormalization) return LayerNormRule(op);
-  if (k == K::kLayerNormalizationGrad) return LayerNormGradRule(op);
+  if (IsIn(k, {K::kLayerNormalizationGrad, K::kRMSNormalizationGrad})) return NormGradRule(op);
   if (k == K::kMatMul) return MatMulRule(op);
   if (k == K::kMatMulGrad) return MatMulGradRule(op);
   if (k == K::kGemm) return GemmRule(op);

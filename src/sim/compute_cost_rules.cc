@@ -107,10 +107,11 @@ StatusOr<double> MatMulGrad(const Op& op, const HardwareProfile& hw) {
 void RegisterElementwise(CostRuleTable& t) {
   constexpr PerElementOf kOut = PerElementOf::kFirstResult;
   // One operation per result element.
-  for (OpKind k : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kPow,
-                   OpKind::kEqual, OpKind::kLess, OpKind::kWhere, OpKind::kNot, OpKind::kNeg,
-                   OpKind::kSqrt, OpKind::kExp, OpKind::kErf, OpKind::kTanh, OpKind::kRelu,
-                   OpKind::kReluGrad, OpKind::kCast, OpKind::kTrilu}) {
+  for (OpKind k :
+       {OpKind::kAdd,   OpKind::kSub,  OpKind::kMul,      OpKind::kDiv,  OpKind::kPow,
+        OpKind::kEqual, OpKind::kLess, OpKind::kWhere,    OpKind::kNot,  OpKind::kNeg,
+        OpKind::kSqrt,  OpKind::kExp,  OpKind::kErf,      OpKind::kTanh, OpKind::kSin,
+        OpKind::kCos,   OpKind::kRelu, OpKind::kReluGrad, OpKind::kCast, OpKind::kTrilu}) {
     t.Register(k, Streaming<1, kOut>);
   }
   for (OpKind k : {OpKind::kSum, OpKind::kMax, OpKind::kMin}) t.Register(k, Variadic);
@@ -118,6 +119,10 @@ void RegisterElementwise(CostRuleTable& t) {
   t.Register(OpKind::kGelu, Streaming<5, kOut>);
   // GeluGrad = dy·(Φ(x) + x·φ(x)): Gelu's five plus exp, square, three more.
   t.Register(OpKind::kGeluGrad, Streaming<10, kOut>);
+  // Sigmoid = 1/(1 + exp(−x)): exp, add, divide.
+  t.Register(OpKind::kSigmoid, Streaming<3, kOut>);
+  // SigmoidGrad(y, dy) = dy·y·(1 − y): subtract, two multiplies.
+  t.Register(OpKind::kSigmoidGrad, Streaming<3, kOut>);
 }
 
 void RegisterNormalizations(CostRuleTable& t) {
@@ -129,6 +134,11 @@ void RegisterNormalizations(CostRuleTable& t) {
   // LayerNorm: mean, centre, square, variance sum, normalise, scale, shift, (rsqrt amortised).
   t.Register(OpKind::kLayerNormalization, Streaming<8, kIn>);
   t.Register(OpKind::kLayerNormalizationGrad, Streaming<10, kIn>);
+  // RMSNorm = x·r·scale, r = 1/√(mean(x²) + ε): square, sum, normalise, scale (rsqrt amortised).
+  t.Register(OpKind::kRMSNormalization, Streaming<4, kIn>);
+  // RMSNormalizationGrad: r recomputed (square, sum), x̂ = x·r, g = dy·scale, Σ g·x̂ (2),
+  // dscale's Σ dy·x̂ (2), dx = r·(g − x̂·mean(g·x̂)) (3).
+  t.Register(OpKind::kRMSNormalizationGrad, Streaming<11, kIn>);
   t.Register(OpKind::kReduceMean, Streaming<1, kIn>);
   t.Register(OpKind::kReduceSum, Streaming<1, kIn>);
 }

@@ -199,6 +199,12 @@ std::optional<UnaryKind> UnaryKindOf(const Op& op) {
       return UnaryKind::kTanh;
     case OpKind::kErf:
       return UnaryKind::kErf;
+    case OpKind::kSigmoid:
+      return UnaryKind::kSigmoid;
+    case OpKind::kSin:
+      return UnaryKind::kSin;
+    case OpKind::kCos:
+      return UnaryKind::kCos;
     case OpKind::kGelu: {
       const Attribute* a = op.FindAttr("approximate");
       return a != nullptr && a->AsString() == "tanh" ? UnaryKind::kGeluTanh : UnaryKind::kGeluErf;
@@ -220,7 +226,7 @@ StatusOr<CpuKernel> PlanUnary(const Op& op, Views in, Views out) {
   return CpuKernel([=] { return Unary<T>(kind, y.num_elements(), x.as<T>(), y.as<T>()), Status::Ok(); });
 }
 
-// ---- rows: softmax, layer norm
+// ---- rows: softmax, layer norm, RMS norm
 
 StatusOr<int64_t> LastAxisCols(const Op& op, const TensorView& x, int64_t default_axis) {
   const int64_t axis = NormalizeAxis(op.GetInt("axis", default_axis), x.rank());
@@ -271,6 +277,28 @@ StatusOr<CpuKernel> PlanLayerNormGrad(const Op& op, Views in, Views out) {
   });
 }
 
+// RMSNormalization(x, scale) and RMSNormalizationGrad(x, scale, dy) -> (dx,
+// dscale) over the last axis, scale one value per column.
+template <typename T>
+StatusOr<CpuKernel> PlanRmsNorm(const Op& op, Views in, Views out) {
+  DISTIR_ASSIGN_OR_RETURN(const int64_t cols, LastAxisCols(op, in[0], -1));
+  const TensorView x = in[0], scale = in[1];
+  if (scale.num_elements() != cols) return Unsupported(op) << "a scale broadcast along the row";
+  const auto eps = static_cast<T>(op.GetFloat("epsilon", 1e-5));
+  const int64_t rows = cols > 0 ? x.num_elements() / cols : 0;
+  if (op.kind() == OpKind::kRMSNormalization) {
+    const TensorView y = out[0];
+    return CpuKernel([=] {
+      return RmsNorm<T>(rows, cols, x.as<T>(), scale.as<T>(), eps, y.as<T>()), Status::Ok();
+    });
+  }
+  const TensorView dy = in[2], dx = out[0], ds = out[1];
+  return CpuKernel([=] {
+    RmsNormGrad<T>(rows, cols, x.as<T>(), scale.as<T>(), dy.as<T>(), eps, dx.as<T>(), ds.as<T>());
+    return Status::Ok();
+  });
+}
+
 // ---- training
 
 template <typename T>
@@ -285,6 +313,9 @@ StatusOr<CpuKernel> PlanTraining(const Op& op, Views in, Views out) {
       return CpuKernel(
           [=] { return GeluGrad<T>(n, a.as<T>(), b.as<T>(), y.as<T>(), tanh), Status::Ok(); });
     }
+    case OpKind::kSigmoidGrad:
+      return CpuKernel(
+          [=] { return SigmoidGrad<T>(n, a.as<T>(), b.as<T>(), y.as<T>()), Status::Ok(); });
     case OpKind::kMSELoss:
     case OpKind::kMSELossGrad: {
       const auto denom = static_cast<double>(op.GetInt("denominator", n));
@@ -364,8 +395,12 @@ StatusOr<CpuKernel> PlanFloatOp(const Op& op, Views in, Views out) {
       return PlanLayerNorm<T>(op, in, out);
     case OpKind::kLayerNormalizationGrad:
       return PlanLayerNormGrad<T>(op, in, out);
+    case OpKind::kRMSNormalization:
+    case OpKind::kRMSNormalizationGrad:
+      return PlanRmsNorm<T>(op, in, out);
     case OpKind::kReluGrad:
     case OpKind::kGeluGrad:
+    case OpKind::kSigmoidGrad:
     case OpKind::kMSELoss:
     case OpKind::kMSELossGrad:
     case OpKind::kSGD:

@@ -90,6 +90,12 @@ T ApplyUnary(UnaryKind kind, T x) {
       return GeluTanh(x);
     case UnaryKind::kIdentity:
       return x;
+    case UnaryKind::kSigmoid:
+      return static_cast<T>(1) / (static_cast<T>(1) + std::exp(-x));
+    case UnaryKind::kSin:
+      return std::sin(x);
+    case UnaryKind::kCos:
+      return std::cos(x);
   }
   return x;
 }
@@ -285,6 +291,11 @@ void GeluGrad(int64_t n, const T* x, const T* dy, T* dx, bool tanh_approximation
 }
 
 template <typename T>
+void SigmoidGrad(int64_t n, const T* y, const T* dy, T* dx) {
+  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * y[i] * (static_cast<T>(1) - y[i]);
+}
+
+template <typename T>
 void Where(std::span<const int64_t> out_shape, std::span<const int64_t> cond_shape,
            const uint8_t* cond, std::span<const int64_t> a_shape, const T* a,
            std::span<const int64_t> b_shape, const T* b, T* out) {
@@ -377,6 +388,49 @@ void LayerNormGrad(int64_t rows, int64_t cols, const T* x, const T* scale, const
     for (int64_t c = 0; c < cols; ++c) {
       const T xhat = (xr[c] - mean) * inv_std;
       dx[r * cols + c] = inv_std * (dyr[c] * scale[c] - sum_g / n - xhat * sum_gx / n);
+    }
+  }
+}
+
+namespace {
+
+// 1/sqrt(mean(x^2) + eps) of one row.
+template <typename T>
+T RowInvRms(int64_t cols, const T* xr, T epsilon) {
+  T sum = 0;
+  for (int64_t c = 0; c < cols; ++c) sum += xr[c] * xr[c];
+  return static_cast<T>(1) / std::sqrt(sum / static_cast<T>(cols) + epsilon);
+}
+
+}  // namespace
+
+template <typename T>
+void RmsNorm(int64_t rows, int64_t cols, const T* x, const T* scale, T epsilon, T* y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * cols;
+    const T inv_rms = RowInvRms(cols, xr, epsilon);
+    for (int64_t c = 0; c < cols; ++c) y[r * cols + c] = xr[c] * inv_rms * scale[c];
+  }
+}
+
+template <typename T>
+void RmsNormGrad(int64_t rows, int64_t cols, const T* x, const T* scale, const T* dy, T epsilon,
+                 T* dx, T* dscale) {
+  std::fill(dscale, dscale + cols, T(0));
+  const T n = static_cast<T>(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * cols;
+    const T* dyr = dy + r * cols;
+    const T inv_rms = RowInvRms(cols, xr, epsilon);
+    // g = dy * scale, xhat = x * inv_rms; dx = inv_rms * (g - xhat * mean(g * xhat)).
+    T sum_gx = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      const T xhat = xr[c] * inv_rms;
+      sum_gx += dyr[c] * scale[c] * xhat;
+      dscale[c] += dyr[c] * xhat;
+    }
+    for (int64_t c = 0; c < cols; ++c) {
+      dx[r * cols + c] = inv_rms * (dyr[c] * scale[c] - xr[c] * inv_rms * sum_gx / n);
     }
   }
 }
@@ -529,31 +583,33 @@ void FloatToBFloat16(int64_t n, const float* x, uint16_t* out) {
 }
 
 // Explicit instantiations: float and double.
-#define DISTIR_HOST_KERNELS_INSTANTIATE(T)                                                       \
-  template void BatchedMatMul<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t,          \
-                                 const T*, int64_t, T*, int64_t);                                \
-  template void Binary<T>(BinaryKind, int64_t, const T*, const T*, T*);                         \
-  template void BinaryRepeat<T>(BinaryKind, int64_t, int64_t, const T*, const T*, T*, bool);    \
-  template void BinaryScalar<T>(BinaryKind, int64_t, const T*, T, T*, bool);                    \
-  template void BinaryBroadcast<T>(BinaryKind, std::span<const int64_t>,                        \
-                                   std::span<const int64_t>, const T*, std::span<const int64_t>, \
-                                   const T*, T*);                                                \
-  template void Unary<T>(UnaryKind, int64_t, const T*, T*);                                     \
-  template void ReluGrad<T>(int64_t, const T*, const T*, T*);                                   \
-  template void GeluGrad<T>(int64_t, const T*, const T*, T*, bool);                             \
-  template void Where<T>(std::span<const int64_t>, std::span<const int64_t>, const uint8_t*,    \
-                         std::span<const int64_t>, const T*, std::span<const int64_t>, const T*, \
-                         T*);                                                                    \
-  template void Softmax<T>(int64_t, int64_t, const T*, T*);                                     \
-  template void SoftmaxGrad<T>(int64_t, int64_t, const T*, const T*, T*);                       \
-  template void LayerNorm<T>(int64_t, int64_t, const T*, const T*, const T*, T, T*);            \
-  template void LayerNormGrad<T>(int64_t, int64_t, const T*, const T*, const T*, T, T*, T*, T*); \
-  template bool Gather<T>(int64_t, int64_t, int64_t, const T*, int64_t, const int64_t*, T*);    \
-  template void SumRows<T>(int64_t, int64_t, const T*, T*);                                     \
-  template T MseLoss<T>(int64_t, const T*, const T*, double);                                   \
-  template void MseLossGrad<T>(int64_t, const T*, const T*, double, T*);                        \
-  template void Sgd<T>(int64_t, const T*, const T*, T, T*);                                     \
-  template void Adam<T>(int64_t, const T*, const T*, const T*, const T*, const AdamParams&, T*, \
+#define DISTIR_HOST_KERNELS_INSTANTIATE(T)                                                         \
+  template void BatchedMatMul<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, const T*,  \
+                                 int64_t, T*, int64_t);                                            \
+  template void Binary<T>(BinaryKind, int64_t, const T*, const T*, T*);                            \
+  template void BinaryRepeat<T>(BinaryKind, int64_t, int64_t, const T*, const T*, T*, bool);       \
+  template void BinaryScalar<T>(BinaryKind, int64_t, const T*, T, T*, bool);                       \
+  template void BinaryBroadcast<T>(BinaryKind, std::span<const int64_t>, std::span<const int64_t>, \
+                                   const T*, std::span<const int64_t>, const T*, T*);              \
+  template void Unary<T>(UnaryKind, int64_t, const T*, T*);                                        \
+  template void ReluGrad<T>(int64_t, const T*, const T*, T*);                                      \
+  template void GeluGrad<T>(int64_t, const T*, const T*, T*, bool);                                \
+  template void SigmoidGrad<T>(int64_t, const T*, const T*, T*);                                   \
+  template void Where<T>(std::span<const int64_t>, std::span<const int64_t>, const uint8_t*,       \
+                         std::span<const int64_t>, const T*, std::span<const int64_t>, const T*,   \
+                         T*);                                                                      \
+  template void Softmax<T>(int64_t, int64_t, const T*, T*);                                        \
+  template void SoftmaxGrad<T>(int64_t, int64_t, const T*, const T*, T*);                          \
+  template void LayerNorm<T>(int64_t, int64_t, const T*, const T*, const T*, T, T*);               \
+  template void LayerNormGrad<T>(int64_t, int64_t, const T*, const T*, const T*, T, T*, T*, T*);   \
+  template void RmsNorm<T>(int64_t, int64_t, const T*, const T*, T, T*);                           \
+  template void RmsNormGrad<T>(int64_t, int64_t, const T*, const T*, const T*, T, T*, T*);         \
+  template bool Gather<T>(int64_t, int64_t, int64_t, const T*, int64_t, const int64_t*, T*);       \
+  template void SumRows<T>(int64_t, int64_t, const T*, T*);                                        \
+  template T MseLoss<T>(int64_t, const T*, const T*, double);                                      \
+  template void MseLossGrad<T>(int64_t, const T*, const T*, double, T*);                           \
+  template void Sgd<T>(int64_t, const T*, const T*, T, T*);                                        \
+  template void Adam<T>(int64_t, const T*, const T*, const T*, const T*, const AdamParams&, T*,    \
                         T*, T*);
 
 DISTIR_HOST_KERNELS_INSTANTIATE(float)

@@ -52,7 +52,20 @@ void BatchedMatMul(int64_t batch, int64_t m, int64_t n, int64_t k, const T* a, i
 // ---- elementwise
 
 enum class BinaryKind { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };
-enum class UnaryKind { kRelu, kNeg, kSqrt, kExp, kTanh, kErf, kGeluErf, kGeluTanh, kIdentity };
+enum class UnaryKind {
+  kRelu,
+  kNeg,
+  kSqrt,
+  kExp,
+  kTanh,
+  kErf,
+  kGeluErf,
+  kGeluTanh,
+  kIdentity,
+  kSigmoid,
+  kSin,
+  kCos
+};
 
 /// out[i] = a[i] (op) b[i] for i < n.
 template <typename T>
@@ -88,6 +101,10 @@ void ReluGrad(int64_t n, const T* x, const T* dy, T* dx);
 template <typename T>
 void GeluGrad(int64_t n, const T* x, const T* dy, T* dx, bool tanh_approximation);
 
+/// dx = dy * y * (1 - y), y = Sigmoid(x) the forward's output.
+template <typename T>
+void SigmoidGrad(int64_t n, const T* y, const T* dy, T* dx);
+
 /// out = cond ? a : b with numpy broadcasting of all three (cond holds 0/1 bytes).
 template <typename T>
 void Where(std::span<const int64_t> out_shape, std::span<const int64_t> cond_shape,
@@ -115,6 +132,16 @@ void LayerNorm(int64_t rows, int64_t cols, const T* x, const T* scale, const T* 
 template <typename T>
 void LayerNormGrad(int64_t rows, int64_t cols, const T* x, const T* scale, const T* dy, T epsilon,
                    T* dx, T* dscale, T* dbias);
+
+/// y = x / sqrt(mean(x^2) + epsilon) * scale per row (ONNX RMSNormalization).
+template <typename T>
+void RmsNorm(int64_t rows, int64_t cols, const T* x, const T* scale, T epsilon, T* y);
+
+/// Gradients of RmsNorm with respect to x and scale (the root mean square
+/// recomputed from x). dscale is overwritten.
+template <typename T>
+void RmsNormGrad(int64_t rows, int64_t cols, const T* x, const T* scale, const T* dy, T epsilon,
+                 T* dx, T* dscale);
 
 // ---- gather, layout
 

@@ -61,22 +61,47 @@ __global__ void BinaryKernel(GpuBinary op, int64_t n, const T* a, const T* b, T*
   }
 }
 
+__device__ __forceinline__ float ApplyUnary(GpuUnary op, float v) {
+  switch (op) {
+    case GpuUnary::kRelu:
+      return fmaxf(v, 0.0f);
+    case GpuUnary::kGelu:
+      return GeluF(v);
+    case GpuUnary::kGeluTanh:
+      return GeluTanhF(v);
+    case GpuUnary::kSigmoid:
+      return 1.0f / (1.0f + expf(-v));
+    case GpuUnary::kSin:
+      return sinf(v);
+    case GpuUnary::kCos:
+      return cosf(v);
+  }
+  return v;
+}
+
+// f'(v), or for kSigmoidGrad y (1 - y) with v the Sigmoid output y.
+__device__ __forceinline__ float UnaryDerivative(GpuUnaryGrad op, float v) {
+  switch (op) {
+    case GpuUnaryGrad::kReluGrad:
+      return v > 0.0f ? 1.0f : 0.0f;
+    case GpuUnaryGrad::kGeluGrad:
+      return GeluGradF(v);
+    case GpuUnaryGrad::kGeluTanhGrad:
+      return GeluTanhGradF(v);
+    case GpuUnaryGrad::kSigmoidGrad:
+      return v * (1.0f - v);
+  }
+  return 0.0f;
+}
+
 template <typename T>
 __global__ void UnaryKernel(GpuUnary op, int64_t n, const T* x, T* y) {
-  DISTIR_GRID_STRIDE(i, n) {
-    const float v = Load(x, i);
-    Store(y, i, op == GpuUnary::kRelu ? fmaxf(v, 0.0f) : op == GpuUnary::kGelu ? GeluF(v) : GeluTanhF(v));
-  }
+  DISTIR_GRID_STRIDE(i, n) { Store(y, i, ApplyUnary(op, Load(x, i))); }
 }
 
 template <typename T>
 __global__ void UnaryGradKernel(GpuUnaryGrad op, int64_t n, const T* x, const T* dy, T* dx) {
-  DISTIR_GRID_STRIDE(i, n) {
-    const float v = Load(x, i);
-    const float d = op == GpuUnaryGrad::kReluGrad ? (v > 0.0f ? 1.0f : 0.0f)
-                    : op == GpuUnaryGrad::kGeluGrad ? GeluGradF(v) : GeluTanhGradF(v);
-    Store(dx, i, Load(dy, i) * d);
-  }
+  DISTIR_GRID_STRIDE(i, n) { Store(dx, i, Load(dy, i) * UnaryDerivative(op, Load(x, i))); }
 }
 
 // The element offsets of output element `flat` in the first N operands of `s`.
@@ -188,6 +213,56 @@ __global__ void LayerNormKernel(int64_t cols, const T* x, const T* scale, const 
     float v = (Load(row, j) - mean) * rstd * Load(scale, j);
     if (bias != nullptr) v += Load(bias, j);
     Store(out, j, v);
+  }
+}
+
+// One block per row.
+template <typename T>
+__global__ void RmsNormKernel(int64_t cols, const T* x, const T* scale, float eps, T* y) {
+  const T* row = x + blockIdx.x * cols;
+  T* out = y + blockIdx.x * cols;
+  float q = 0;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) q += Load(row, j) * Load(row, j);
+  const float inv_rms = rsqrtf(BlockReduce<false>(q) / static_cast<float>(cols) + eps);
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    Store(out, j, Load(row, j) * inv_rms * Load(scale, j));
+  }
+}
+
+// One block per row: dx = r (g - xh mean(g xh)), g = dy scale, xh = x r; r to inv_rms[row].
+template <typename T>
+__global__ void RmsNormGradRowsKernel(int64_t cols, const T* x, const T* scale, const T* dy,
+                                      float eps, T* dx, float* inv_rms) {
+  const int64_t base = blockIdx.x * cols;
+  float q = 0;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    const float v = Load(x, base + j);
+    q += v * v;
+  }
+  const float r = rsqrtf(BlockReduce<false>(q) / static_cast<float>(cols) + eps);
+  float gx = 0;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    gx += Load(dy, base + j) * Load(scale, j) * Load(x, base + j) * r;
+  }
+  const float mean_gxh = BlockReduce<false>(gx) / static_cast<float>(cols);
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    const float g = Load(dy, base + j) * Load(scale, j);
+    Store(dx, base + j, r * (g - Load(x, base + j) * r * mean_gxh));
+  }
+  if (threadIdx.x == 0) inv_rms[blockIdx.x] = r;
+}
+
+// One thread per column: dscale[c] = sum over rows of dy x r (coalesced along c;
+// simple, not tuned: one pass over the rows per column thread).
+template <typename T>
+__global__ void RmsNormGradScaleKernel(int64_t rows, int64_t cols, const T* x, const T* dy,
+                                       const float* inv_rms, T* dscale) {
+  DISTIR_GRID_STRIDE(c, cols) {
+    float acc = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      acc += Load(dy, r * cols + c) * Load(x, r * cols + c) * inv_rms[r];
+    }
+    Store(dscale, c, acc);
   }
 }
 
@@ -398,6 +473,30 @@ Status LaunchLayerNorm(GpuDType t, int64_t rows, int64_t cols, const void* x, co
   return Dispatch(t, [&](auto* tag) {
     LayerNormKernel<<<static_cast<unsigned>(rows), kThreads, 0, S(stream)>>>(
         cols, C(x, tag), C(scale, tag), C(bias, tag), epsilon, M(y, tag));
+  });
+}
+
+Status LaunchRmsNorm(GpuDType t, int64_t rows, int64_t cols, const void* x, const void* scale,
+                     float epsilon, void* y, void* stream) {
+  if (rows == 0 || cols == 0) return Status::Ok();
+  return Dispatch(t, [&](auto* tag) {
+    RmsNormKernel<<<static_cast<unsigned>(rows), kThreads, 0, S(stream)>>>(
+        cols, C(x, tag), C(scale, tag), epsilon, M(y, tag));
+  });
+}
+
+Status LaunchRmsNormGrad(GpuDType t, int64_t rows, int64_t cols, const void* x, const void* scale,
+                         const void* dy, float epsilon, void* dx, void* dscale, float* inv_rms,
+                         void* stream) {
+  if (cols == 0) return Status::Ok();
+  return Dispatch(t, [&](auto* tag) {
+    if (rows > 0) {
+      RmsNormGradRowsKernel<<<static_cast<unsigned>(rows), kThreads, 0, S(stream)>>>(
+          cols, C(x, tag), C(scale, tag), C(dy, tag), epsilon, M(dx, tag), inv_rms);
+    }
+    // With no rows dscale is a sum of nothing: zeros.
+    RmsNormGradScaleKernel<<<Blocks(cols), kThreads, 0, S(stream)>>>(
+        rows, cols, C(x, tag), C(dy, tag), inv_rms, M(dscale, tag));
   });
 }
 

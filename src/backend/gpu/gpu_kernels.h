@@ -3,8 +3,9 @@
 //
 // Semantics are those of the CPU host kernels (backend/cpu/host_kernels.h) and of
 // the reference executor (docs/ir.md §7): softmax and layer normalization over
-// the last axis (biased variance), Gelu with erf, MSELoss = sum (p - y)^2 / denom,
-// SGD and Adam with bias correction. f16 and bf16 are loaded into f32, computed
+// the last axis (biased variance), RMS normalization over the last axis, Gelu
+// with erf, MSELoss = sum (p - y)^2 / denom, SGD and Adam with bias
+// correction. f16 and bf16 are loaded into f32, computed
 // in f32 and rounded to nearest on store, so they differ from the f32 result
 // only by the storage rounding. The GPU test checks each kernel against the host
 // kernels.
@@ -27,9 +28,11 @@ namespace distir::gpu {
 
 enum class GpuBinary { kAdd, kSub, kMul, kDiv };
 /// kGelu uses erf; kGeluTanh is GPT-2's "gelu_new",
-/// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-enum class GpuUnary { kRelu, kGelu, kGeluTanh };
-enum class GpuUnaryGrad { kReluGrad, kGeluGrad, kGeluTanhGrad };  ///< dx = dy * f'(x)
+/// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); kSigmoid is 1 / (1 + exp(-x)).
+enum class GpuUnary { kRelu, kGelu, kGeluTanh, kSigmoid, kSin, kCos };
+/// dx = dy * f'(x); kSigmoidGrad takes the Sigmoid output y in place of x and
+/// computes dx = dy * y * (1 - y) (DistIR's SigmoidGrad(y, dy)).
+enum class GpuUnaryGrad { kReluGrad, kGeluGrad, kGeluTanhGrad, kSigmoidGrad };
 
 /// The most axes a broadcast or permutation kernel indexes.
 constexpr int kGpuMaxRank = 8;
@@ -108,6 +111,17 @@ Status LaunchSoftmax(GpuDType t, int64_t rows, int64_t cols, const void* x, void
 /// y = (x - mean) / sqrt(var + epsilon) * scale + bias per row; bias may be null.
 Status LaunchLayerNorm(GpuDType t, int64_t rows, int64_t cols, const void* x, const void* scale,
                        const void* bias, float epsilon, void* y, void* stream = nullptr);
+
+/// y = x / sqrt(mean(x^2) + epsilon) * scale per row (ONNX RMSNormalization).
+Status LaunchRmsNorm(GpuDType t, int64_t rows, int64_t cols, const void* x, const void* scale,
+                     float epsilon, void* y, void* stream = nullptr);
+
+/// Gradients of LaunchRmsNorm: dx per row, and dscale summed over the rows.
+/// `inv_rms` is f32 device scratch of `rows` floats (the per-row 1/rms, written
+/// by the first of the two kernels and read by the second).
+Status LaunchRmsNormGrad(GpuDType t, int64_t rows, int64_t cols, const void* x, const void* scale,
+                         const void* dy, float epsilon, void* dx, void* dscale, float* inv_rms,
+                         void* stream = nullptr);
 
 /// Embedding gather: out[i, :] = table[indices[i], :] for i < n, rows of `width`.
 /// REQUIRES: every index in [0, table_rows) (the executor checks them on the host).

@@ -183,29 +183,48 @@ bool GeluIsTanh(const Op& op) {
   return a != nullptr && a->AsString() == "tanh";
 }
 
-StatusOr<GpuKernel> PlanActivation(const Op& op, GpuDType t, Views in, Views out, void* stream) {
-  const TensorView x = in[0], y = out[0];
-  const int64_t n = y.num_elements();
-  const bool tanh = GeluIsTanh(op);
+std::optional<GpuUnary> UnaryOf(const Op& op) {
   switch (op.kind()) {
     case OpKind::kRelu:
-    case OpKind::kGelu: {
-      const GpuUnary u = op.kind() == OpKind::kRelu ? GpuUnary::kRelu
-                         : tanh                      ? GpuUnary::kGeluTanh
-                                                     : GpuUnary::kGelu;
-      return GpuKernel([=] { return LaunchUnary(u, t, n, x.data, y.data, stream); });
-    }
-    default: {
-      const GpuUnaryGrad g = op.kind() == OpKind::kReluGrad ? GpuUnaryGrad::kReluGrad
-                             : tanh                          ? GpuUnaryGrad::kGeluTanhGrad
-                                                             : GpuUnaryGrad::kGeluGrad;
-      const TensorView dy = in[1];
-      return GpuKernel([=] { return LaunchUnaryGrad(g, t, n, x.data, dy.data, y.data, stream); });
-    }
+      return GpuUnary::kRelu;
+    case OpKind::kGelu:
+      return GeluIsTanh(op) ? GpuUnary::kGeluTanh : GpuUnary::kGelu;
+    case OpKind::kSigmoid:
+      return GpuUnary::kSigmoid;
+    case OpKind::kSin:
+      return GpuUnary::kSin;
+    case OpKind::kCos:
+      return GpuUnary::kCos;
+    default:
+      return std::nullopt;
   }
 }
 
-// ---- rows: softmax, layer norm (last axis only, as on the CPU)
+// ReluGrad(x, dy), GeluGrad(x, dy) and SigmoidGrad(y, dy).
+GpuUnaryGrad UnaryGradOf(const Op& op) {
+  switch (op.kind()) {
+    case OpKind::kReluGrad:
+      return GpuUnaryGrad::kReluGrad;
+    case OpKind::kSigmoidGrad:
+      return GpuUnaryGrad::kSigmoidGrad;
+    default:
+      return GeluIsTanh(op) ? GpuUnaryGrad::kGeluTanhGrad : GpuUnaryGrad::kGeluGrad;
+  }
+}
+
+StatusOr<GpuKernel> PlanActivation(const Op& op, GpuDType t, Views in, Views out, void* stream) {
+  const TensorView x = in[0], y = out[0];
+  const int64_t n = y.num_elements();
+  if (const std::optional<GpuUnary> u = UnaryOf(op)) {
+    const GpuUnary f = *u;
+    return GpuKernel([=] { return LaunchUnary(f, t, n, x.data, y.data, stream); });
+  }
+  const GpuUnaryGrad g = UnaryGradOf(op);
+  const TensorView dy = in[1];
+  return GpuKernel([=] { return LaunchUnaryGrad(g, t, n, x.data, dy.data, y.data, stream); });
+}
+
+// ---- rows: softmax, layer norm, RMS norm (last axis only, as on the CPU)
 
 StatusOr<int64_t> LastAxisCols(const Op& op, const TensorView& x) {
   const int64_t axis = NormalizeAxis(op.GetInt("axis", -1), x.rank());
@@ -228,6 +247,34 @@ StatusOr<GpuKernel> PlanRows(const Op& op, GpuDType t, Views in, Views out, void
   const auto eps = static_cast<float>(op.GetFloat("epsilon", 1e-5));
   return GpuKernel([=] {
     return LaunchLayerNorm(t, rows, cols, x.data, scale.data, bias, eps, y.data, stream);
+  });
+}
+
+// RMSNormalization(x, scale) and RMSNormalizationGrad(x, scale, dy) -> (dx,
+// dscale) over the last axis, scale one value per column. The gradient keeps
+// each row's 1/rms in f32 scratch between its two kernels.
+StatusOr<GpuKernel> PlanRmsNorm(const Op& op, GpuDType t, Views in, Views out,
+                                const GpuOpContext& ctx) {
+  DISTIR_ASSIGN_OR_RETURN(const int64_t cols, LastAxisCols(op, in[0]));
+  const TensorView x = in[0], scale = in[1];
+  if (scale.num_elements() != cols) return Unsupported(op) << "a scale broadcast along the row";
+  const auto eps = static_cast<float>(op.GetFloat("epsilon", 1e-5));
+  const int64_t rows = cols > 0 ? x.num_elements() / cols : 0;
+  void* stream = ctx.stream;
+  if (op.kind() == OpKind::kRMSNormalization) {
+    const TensorView y = out[0];
+    return GpuKernel(
+        [=] { return LaunchRmsNorm(t, rows, cols, x.data, scale.data, eps, y.data, stream); });
+  }
+  if (ctx.scratch == nullptr) return GpuKernel([] { return Status::Ok(); });  // planning only
+  const auto bytes = static_cast<size_t>(std::max<int64_t>(rows, 1)) * sizeof(float);
+  DISTIR_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::Allocate(bytes));
+  auto* inv_rms = static_cast<float*>(buffer.data());
+  ctx.scratch->push_back(std::move(buffer));
+  const TensorView dy = in[2], dx = out[0], ds = out[1];
+  return GpuKernel([=] {
+    return LaunchRmsNormGrad(t, rows, cols, x.data, scale.data, dy.data, eps, dx.data, ds.data,
+                             inv_rms, stream);
   });
 }
 
@@ -331,12 +378,19 @@ StatusOr<GpuKernel> PlanGpuComputeOp(const Op& op, Views in, Views out, const Gp
       return PlanGemm(op, t, in, out, ctx);
     case OpKind::kRelu:
     case OpKind::kGelu:
+    case OpKind::kSigmoid:
+    case OpKind::kSin:
+    case OpKind::kCos:
     case OpKind::kReluGrad:
     case OpKind::kGeluGrad:
+    case OpKind::kSigmoidGrad:
       return PlanActivation(op, t, in, out, ctx.stream);
     case OpKind::kSoftmax:
     case OpKind::kLayerNormalization:
       return PlanRows(op, t, in, out, ctx.stream);
+    case OpKind::kRMSNormalization:
+    case OpKind::kRMSNormalizationGrad:
+      return PlanRmsNorm(op, t, in, out, ctx);
     case OpKind::kMSELoss:
     case OpKind::kMSELossGrad:
       return PlanLoss(op, t, in, out, ctx);

@@ -16,15 +16,19 @@ using onnx::AttributeProto;
 
 // The ONNX op types the importer maps, each to the DistIR op of the same name.
 // Training, tuple and communication ops have no ONNX counterpart in opsets
-// 13..17 (Gelu only arrives in opset 20), so they are not listed.
+// 13..17 (Gelu only arrives in opset 20, RMSNormalization in opset 23), so they
+// are not listed: opset-17 LLaMA exports write RMSNorm as Pow ReduceMean Add
+// Sqrt Div Mul and SiLU as Sigmoid Mul.
 constexpr std::string_view kSupported[] = {
-    "Add",        "Cast",     "Concat",    "Constant", "ConstantOfShape", "Div",
-    "Equal",      "Erf",      "Exp",       "Expand",   "Gather",          "Gemm",
-    "Identity",   "LayerNormalization",    "Less",     "MatMul",          "Max",
-    "Min",        "Mul",      "Neg",       "Not",      "Pow",             "Range",
-    "ReduceMean", "ReduceSum", "Relu",     "Reshape",  "Shape",           "Slice",
-    "Softmax",    "Split",    "Sqrt",      "Squeeze",  "Sub",             "Sum",
-    "Tanh",       "Transpose", "Trilu",    "Unsqueeze", "Where",
+    "Add",       "Cast",      "Concat",  "Constant", "ConstantOfShape",
+    "Cos",       "Div",       "Equal",   "Erf",      "Exp",
+    "Expand",    "Gather",    "Gemm",    "Identity", "LayerNormalization",
+    "Less",      "MatMul",    "Max",     "Min",      "Mul",
+    "Neg",       "Not",       "Pow",     "Range",    "ReduceMean",
+    "ReduceSum", "Relu",      "Reshape", "Shape",    "Sigmoid",
+    "Sin",       "Slice",     "Softmax", "Split",    "Sqrt",
+    "Squeeze",   "Sub",       "Sum",     "Tanh",     "Transpose",
+    "Trilu",     "Unsqueeze", "Where",
 };
 
 // Attributes DistIR does not model, accepted when they hold ONNX's default.

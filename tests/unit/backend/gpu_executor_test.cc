@@ -176,6 +176,31 @@ std::string ModelTestName(const ::testing::TestParamInfo<std::string>& param) {
 INSTANTIATE_TEST_SUITE_P(BuiltInModels, GpuOpsSupportTest,
                          ::testing::Values("mlp-tiny", "gpt2-tiny"), ModelTestName);
 
+TEST(GpuOpsTest, PlansTheLlamaOpsWithoutAGpu) {
+  // Sigmoid, Sin, Cos, SigmoidGrad, RMSNormalization and its gradient, in bf16;
+  // planning only (no scratch: nothing is allocated, nothing runs).
+  Module m = testing::ParseAndInferOrDie(R"(
+    func @f(%x: tensor<4x8xbf16, d0>, %s: tensor<8xbf16, d0>, %dy: tensor<4x8xbf16, d0>) {
+      %sig = Sigmoid(%x)
+      %sin = Sin(%x)
+      %cos = Cos(%x)
+      %dsig = SigmoidGrad(%sig, %dy)
+      %rms = RMSNormalization(%x, %s) {epsilon = 1e-06}
+      %dx, %ds = RMSNormalizationGrad(%x, %s, %dy) {epsilon = 1e-06}
+      return %dsig, %sin, %cos, %rms, %dx, %ds
+    })");
+  for (const auto& op : m.entry()->ops()) {
+    SCOPED_TRACE(op->Name());
+    std::vector<backend::TensorView> in, out;
+    for (const Value* v : op->inputs())
+      in.push_back(backend::TensorView::OfType(v->type(), nullptr));
+    for (const auto& r : op->results()) {
+      out.push_back(backend::TensorView::OfType(r->type(), nullptr));
+    }
+    EXPECT_OK(PlanGpuComputeOp(*op, in, out, GpuOpContext{}).status());
+  }
+}
+
 TEST(GpuOpsTest, RejectsAnOpWithoutAGpuKernelByName) {
   // Trilu with a k operand: the CPU runs it, the GPU planner says which op and why.
   Module m = testing::ParseAndInferOrDie(R"(

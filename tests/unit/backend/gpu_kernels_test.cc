@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/host_kernels.h"
@@ -135,6 +136,56 @@ TEST(GpuKernelsTest, SoftmaxAndLayerNormMatchHost) {
     ASSERT_OK(LaunchLayerNorm(t, rows, cols, dx.data(), ds.data(), dbias.data(), 1e-5f, dy.data()));
     backend::LayerNorm<float>(rows, cols, x.data(), scale.data(), bias.data(), 1e-5f, want.data());
     ExpectClose(Download(t, dy, want.size()), Rounded(t, want), 4 * Tol(t), "layernorm");
+  }
+}
+
+TEST(GpuKernelsTest, LlamaActivationsMatchHost) {
+  SKIP_WITHOUT_GPU();
+  const size_t n = 1000;
+  for (GpuDType t : kAll) {
+    const std::vector<float> a = Rounded(t, Random(n, 21, -6, 6)), b = Rounded(t, Random(n, 22));
+    DeviceBuffer da = Upload(t, a), db = Upload(t, b), out = Upload(t, a);
+    std::vector<float> want(n);
+    const std::pair<GpuUnary, backend::UnaryKind> kinds[] = {
+        {GpuUnary::kSigmoid, backend::UnaryKind::kSigmoid},
+        {GpuUnary::kSin, backend::UnaryKind::kSin},
+        {GpuUnary::kCos, backend::UnaryKind::kCos}};
+    for (const auto& [gpu, host] : kinds) {
+      ASSERT_OK(LaunchUnary(gpu, t, n, da.data(), out.data()));
+      backend::Unary<float>(host, n, a.data(), want.data());
+      ExpectClose(Download(t, out, n), Rounded(t, want), Tol(t), "sin, cos or sigmoid");
+    }
+    // SigmoidGrad takes the Sigmoid output y: feed it y = Sigmoid(a), rounded.
+    backend::Unary<float>(backend::UnaryKind::kSigmoid, n, a.data(), want.data());
+    const std::vector<float> y = Rounded(t, want);
+    DeviceBuffer dy = Upload(t, y);
+    ASSERT_OK(LaunchUnaryGrad(GpuUnaryGrad::kSigmoidGrad, t, n, dy.data(), db.data(), out.data()));
+    backend::SigmoidGrad<float>(n, y.data(), b.data(), want.data());
+    ExpectClose(Download(t, out, n), Rounded(t, want), Tol(t), "sigmoid grad");
+  }
+}
+
+TEST(GpuKernelsTest, RmsNormAndItsGradientMatchHost) {
+  SKIP_WITHOUT_GPU();
+  const int64_t rows = 7, cols = 300;
+  for (GpuDType t : kAll) {
+    const std::vector<float> x = Rounded(t, Random(rows * cols, 23));
+    const std::vector<float> scale = Rounded(t, Random(cols, 24, 0.5f, 1.5f));
+    const std::vector<float> g = Rounded(t, Random(rows * cols, 25));
+    std::vector<float> want(rows * cols), want_ds(cols);
+    DeviceBuffer dx = Upload(t, x), ds = Upload(t, scale), dg = Upload(t, g), dy = Upload(t, x),
+                 dscale = Upload(t, scale);
+    ASSERT_OK(LaunchRmsNorm(t, rows, cols, dx.data(), ds.data(), 1e-5f, dy.data()));
+    backend::RmsNorm<float>(rows, cols, x.data(), scale.data(), 1e-5f, want.data());
+    ExpectClose(Download(t, dy, want.size()), Rounded(t, want), 4 * Tol(t), "rmsnorm");
+    ASSERT_OK_AND_ASSIGN(DeviceBuffer inv_rms, DeviceBuffer::Allocate(rows * sizeof(float)));
+    ASSERT_OK(LaunchRmsNormGrad(t, rows, cols, dx.data(), ds.data(), dg.data(), 1e-5f, dy.data(),
+                                dscale.data(), static_cast<float*>(inv_rms.data())));
+    backend::RmsNormGrad<float>(rows, cols, x.data(), scale.data(), g.data(), 1e-5f, want.data(),
+                                want_ds.data());
+    ExpectClose(Download(t, dy, want.size()), Rounded(t, want), 4 * Tol(t), "rmsnorm dx");
+    // dscale sums 7 rows: a few more roundings.
+    ExpectClose(Download(t, dscale, cols), Rounded(t, want_ds), 8 * Tol(t), "rmsnorm dscale");
   }
 }
 

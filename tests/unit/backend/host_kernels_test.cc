@@ -1,8 +1,9 @@
 // Host kernels (src/backend/cpu/host_kernels.h) against straightforward loops
 // in double: products with every transpose combination, elementwise ops with
-// broadcasting, softmax and layer norm with their gradients (checked against
-// central differences), layout kernels, losses, optimizers, and the f16/bf16
-// conversions against the compiler's _Float16 and an independent rounding.
+// broadcasting, softmax, layer norm and RMS norm with their gradients (checked
+// against central differences), layout kernels, losses, optimizers, and the
+// f16/bf16 conversions against the compiler's _Float16 and an independent
+// rounding.
 
 #include "backend/cpu/host_kernels.h"
 
@@ -182,6 +183,34 @@ TEST_F(HostKernelsTest, UnaryAndGradientsMatchFormulas) {
   }
 }
 
+TEST_F(HostKernelsTest, SigmoidSinCosAndSigmoidGradMatchFormulas) {
+  const std::vector<double> x = RandomVector(32, 20, -6, 6), dy = RandomVector(32, 21);
+  std::vector<double> y(32), s(32), c(32), dx(32);
+  Unary<double>(UnaryKind::kSigmoid, 32, x.data(), y.data());
+  Unary<double>(UnaryKind::kSin, 32, x.data(), s.data());
+  Unary<double>(UnaryKind::kCos, 32, x.data(), c.data());
+  for (size_t i = 0; i < 32; ++i) {
+    EXPECT_NEAR(y[i], 1 / (1 + std::exp(-x[i])), 1e-15);
+    EXPECT_EQ(s[i], std::sin(x[i]));
+    EXPECT_EQ(c[i], std::cos(x[i]));
+  }
+  // SigmoidGrad takes the output y: dx = dy * sigmoid'(x), checked by central differences.
+  SigmoidGrad<double>(32, y.data(), dy.data(), dx.data());
+  for (size_t i = 0; i < 32; ++i) {
+    const double h = 1e-6, xl = x[i] - h, xh = x[i] + h;
+    double lo, hi;
+    Unary<double>(UnaryKind::kSigmoid, 1, &xl, &lo);
+    Unary<double>(UnaryKind::kSigmoid, 1, &xh, &hi);
+    EXPECT_NEAR(dx[i], dy[i] * (hi - lo) / (2 * h), 1e-8);
+  }
+  // float: a large negative input gives 0, not NaN.
+  const float big[2] = {-200.0f, 200.0f};
+  float out[2];
+  Unary<float>(UnaryKind::kSigmoid, 2, big, out);
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_EQ(out[1], 1.0f);
+}
+
 TEST_F(HostKernelsTest, SoftmaxRowsSumToOneAndGradientMatchesDifferences) {
   const int64_t rows = 3, cols = 5;
   // Large logits: the max subtraction must keep exp finite.
@@ -269,6 +298,51 @@ TEST_F(HostKernelsTest, LayerNormMatchesFormulaAndGradientsMatchDifferences) {
     lo = forward(xs, sc, bs).second;
     bs[c] = keep;
     EXPECT_NEAR(dbias[c], (hi - lo) / (2 * h), 1e-7) << "dbias " << c;
+  }
+}
+
+TEST_F(HostKernelsTest, RmsNormMatchesFormulaAndGradientsMatchDifferences) {
+  const int64_t rows = 3, cols = 5;
+  const double eps = 1e-5;
+  const std::vector<double> x = RandomVector(rows * cols, 22, -2, 2);
+  const std::vector<double> scale = RandomVector(cols, 23, 0.5, 1.5);
+  const std::vector<double> dy = RandomVector(rows * cols, 24);
+  auto forward = [&](const std::vector<double>& xs, const std::vector<double>& sc) {
+    std::vector<double> y(rows * cols);
+    RmsNorm<double>(rows, cols, xs.data(), sc.data(), eps, y.data());
+    double l = 0;
+    for (int64_t i = 0; i < rows * cols; ++i) l += dy[i] * y[i];
+    return std::pair{y, l};
+  };
+  const std::vector<double> y = forward(x, scale).first;
+  for (int64_t r = 0; r < rows; ++r) {
+    double ms = 0;
+    for (int64_t c = 0; c < cols; ++c) ms += x[r * cols + c] * x[r * cols + c] / cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      EXPECT_NEAR(y[r * cols + c], x[r * cols + c] / std::sqrt(ms + eps) * scale[c], 1e-12);
+    }
+  }
+  std::vector<double> dx(rows * cols), dscale(cols, 99);
+  RmsNormGrad<double>(rows, cols, x.data(), scale.data(), dy.data(), eps, dx.data(), dscale.data());
+  const double h = 1e-6;
+  std::vector<double> xs = x, sc = scale;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double keep = xs[i];
+    xs[i] = keep + h;
+    const double hi = forward(xs, sc).second;
+    xs[i] = keep - h;
+    const double lo = forward(xs, sc).second;
+    xs[i] = keep;
+    EXPECT_NEAR(dx[i], (hi - lo) / (2 * h), 1e-7) << "dx " << i;
+  }
+  for (size_t c = 0; c < static_cast<size_t>(cols); ++c) {
+    const double keep = sc[c];
+    sc[c] = keep + h;
+    const double hi = forward(xs, sc).second;
+    sc[c] = keep - h;
+    const double lo = forward(xs, sc).second;
+    sc[c] = keep;
+    EXPECT_NEAR(dscale[c], (hi - lo) / (2 * h), 1e-7) << "dscale " << c;
   }
 }
 

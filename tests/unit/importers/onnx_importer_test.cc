@@ -64,6 +64,19 @@ TEST(OnnxImporterTest, ImportsOneNode) {
   EXPECT_EQ(m.inputs, std::vector<std::string>{"x"});
 }
 
+TEST(OnnxImporterTest, ImportsTheLlamaActivationsAndRotaryOps) {
+  // SiLU is exported as Mul(x, Sigmoid(x)); rotary embeddings take Cos and Sin.
+  for (const char* op : {"Sigmoid", "Sin", "Cos"}) {
+    for (int64_t opset : {13, 17}) {
+      SCOPED_TRACE(std::string(op) + " at opset " + std::to_string(opset));
+      ASSERT_OK_AND_ASSIGN(ImportedModel m, Import(UnaryModel(op, opset)));
+      EXPECT_EQ(PrintModule(m.module),
+                "func @test(%x: tensor<2x3xf32, d0>) {\n  %y = " + std::string(op) +
+                    "(%x) : tensor<2x3xf32, d0>\n  return %y\n}\n");
+    }
+  }
+}
+
 TEST(OnnxImporterTest, UnsupportedOpNamesNodeOpTypeOpsetAndTheSupportedOps) {
   StatusOr<ImportedModel> m = Import(UnaryModel("Conv", 16));
   EXPECT_THAT(m, StatusIs(StatusCode::kUnimplemented, "ONNX op Conv (opset 16) is not supported"));

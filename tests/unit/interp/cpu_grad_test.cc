@@ -177,6 +177,59 @@ TEST(CpuGradTest, GeluGradExactAndTanh) {
   }
 }
 
+TEST(CpuGradTest, SigmoidGradTakesTheSigmoidOutput) {
+  GradCase gc{R"(func @f(%x: tensor<3x5xf64, d0>) {
+      %y = Sigmoid(%x)
+      return %y
+    })",
+              R"(func @g(%x: tensor<3x5xf64, d0>, %dy: tensor<3x5xf64, d0>) {
+      %y = Sigmoid(%x)
+      %dx = SigmoidGrad(%y, %dy)
+      return %dx
+    })",
+              {0}};
+  CheckGradients(gc, Inputs(gc.forward, 12, 0), 112);
+}
+
+// SwiGLU, LLaMA's MLP: y = (silu(x W1) * (x W3)) W2 with silu(a) = a * Sigmoid(a),
+// differentiated with MatMulGrad, Mul, Add and SigmoidGrad only: for
+// u = a * s, s = Sigmoid(a), du/da = s + a * s (1 - s), so
+// da = du * s + SigmoidGrad(s, du * a).
+TEST(CpuGradTest, SwiGluNeedsOnlySigmoidGradBeyondMulAndMatMul) {
+  GradCase gc{R"(func @f(%x: tensor<3x4xf64, d0>, %w1: tensor<4x5xf64, d0>,
+                         %w3: tensor<4x5xf64, d0>, %w2: tensor<5x4xf64, d0>) {
+      %a = MatMul(%x, %w1)
+      %b = MatMul(%x, %w3)
+      %s = Sigmoid(%a)
+      %u = Mul(%a, %s)
+      %h = Mul(%u, %b)
+      %y = MatMul(%h, %w2)
+      return %y
+    })",
+              R"(func @g(%x: tensor<3x4xf64, d0>, %w1: tensor<4x5xf64, d0>,
+                         %w3: tensor<4x5xf64, d0>, %w2: tensor<5x4xf64, d0>,
+                         %dy: tensor<3x4xf64, d0>) {
+      %a = MatMul(%x, %w1)
+      %b = MatMul(%x, %w3)
+      %s = Sigmoid(%a)
+      %u = Mul(%a, %s)
+      %h = Mul(%u, %b)
+      %dh, %dw2 = MatMulGrad(%h, %w2, %dy)
+      %du = Mul(%dh, %b)
+      %db = Mul(%dh, %u)
+      %da_direct = Mul(%du, %s)
+      %dsa = Mul(%du, %a)
+      %da_sigmoid = SigmoidGrad(%s, %dsa)
+      %da = Add(%da_direct, %da_sigmoid)
+      %dx1, %dw1 = MatMulGrad(%x, %w1, %da)
+      %dx3, %dw3 = MatMulGrad(%x, %w3, %db)
+      %dx = Add(%dx1, %dx3)
+      return %dx, %dw1, %dw3, %dw2
+    })",
+              {0, 1, 2, 3}};
+  CheckGradients(gc, Inputs(gc.forward, 13), 113);
+}
+
 TEST(CpuGradTest, SoftmaxGradAlongAMiddleAxisAndTheLast) {
   GradCase middle{R"(func @f(%x: tensor<2x3x4xf64, d0>) {
       %y = Softmax(%x) {axis = 1}
@@ -230,6 +283,36 @@ TEST(CpuGradTest, LayerNormalizationGradWithABroadcastScale) {
     })",
               {0, 1, 2}};
   CheckGradients(gc, Inputs(gc.forward, 10), 110);
+}
+
+TEST(CpuGradTest, RMSNormalizationGradOfInputAndScale) {
+  GradCase gc{R"(func @f(%x: tensor<3x4xf64, d0>, %s: tensor<4xf64, d0>) {
+      %y = RMSNormalization(%x, %s) {epsilon = 1e-05}
+      return %y
+    })",
+              R"(func @g(%x: tensor<3x4xf64, d0>, %s: tensor<4xf64, d0>,
+                         %dy: tensor<3x4xf64, d0>) {
+      %dx, %ds = RMSNormalizationGrad(%x, %s, %dy) {epsilon = 1e-05}
+      return %dx, %ds
+    })",
+              {0, 1}};
+  CheckGradients(gc, Inputs(gc.forward, 14), 114);
+}
+
+TEST(CpuGradTest, RMSNormalizationGradWithABroadcastScale) {
+  // Normalizes over [3, 4] (axis 1) with a scale of shape [4]: dscale also
+  // sums over the 3 rows the scale is broadcast along.
+  GradCase gc{R"(func @f(%x: tensor<2x3x4xf64, d0>, %s: tensor<4xf64, d0>) {
+      %y = RMSNormalization(%x, %s) {axis = 1, epsilon = 0.001}
+      return %y
+    })",
+              R"(func @g(%x: tensor<2x3x4xf64, d0>, %s: tensor<4xf64, d0>,
+                         %dy: tensor<2x3x4xf64, d0>) {
+      %dx, %ds = RMSNormalizationGrad(%x, %s, %dy) {axis = 1, epsilon = 0.001}
+      return %dx, %ds
+    })",
+              {0, 1}};
+  CheckGradients(gc, Inputs(gc.forward, 15), 115);
 }
 
 TEST(CpuGradTest, MSELossGradIsTheGradientOfMSELoss) {
@@ -299,6 +382,27 @@ TEST(CpuGradTest, LayerNormalizationGradHandComputed) {
   EXPECT_OK(AllClose(out[0], F64({1, 3}, {r / 6, -r / 3, r / 6}), 1e-14, 1e-15));
   EXPECT_OK(AllClose(out[1], F64({3}, {-3 * r, 0, 0}), 1e-14, 1e-15));
   EXPECT_OK(AllClose(out[2], F64({3}, {1, 0, 0}), 0, 0));
+}
+
+TEST(CpuGradTest, RMSNormalizationGradAndSigmoidGradHandComputed) {
+  // RMSNorm: x = [1, 7], scale 1, dy = [1, 0], epsilon 0: mean square 25,
+  // r = 1/5, xh = x r = [0.2, 1.4], g = dy, mean(g xh) = 0.2 / 2 = 0.1, so
+  // dx = r (g - xh 0.1) = 0.2 [1 - 0.02, -0.14] = [0.196, -0.028] and
+  // dscale = dy xh = [0.2, 0]. SigmoidGrad(y = [0.5, 0.25], dy = [2, 4]) =
+  // dy y (1 - y) = [0.5, 0.75].
+  ASSERT_OK_AND_ASSIGN(std::vector<HostValue> out,
+                       testing::RunText(R"(
+  func @f(%x: tensor<1x2xf64, d0>, %s: tensor<2xf64, d0>, %dy: tensor<1x2xf64, d0>,
+          %y: tensor<2xf64, d0>, %dsig: tensor<2xf64, d0>) {
+    %dx, %ds = RMSNormalizationGrad(%x, %s, %dy) {epsilon = 0.0}
+    %dz = SigmoidGrad(%y, %dsig)
+    return %dx, %ds, %dz
+  })",
+                                        {F64({1, 2}, {1, 7}), F64({2}, {1, 1}), F64({1, 2}, {1, 0}),
+                                         F64({2}, {0.5, 0.25}), F64({2}, {2, 4})}));
+  EXPECT_OK(AllClose(out[0], F64({1, 2}, {0.196, -0.028}), 1e-14, 1e-15));
+  EXPECT_OK(AllClose(out[1], F64({2}, {0.2, 0}), 1e-14, 1e-15));
+  EXPECT_OK(AllClose(out[2], F64({2}, {0.5, 0.75}), 0, 0));
 }
 
 TEST(CpuGradTest, OptimizersHandComputed) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numbers>
 
 #include "cpu_test_util.h"
 
@@ -166,6 +167,30 @@ TEST(CpuKernelsTest, UnaryMathInF64) {
   EXPECT_THAT(Elems(neg[2])[1], DoubleNear(0.46211715726000974, 1e-15));
 }
 
+TEST(CpuKernelsTest, SigmoidSinAndCos) {
+  // Sigmoid: 1/(1 + e^0) = 1/2; 1/(1 + 1/3) = 3/4 at ln 3, 1/4 at -ln 3;
+  // exp(800) overflows to inf, giving exactly 0, and exp(-800) = 0 gives 1.
+  const double ln3 = std::log(3.0);
+  RUN(out, R"(func @f(%x: tensor<5xf64, d0>) {
+    %y = Sigmoid(%x)
+    return %y
+  })",
+      F64({5}, {0, ln3, -ln3, -800, 800}));
+  EXPECT_THAT(Elems(out[0]),
+              ElementsAre(0.5, DoubleNear(0.75, 1e-15), DoubleNear(0.25, 1e-15), 0, 1));
+  // sin and cos at 0, pi/6, pi/2: [0, 1/2, 1] and [1, sqrt(3)/2, 0].
+  const double pi = std::numbers::pi;
+  RUN(trig, R"(func @f(%x: tensor<3xf64, d0>) {
+    %s = Sin(%x)
+    %c = Cos(%x)
+    return %s, %c
+  })",
+      F64({3}, {0, pi / 6, pi / 2}));
+  EXPECT_THAT(Elems(trig[0]), ElementsAre(0, DoubleNear(0.5, 1e-15), 1));
+  EXPECT_THAT(Elems(trig[1]),
+              ElementsAre(1, DoubleNear(std::sqrt(3.0) / 2, 1e-15), DoubleNear(0, 1e-15)));
+}
+
 TEST(CpuKernelsTest, GeluExactAndTanhApproximation) {
   // Exact: x Phi(x); Phi(1) = 0.841344746..., -Phi(-1) = -0.158655253...
   // Tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) = 0.841191990... at 1.
@@ -232,6 +257,50 @@ TEST(CpuKernelsTest, LayerNormalizationOverTheLastTwoDims) {
   const double r = 1 / std::sqrt(1.25);
   EXPECT_THAT(Elems(out[0]), ElementsAre(DoubleNear(-1.5 * r, 1e-15), DoubleNear(-0.5 * r, 1e-15),
                                          DoubleNear(0.5 * r, 1e-15), DoubleNear(1.5 * r, 1e-15)));
+}
+
+TEST(CpuKernelsTest, RMSNormalizationScalesByTheRootMeanSquare) {
+  // Rows [1, 7] and [1, -1]: mean squares 25 and 1, epsilon 0, so the rows are
+  // divided by 5 and by 1: [0.2, 1.4] and [1, -1]; times scale [2, 0.5]:
+  // [0.4, 0.7] and [2, -0.5]. No centring: a constant row is not zeroed.
+  RUN(out, R"(func @f(%x: tensor<2x2xf64, d0>, %s: tensor<2xf64, d0>) {
+    %y = RMSNormalization(%x, %s) {epsilon = 0.0}
+    return %y
+  })",
+      F64({2, 2}, {1, 7, 1, -1}), F64({2}, {2, 0.5}));
+  EXPECT_THAT(Elems(out[0]), ElementsAre(DoubleNear(0.4, 1e-15), DoubleNear(0.7, 1e-15), 2, -0.5));
+  // epsilon inside the root: [3, 4] has mean square 12.5; with epsilon 12.5
+  // the divisor is sqrt(25) = 5: [0.6, 0.8]. The default epsilon is 1e-5.
+  RUN(eps, R"(func @f(%x: tensor<1x2xf64, d0>, %s: tensor<2xf64, d0>) {
+    %y = RMSNormalization(%x, %s) {epsilon = 12.5}
+    %d = RMSNormalization(%x, %s)
+    return %y, %d
+  })",
+      F64({1, 2}, {3, 4}), F64({2}, {1, 1}));
+  EXPECT_THAT(Elems(eps[0]), ElementsAre(DoubleNear(0.6, 1e-15), DoubleNear(0.8, 1e-15)));
+  const double r = 1 / std::sqrt(12.5 + 1e-5);
+  EXPECT_THAT(Elems(eps[1]), ElementsAre(DoubleNear(3 * r, 1e-15), DoubleNear(4 * r, 1e-15)));
+}
+
+TEST(CpuKernelsTest, RMSNormalizationOverTheLastTwoDimsWithABroadcastScale) {
+  // axis = 1 on [1, 2, 2]: [1, 3, 5, 5] has mean square (1 + 9 + 25 + 25) / 4
+  // = 15; epsilon 1 gives 1/sqrt(16) = 0.25: [0.25, 0.75, 1.25, 1.25], times
+  // the scale [1, 2] repeated along the rows: [0.25, 1.5, 1.25, 2.5].
+  RUN(out, R"(func @f(%x: tensor<1x2x2xf64, d0>, %s: tensor<2xf64, d0>) {
+    %y = RMSNormalization(%x, %s) {axis = 1, epsilon = 1.0}
+    return %y
+  })",
+      F64({1, 2, 2}, {1, 3, 5, 5}), F64({2}, {1, 2}));
+  EXPECT_THAT(Elems(out[0]), ElementsAre(0.25, 1.5, 1.25, 2.5));
+  // The result has the scale's dtype (ONNX): -2 / 2 * (1/3) rounds to bf16's
+  // nearest, -0.333984375 (1.0101011b x 2^-2).
+  RUN(mixed, R"(func @f(%x: tensor<1x1xf32, d0>, %s: tensor<1xbf16, d0>) {
+    %y = RMSNormalization(%x, %s) {epsilon = 0.0}
+    return %y
+  })",
+      T({1, 1}, {-2}), T({1}, {1.0 / 3}, DType::kBF16));
+  EXPECT_EQ(mixed[0].type().ToString(), "tensor<1x1xbf16, d0>");
+  EXPECT_THAT(Elems(mixed[0]), ElementsAre(-0.333984375));
 }
 
 TEST(CpuKernelsTest, ReductionsOverAxes) {

@@ -82,7 +82,8 @@ TEST(ShapeRulesTest, WhereBroadcastsAllThreeInputs) {
 }
 
 TEST(ShapeRulesTest, UnaryOpsKeepTheType) {
-  for (const char* op : {"Neg", "Sqrt", "Exp", "Relu", "Gelu", "Erf", "Tanh", "Identity"}) {
+  for (const char* op :
+       {"Neg", "Sqrt", "Exp", "Relu", "Gelu", "Erf", "Tanh", "Sigmoid", "Sin", "Cos", "Identity"}) {
     EXPECT_EQ(InferredType(Fn(kX, std::string("  %y = ") + op + "(%x)")), "tensor<8x16xf32, d0>")
         << op;
   }
@@ -152,6 +153,26 @@ TEST(ShapeRulesTest, LayerNormalizationGivesMeanAndInvStdWithReducedShape) {
   EXPECT_EQ(InferError(Fn("%x: tensor<4x16xf32, d0>, %s: tensor<8xf32, d0>",
                           "  %y = LayerNormalization(%x, %s)")),
             "LayerNormalization scale of shape [8] does not fit the normalized shape [16]");
+}
+
+TEST(ShapeRulesTest, RMSNormalizationKeepsTheShapeAndFitsTheScale) {
+  EXPECT_EQ(InferredType(Fn("%x: tensor<4x8x16xf32, d0>, %s: tensor<16xf32, d0>",
+                            "  %y = RMSNormalization(%x, %s) {axis = -1, epsilon = 1e-06}")),
+            "tensor<4x8x16xf32, d0>");
+  // Over the last two dims: a [16] scale broadcasts along the 8.
+  EXPECT_EQ(InferredType(Fn("%x: tensor<4x8x16xf32, d0>, %s: tensor<16xf32, d0>",
+                            "  %y = RMSNormalization(%x, %s) {axis = 1}")),
+            "tensor<4x8x16xf32, d0>");
+  EXPECT_EQ(InferError(Fn("%x: tensor<4x16xf32, d0>, %s: tensor<8xf32, d0>",
+                          "  %y = RMSNormalization(%x, %s)")),
+            "RMSNormalization scale of shape [8] does not fit the normalized shape [16]");
+  EXPECT_EQ(InferError(Fn("%x: tensor<4x16xf32, d0>, %s: tensor<16xf32, d0>",
+                          "  %y = RMSNormalization(%x, %s) {axis = 2}")),
+            "axis 2 is out of range for rank-2 input of RMSNormalization");
+  // As ONNX's: Y has the scale's dtype.
+  EXPECT_EQ(InferredType(Fn("%x: tensor<4x16xf32, d0>, %s: tensor<16xbf16, d0>",
+                            "  %y = RMSNormalization(%x, %s)")),
+            "tensor<4x16xbf16, d0>");
 }
 
 TEST(ShapeRulesTest, ReductionsHonourAxesAndKeepdims) {
@@ -309,6 +330,27 @@ TEST(ShapeRulesTest, GradientLossAndOptimizerOps) {
          "  %dx, %ds, %db = LayerNormalizationGrad(%x, %s, %dy)", "%dx");
   EXPECT_EQ(InferredType(ln, "dx"), "tensor<8x16xf32, d0>");
   EXPECT_EQ(InferredType(ln, "db"), "tensor<16xf32, d0>");
+  const std::string rms =
+      Fn("%x: tensor<2x8x16xf32, d0>, %s: tensor<16xf32, d0>, %dy: tensor<2x8x16xf32, d0>",
+         "  %dx, %ds = RMSNormalizationGrad(%x, %s, %dy) {epsilon = 1e-06}", "%dx");
+  EXPECT_EQ(InferredType(rms, "dx"), "tensor<2x8x16xf32, d0>");
+  EXPECT_EQ(InferredType(rms, "ds"), "tensor<16xf32, d0>");
+  EXPECT_EQ(InferError(Fn("%x: tensor<8x16xf32, d0>, %s: tensor<8xf32, d0>, "
+                          "%dy: tensor<8x16xf32, d0>",
+                          "  %dx, %ds = RMSNormalizationGrad(%x, %s, %dy)", "%dx")),
+            "RMSNormalizationGrad scale of shape [8] does not fit the normalized shape [16]");
+  EXPECT_EQ(InferError(Fn("%x: tensor<8x16xf32, d0>, %s: tensor<16xf32, d0>, "
+                          "%dy: tensor<8x8xf32, d0>",
+                          "  %dx, %ds = RMSNormalizationGrad(%x, %s, %dy)", "%dx")),
+            "RMSNormalizationGrad dy must match x: expected tensor<8x16xf32, d0>, got "
+            "tensor<8x8xf32, d0>");
+  EXPECT_EQ(InferredType(Fn("%y: tensor<8x16xf32, d0>, %dy: tensor<8x16xf32, d0>",
+                            "  %dx = SigmoidGrad(%y, %dy)", "%dx"),
+                         "dx"),
+            "tensor<8x16xf32, d0>");
+  EXPECT_EQ(InferError(Fn("%y: tensor<8x16xf32, d0>, %dy: tensor<8xf32, d0>",
+                          "  %dx = SigmoidGrad(%y, %dy)", "%dx")),
+            "SigmoidGrad dy must match y: expected tensor<8x16xf32, d0>, got tensor<8xf32, d0>");
   EXPECT_EQ(InferredType(
                 Fn("%p: tensor<8x16xf32, d0>, %t: tensor<8x16xf32, d0>", "  %y = MSELoss(%p, %t)")),
             "tensor<f32, d0>");

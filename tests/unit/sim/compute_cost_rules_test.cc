@@ -56,7 +56,7 @@ TEST(ComputeCostRulesTest, BroadcastOperandMovesItsOwnSize) {
 TEST(ComputeCostRulesTest, UnaryElementwise) {
   // Relu of 1000 f32: 8000 B -> 8e-8 s (flops 1e-9 s) + L = 1.008e-5.
   for (OpKind k : {OpKind::kRelu, OpKind::kNeg, OpKind::kSqrt, OpKind::kExp, OpKind::kErf,
-                   OpKind::kTanh}) {
+                   OpKind::kTanh, OpKind::kSin, OpKind::kCos}) {
     ExpectSeconds(Cost(k, {F32({1000})}, {F32({1000})}), 1.008e-5);
   }
   // Cast f32 -> f16 of 1000: 4000 + 2000 B -> 6e-8 + L.
@@ -77,6 +77,19 @@ TEST(ComputeCostRulesTest, ComputeBoundElementwiseTakesTheFlopsSide) {
       1.001e-2);
 }
 
+TEST(ComputeCostRulesTest, SigmoidAndSigmoidGradCountThreeFlops) {
+  // With V = 1e9, 1e6 f16 elements: Sigmoid moves 4e6 B (4e-5 s) and does 3e6 flops
+  // (exp, add, divide): 3e-3 + L = 3.01e-3. SigmoidGrad(y, dy) moves 6e6 B (6e-5 s)
+  // and does dy·y·(1 − y), 3e6 flops: 3.01e-3 as well.
+  HardwareProfile hw = TestHardware();
+  hw.device.vector_flops = 1e9;
+  const Type t = F16({1000, 1000});
+  ExpectSeconds(Cost(OpKind::kSigmoid, {t}, {t}, hw), 3.01e-3);
+  ExpectSeconds(Cost(OpKind::kSigmoidGrad, {t, t}, {t}, hw), 3.01e-3);
+  // Memory-bound at V = 1e12: Sigmoid of 1000 f32 is 8000 B -> 8e-8 s; + L.
+  ExpectSeconds(Cost(OpKind::kSigmoid, {F32({1000})}, {F32({1000})}), 1.008e-5);
+}
+
 TEST(ComputeCostRulesTest, VariadicSum) {
   // Sum of 3 x 1000 f32: bytes 16000 -> 1.6e-7 s; flops 2000 -> 2e-9 s; + L.
   ExpectSeconds(Cost(OpKind::kSum, {F32({1000}), F32({1000}), F32({1000})}, {F32({1000})}),
@@ -94,6 +107,21 @@ TEST(ComputeCostRulesTest, SoftmaxLayerNormAndReductions) {
   // ReduceSum [64,1000] -> [1000]: 256000 + 4000 B -> 2.6e-6 s; + L.
   ExpectSeconds(Cost(OpKind::kReduceSum, {F32({64, 1000})}, {F32({1000})}), 1.26e-5);
   ExpectSeconds(Cost(OpKind::kReduceMean, {F32({64, 1000})}, {F32({1000})}), 1.26e-5);
+}
+
+TEST(ComputeCostRulesTest, RMSNormalizationAndItsGradient) {
+  // RMSNormalization(x [64,1000], scale [1000]) -> y: 256000 + 4000 + 256000 B =
+  // 516000 B -> 5.16e-6 s (4 x 64000 flops = 2.56e-7 s); + L = 1.516e-5.
+  const Type x = F32({64, 1000});
+  const Type scale = F32({1000});
+  ExpectSeconds(Cost(OpKind::kRMSNormalization, {x, scale}, {x}), 1.516e-5);
+  // RMSNormalizationGrad(x, scale, dy) -> (dx, dscale): 3 x 256000 + 2 x 4000 B =
+  // 776000 B -> 7.76e-6 s (11 x 64000 flops = 7.04e-7 s); + L = 1.776e-5.
+  ExpectSeconds(Cost(OpKind::kRMSNormalizationGrad, {x, scale, x}, {x, scale}), 1.776e-5);
+  // Compute-bound at V = 1e9: 704000 flops -> 7.04e-4 s; + L = 7.14e-4.
+  HardwareProfile hw = TestHardware();
+  hw.device.vector_flops = 1e9;
+  ExpectSeconds(Cost(OpKind::kRMSNormalizationGrad, {x, scale, x}, {x, scale}, hw), 7.14e-4);
 }
 
 TEST(ComputeCostRulesTest, GatherAndSliceReadOnlyWhatTheyWrite) {
