@@ -2,7 +2,9 @@
 
 #include <hdf5.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 
 namespace distir::io {
@@ -153,7 +155,7 @@ void WriteTrace(Writer& w, hid_t traces, const TraceRecord& t) {
 }  // namespace
 
 Status WriteResultsFile(const std::string& path, const ResultsFile& f) {
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = ResultsTempPath(path);
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   hid_t file = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (file < 0) return InvalidArgument() << "cannot create '" << tmp << "'";
@@ -183,8 +185,10 @@ Status WriteResultsFile(const std::string& path, const ResultsFile& f) {
     return Internal() << "writing '" << tmp << "' failed";
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
     std::remove(tmp.c_str());
-    return Internal() << "cannot rename '" << tmp << "' to '" << path << "'";
+    return Internal() << "cannot rename '" << tmp << "' to '" << path
+                      << "': " << std::strerror(err);
   }
   return Status::Ok();
 }

@@ -62,7 +62,13 @@ struct ResultsFile {
   std::string started_at;
 };
 
-/// Writes `file` to `path` atomically.
+/// The file WriteResultsFile(path) writes before renaming it to `path`:
+/// `<path>.tmp`. One that exists while no writer holds the output was left by
+/// an interrupted run (output_claim.h removes it).
+inline std::string ResultsTempPath(const std::string& path) { return path + ".tmp"; }
+
+/// Writes `file` to `path` atomically, through ResultsTempPath(path), which
+/// is removed when writing fails.
 Status WriteResultsFile(const std::string& path, const ResultsFile& file);
 
 /// Reads the rows, ranking and metadata back (traces are not read).

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "ir/builder.h"
+#include "models/model_size.h"
+#include "support/checked_math.h"
 
 namespace distir {
 
@@ -52,7 +54,7 @@ Status ValidateOptions(const GptOptions& o) {
     return InvalidArgument() << "gpt2 option layer_norm_epsilon must be finite and > 0, got "
                              << o.layer_norm_epsilon;
   }
-  return Status::Ok();
+  return CheckGptSizes(o);
 }
 
 // The twelve weights of one transformer block, in HuggingFace order.
@@ -284,6 +286,39 @@ StatusOr<Module> GptBuilder::Build() && {
 StatusOr<Module> BuildGpt2Inference(const GptOptions& options) {
   DISTIR_RETURN_IF_ERROR(ValidateOptions(options));
   return GptBuilder(options).Build();
+}
+
+Status CheckGptSizes(const GptOptions& o, std::string* culprit) {
+  const std::string dtype(DTypeName(o.dtype));
+  const int64_t width = ByteWidth(o.dtype);
+  const int64_t d = o.d_model;
+  const int64_t b = o.batch;
+  const int64_t s = o.seq_len;
+  auto per_layer = [&o](int64_t n) { return CheckedMul(n, o.n_layer); };
+  ModelSizeCheck check("gpt2");
+  // A block's weights are 12 d^2 + 13 d: at most three d x 4d matrices.
+  check.AddTensors(per_layer(3), {d, 4, d}, width, "a d_model x 4 d_model weight of " + dtype,
+                   "d_model", d);
+  check.AddTensors(per_layer(13), {d}, width, "a bias of " + dtype, "d_model", d);
+  // wte and its transpose (or the untied LM head), wpe.
+  check.AddTensors(2, {o.vocab, d}, width, "the vocab x d_model token embedding of " + dtype,
+                   "vocab", o.vocab);
+  check.AddTensors(1, {o.n_ctx, d}, width, "the n_ctx x d_model position embedding of " + dtype,
+                   "n_ctx", o.n_ctx);
+  // Activations: the 34 values of a block are at most batch x seq_len x 4 d_model
+  // each, but for the attention scores (batch x n_head x seq_len x seq_len).
+  check.AddTensors(1, {b, s}, ByteWidth(DType::kI64), "the batch x seq_len input ids", "batch", b);
+  check.AddTensors(8, {b, s, d}, width, "a batch x seq_len x d_model activation of " + dtype,
+                   "batch", b);
+  check.AddTensors(per_layer(kBlockOps), {b, s, 4, d}, width,
+                   "a batch x seq_len x 4 d_model activation of " + dtype, "batch", b);
+  check.AddTensors(per_layer(4), {b, o.n_head, s, s}, width,
+                   "a batch x n_head x seq_len x seq_len attention score of " + dtype, "batch", b);
+  check.AddTensors(1, {b, s, o.vocab}, width, "the batch x seq_len x vocab logits of " + dtype,
+                   "batch", b);
+  const std::optional<int64_t> block_ops = per_layer(kBlockOps);  // + 7 outside the blocks
+  return check.Finish(block_ops ? CheckedAdd(*block_ops, 7) : std::nullopt, "n_layer", o.n_layer,
+                      culprit);
 }
 
 int64_t GptParameterCount(const GptOptions& o) {

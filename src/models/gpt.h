@@ -61,8 +61,15 @@ struct GptOptions {
 ///
 /// Errors: InvalidArgument naming the option when a size is < 1, seq_len >
 /// n_ctx, n_head does not divide d_model, dtype is not a float type or the
-/// epsilon is not > 0.
+/// epsilon is not > 0, or the sizes are too large (CheckGptSizes).
 StatusOr<Module> BuildGpt2Inference(const GptOptions& options);
+
+/// Checks that the model's sizes are representable (models/model_size.h): every
+/// tensor, and all of them together, at most kMaxModelBytes, and at most
+/// kMaxModelOps ops. InvalidArgument naming the option to blame otherwise (also
+/// stored in `*culprit` when not null: "d_model", "vocab", "n_ctx", "batch" or
+/// "n_layer"). BuildGpt2Inference() checks this too. REQUIRES: every size >= 1.
+Status CheckGptSizes(const GptOptions& options, std::string* culprit = nullptr);
 
 /// Weight elements of the model (input_ids excluded; wte counted once when tied):
 /// (vocab + n_ctx) d + n_layer (12 d^2 + 13 d) + 2 d [+ d vocab when untied].

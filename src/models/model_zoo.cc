@@ -105,6 +105,11 @@ int64_t BatchOf(const ModelSpec& spec) {
   return spec.family == ModelFamily::kMlpTraining ? spec.mlp.batch : spec.gpt.batch;
 }
 
+Status CheckModelSize(const ModelSpec& spec, std::string* culprit) {
+  if (spec.family == ModelFamily::kMlpTraining) return CheckMlpSizes(spec.mlp, culprit);
+  return CheckGptSizes(spec.gpt, culprit);
+}
+
 StatusOr<Module> BuildModel(const ModelSpec& spec) {
   if (spec.family == ModelFamily::kMlpTraining) return BuildMlpTraining(spec.mlp);
   return BuildGpt2Inference(spec.gpt);

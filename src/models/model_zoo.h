@@ -54,6 +54,10 @@ ModelSpec WithBatch(ModelSpec spec, int64_t batch);
 /// The spec's global batch.
 int64_t BatchOf(const ModelSpec& spec);
 
+/// CheckMlpSizes or CheckGptSizes of the spec's family: its sizes, at its
+/// batch, are representable. `*culprit` (when not null) names the option blamed.
+Status CheckModelSize(const ModelSpec& spec, std::string* culprit = nullptr);
+
 /// Builds the spec's module (BuildMlpTraining or BuildGpt2Inference).
 StatusOr<Module> BuildModel(const ModelSpec& spec);
 

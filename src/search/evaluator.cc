@@ -1,8 +1,13 @@
 #include "search/evaluator.h"
 
 #include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
 
 #include "interp/infer_types.h"
+#include "models/model_size.h"
+#include "support/checked_math.h"
 #include "transforms/parallelize.h"
 
 namespace distir::search {
@@ -33,8 +38,43 @@ double EstimatedCost(const Experiment& e, const Config& c) {
                                                                      : e.model.gpt.n_layer;
   const ParallelOptions& o = c.options;
   const int64_t replicas = SimulatesOneReplica(e, c) ? 1 : o.dp;
-  return static_cast<double>(replicas * o.tp * o.microbatches * (layers + 2));
+  // In double: the knobs come from the experiment and their product may not fit in int64.
+  return static_cast<double>(replicas) * static_cast<double>(o.tp) *
+         static_cast<double>(o.microbatches) * (static_cast<double>(layers) + 2);
 }
+
+Status CheckDistributionSize(const Function& seq, const ParallelOptions& o, bool one_replica) {
+  if (!CheckedMul(o.dp, o.microbatches)) {
+    return InvalidArgument() << "D*K = " << o.dp << " x " << o.microbatches
+                             << " does not fit in 64 bits (D*K must be at most the batch)";
+  }
+  const double replicas = one_replica ? 1.0 : static_cast<double>(o.dp);
+  const double ops = replicas * static_cast<double>(o.tp) * static_cast<double>(o.microbatches) *
+                     static_cast<double>(seq.ops().size());
+  if (ops > static_cast<double>(kMaxModelOps)) {
+    std::ostringstream os;
+    os << std::setprecision(3) << ops;
+    return ResourceExhausted() << "the distributed program would have about " << os.str()
+                               << " ops (" << (one_replica ? "T*K" : "D*T*K") << " times the "
+                               << seq.ops().size()
+                               << " ops of the sequential model), more than the " << kMaxModelOps
+                               << " the simulator accepts";
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// The transform's rules and the simulator's size limits; the transform's
+// reasons win where both reject (once D*K is known to fit: the rules divide by it).
+Status CheckConfig(const Function& seq, const ParallelOptions& o, bool one_replica) {
+  Status size = CheckDistributionSize(seq, o, one_replica);
+  if (size.code() == StatusCode::kInvalidArgument) return size;
+  DISTIR_RETURN_IF_ERROR(CheckParallelOptions(seq, o));
+  return size;
+}
+
+}  // namespace
 
 // The programs have no calls, so the cost model needs no module.
 Evaluator::Evaluator(const Experiment& e, EvaluatorOptions options)
@@ -63,12 +103,13 @@ ConfigResult Evaluator::Evaluate(const Config& c) {
   }
   ParallelOptions o = c.options;
   o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
-  if (Status valid = CheckParallelOptions(**seq, o); !valid.ok()) {
+  const bool one_replica = options_.replica_symmetry && SimulatesOneReplica(e_, c);
+  if (Status valid = CheckConfig(**seq, o, one_replica); !valid.ok()) {
     r.status = ConfigStatus::kInvalid;
     r.reason = valid.message();
     return r;
   }
-  if (!options_.replica_symmetry || !SimulatesOneReplica(e_, c)) {
+  if (!one_replica) {
     SimulateInto(**seq, o, c.batch, 1, r);
     return r;
   }
@@ -101,8 +142,21 @@ void Evaluator::SimulateInto(const Function& seq, const ParallelOptions& o, int6
   so.record_memory_timeline = false;
   StatusOr<sim::SimulationResult> sim = sim::Simulate(dist->module, dist->program(), costs_, so);
   if (!sim.ok()) {
-    r.status = ConfigStatus::kError;
+    // ResourceExhausted: an op's time or size is beyond what the cost model
+    // represents (cost_model.h); the configuration, not the simulator, is at fault.
+    r.status = sim.status().code() == StatusCode::kResourceExhausted ? ConfigStatus::kInvalid
+                                                                     : ConfigStatus::kError;
     r.reason = sim.status().message();
+    return;
+  }
+  if (!std::isfinite(sim->iteration_time_s) || !std::isfinite(sim->throughput)) {
+    std::ostringstream os;
+    os << "the simulated iteration time is not finite (" << sim->iteration_time_s
+       << " s, throughput " << sim->throughput
+       << " samples/s): the hardware profile's rates are too low or its overheads too high "
+          "for this configuration";
+    r.status = ConfigStatus::kInvalid;
+    r.reason = os.str();
     return;
   }
   r.iteration_time_s = sim->iteration_time_s;

@@ -17,9 +17,12 @@
 namespace distir::search {
 
 enum class ConfigStatus : int8_t {
-  kOk = 0,       ///< simulated
-  kInvalid = 1,  ///< the transform rejects it; `reason` says which rule
-  kError = 2,    ///< simulation failed; `reason` has the message
+  kOk = 0,  ///< simulated
+  /// The transform rejects it, or it is beyond what the simulator represents
+  /// (model sizes, D*K or op counts past their limits, a time that is not
+  /// finite); `reason` says which rule. Never ranked.
+  kInvalid = 1,
+  kError = 2,  ///< simulation failed; `reason` has the message
 };
 
 /// "ok", "invalid", "error".
@@ -50,6 +53,13 @@ bool SimulatesOneReplica(const Experiment& e, const Config& c);
 /// simulated program's op count, D T K (layers + 2), without D when one
 /// replica stands for all.
 double EstimatedCost(const Experiment& e, const Config& c);
+
+/// Rejects a distribution of `seq` that the simulator cannot represent, before
+/// Parallelize() builds it: D*K beyond int64 (InvalidArgument: the transform
+/// would divide by it), and a program of more than kMaxModelOps ops, estimated
+/// as D T K times the ops of `seq` (without D when `one_replica`)
+/// (ResourceExhausted). Messages state the numbers; no location.
+Status CheckDistributionSize(const Function& seq, const ParallelOptions& o, bool one_replica);
 
 struct EvaluatorOptions {
   /// Simulate one replica where SimulatesOneReplica() allows; off only to test

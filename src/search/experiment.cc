@@ -84,7 +84,11 @@ class Reader {
                                         int64_t all) const {
     std::vector<int64_t> out;
     if (node.IsScalar() && node.Scalar() == "all" && all > 0) {
-      for (int64_t v = 1; v <= all; v *= 2) out.push_back(v);
+      // Doubling stops before it could pass INT64_MAX.
+      for (int64_t v = 1;; v *= 2) {
+        out.push_back(v);
+        if (v > all / 2) break;
+      }
       return out;
     }
     if (node.IsScalar()) {
@@ -128,21 +132,45 @@ class Reader {
   std::string file_;
 };
 
+// The largest memory_limit: sizes are int64 bytes, so 8 EiB (2^63 bytes) is
+// out of reach, and a limit that large is no limit anyway.
+// Device ids (d0, d1, ...) are int32.
+constexpr int64_t kMaxWorldSize = INT32_MAX;
+
+constexpr double kMaxMemoryLimit = 9223372036854775808.0;  // 2^63
+
 StatusOr<int64_t> ParseBytes(const Reader& rd, const YAML::Node& node) {
   if (!node.IsScalar()) return InvalidArgument(rd.Loc(node)) << "memory_limit must be a size";
   const std::string& text = node.Scalar();
+  if (text == "none") return int64_t{0};  // no limit
   double number = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   std::string unit(end, text.data() + text.size());
   while (!unit.empty() && unit.front() == ' ') unit.erase(unit.begin());
-  static const std::pair<const char*, double> kUnits[] = {
-      {"B", 1},         {"kB", 1e3},          {"KB", 1e3},          {"MB", 1e6},
-      {"GB", 1e9},      {"TB", 1e12},         {"KiB", 1024.0},      {"MiB", 1048576.0},
-      {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
-  if (text == "none") return int64_t{0};  // no limit
-  if (ec == std::errc() && unit.empty() && number > 0) return static_cast<int64_t>(number);  // bytes
+  static const std::pair<const char*, double> kUnits[] = {{"", 1},
+                                                          {"B", 1},
+                                                          {"kB", 1e3},
+                                                          {"KB", 1e3},
+                                                          {"MB", 1e6},
+                                                          {"GB", 1e9},
+                                                          {"TB", 1e12},
+                                                          {"KiB", 1024.0},
+                                                          {"MiB", 1048576.0},
+                                                          {"GiB", 1073741824.0},
+                                                          {"TiB", 1099511627776.0}};
   for (const auto& [name, scale] : kUnits) {
-    if (ec == std::errc() && unit == name && number > 0) return static_cast<int64_t>(number * scale);
+    if (ec != std::errc() || unit != name || !(number > 0)) continue;
+    const double bytes = number * scale;
+    if (!(bytes < kMaxMemoryLimit)) {
+      return InvalidArgument(rd.Loc(node)) << "memory_limit '" << text
+                                           << "' is too large: it must be below 8 EiB (2^63 "
+                                              "bytes); write 'none' for no limit";
+    }
+    if (bytes < 1) {
+      return InvalidArgument(rd.Loc(node))
+             << "memory_limit '" << text << "' is less than 1 byte; write 'none' for no limit";
+    }
+    return static_cast<int64_t>(bytes);
   }
   return InvalidArgument(rd.Loc(node))
          << "memory_limit must be a positive size with a unit (B, kB, MB, GB, TB, KiB, MiB, GiB, "
@@ -355,6 +383,26 @@ Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e) {
   return Status::Ok();
 }
 
+// The model's sizes at the smallest batch of the space: when they are out of
+// range, every configuration would be, so it is an error here, at the key to
+// blame (model.d_model, space.batch, ...). Larger batches that are out of range
+// make their configurations invalid, with the reason (Evaluator).
+Status CheckModelSizeAt(const Reader& rd, const YAML::Node& root, const Experiment& e) {
+  if (e.onnx) return Status::Ok();  // the importer checks its own sizes
+  const int64_t batch = *std::min_element(e.space.batch.begin(), e.space.batch.end());
+  std::string culprit;
+  Status size = CheckModelSize(WithBatch(e.model, batch), &culprit);
+  if (size.ok()) return size;
+  const YAML::Node model = root["model"];
+  YAML::Node at = model;
+  if (culprit == "batch") {
+    at = root["space"]["batch"];
+  } else if (model.IsMap() && model[culprit]) {
+    at = model[culprit];
+  }
+  return InvalidArgument(rd.Loc(at)) << size.message();
+}
+
 }  // namespace
 
 StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string& path) {
@@ -382,12 +430,18 @@ StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string&
   DISTIR_RETURN_IF_ERROR(ParseModel(rd, root["model"], e));
   DISTIR_RETURN_IF_ERROR(ParseHardware(rd, root["hardware"], e));
   DISTIR_ASSIGN_OR_RETURN(e.world_size, rd.Positive(root["world_size"], "world_size"));
+  if (e.world_size > kMaxWorldSize) {
+    return InvalidArgument(rd.Loc(root["world_size"]))
+           << "world_size " << e.world_size << " is too large: device ids are 32-bit, so at most "
+           << kMaxWorldSize << " devices";
+  }
   if (const std::optional<int64_t> n = e.hardware.NumDevices(); n && e.world_size > *n) {
     return InvalidArgument(rd.Loc(root["world_size"]))
            << "world_size " << e.world_size << " exceeds the " << *n << " devices of "
            << e.hardware.name;
   }
   DISTIR_RETURN_IF_ERROR(ParseSpace(rd, root["space"], e));
+  DISTIR_RETURN_IF_ERROR(CheckModelSizeAt(rd, root, e));
   if (const YAML::Node c = root["constraints"]) {
     DISTIR_RETURN_IF_ERROR(rd.CheckMap(c, "constraints", {"world"}));
     if (const YAML::Node w = c["world"]) {

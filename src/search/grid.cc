@@ -1,5 +1,9 @@
 #include "search/grid.h"
 
+#include <cstdint>
+
+#include "support/checked_math.h"
+
 namespace distir::search {
 
 std::vector<Config> EnumerateConfigs(const Experiment& e) {
@@ -10,7 +14,8 @@ std::vector<Config> EnumerateConfigs(const Experiment& e) {
     for (int64_t d : s.dp) {
       for (int64_t t : s.tp) {
         for (int64_t p : s.pp) {
-          const int64_t world = d * t * p;
+          // A product past int64 is past world_size too.
+          const int64_t world = CheckedProduct({d, t, p}).value_or(INT64_MAX);
           if (e.world_rule == WorldRule::kEqual ? world != e.world_size : world > e.world_size) {
             continue;
           }

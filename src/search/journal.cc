@@ -7,8 +7,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <map>
+#include <utility>
 
 #include "search/result_codec.h"
 
@@ -156,6 +158,19 @@ Status RemoveJournal(const std::string& dir) {
   fs::remove_all(dir, ec);
   if (ec) return Internal() << "cannot remove " << dir << ": " << ec.message();
   return Status::Ok();
+}
+
+JournalCleanup::JournalCleanup(std::string dir, bool resume) : dir_(std::move(dir)) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(dir_, ec);
+  owned_ = !fs::exists(st) || (!resume && fs::is_directory(st));
+}
+
+JournalCleanup::~JournalCleanup() {
+  if (!owned_) return;
+  if (Status removed = RemoveJournal(dir_); !removed.ok()) {
+    std::cerr << "distir search: warning: " << removed.message() << "\n";
+  }
 }
 
 JournalWriter::~JournalWriter() {

@@ -54,6 +54,30 @@ Status ResetJournal(const std::string& dir, uint64_t fingerprint,
 /// Removes `dir` and its files; a missing directory is fine.
 Status RemoveJournal(const std::string& dir);
 
+/// Removes, when destroyed, the journal directory a run made, unless Dismiss()
+/// was called: a search that fails leaves no journal behind. A journal that
+/// was there before a --resume run holds an earlier run's work and is kept, for
+/// the next try; so is anything at `dir` that is not a directory.
+class JournalCleanup {
+ public:
+  /// Decides now whether `dir` is this run's: it does not exist yet, or it is a
+  /// directory and the run does not resume from it (the run discards it).
+  JournalCleanup(std::string dir, bool resume);
+  JournalCleanup(const JournalCleanup&) = delete;
+  JournalCleanup& operator=(const JournalCleanup&) = delete;
+  /// RemoveJournal(dir) when the journal is this run's and Dismiss() was not
+  /// called; a failure to remove it is a warning on stderr.
+  ~JournalCleanup();
+
+  /// The run succeeded: leave `dir` alone.
+  void Dismiss() { owned_ = false; }
+  bool owned() const { return owned_; }
+
+ private:
+  std::string dir_;
+  bool owned_ = false;
+};
+
 /// Appends records to one journal file.
 class JournalWriter {
  public:

@@ -14,6 +14,7 @@
 
 #include "ir/op_registry.h"
 #include "support/check.h"
+#include "support/checked_math.h"
 
 namespace distir::sim {
 namespace {
@@ -223,7 +224,9 @@ DeviceId SelfOf(const Op& op) {
 
 // S of the nccl-tests convention seen from one rank. Gather and scatter ranks
 // that hold one chunk of the full buffer count n chunks (even chunks assumed).
-int64_t RankBytes(const Op& op, CollectiveKind kind, DeviceId self, int64_t n) {
+// nullopt when n chunks do not fit in int64. The CostModel checked that the
+// op's own sizes fit (cost_model.h).
+std::optional<int64_t> RankBytes(const Op& op, CollectiveKind kind, DeviceId self, int64_t n) {
   const bool has_input = op.num_inputs() > 0;
   const int64_t in = has_input ? op.input(0)->type().SizeInBytes() : 0;
   const int64_t out = op.result(0)->type().SizeInBytes();
@@ -232,9 +235,9 @@ int64_t RankBytes(const Op& op, CollectiveKind kind, DeviceId self, int64_t n) {
     case CollectiveKind::kAllGather:
       return out;
     case CollectiveKind::kGather:
-      return root != nullptr && root->AsDevice() == self ? out : in * n;
+      return root != nullptr && root->AsDevice() == self ? out : CheckedMul(in, n);
     case CollectiveKind::kScatter:
-      return has_input ? in : out * n;
+      return has_input ? in : CheckedMul(out, n);
     default:
       return has_input ? in : out;
   }
@@ -265,7 +268,13 @@ StatusOr<double> PerRankCommunicationTime(const Op& op, const HardwareProfile& h
                                      << hw.name << "' has " << *num_devices << " devices";
   }
   const auto n = static_cast<int64_t>(participants.size());
-  return CollectiveTime(hw, kind, participants, RankBytes(op, kind, self, n));
+  const std::optional<int64_t> bytes = RankBytes(op, kind, self, n);
+  if (!bytes) {
+    return ResourceExhausted(op.loc())
+           << "cannot cost " << op.Name() << ": the full buffer of its " << CollectiveKindName(kind)
+           << " over " << n << " devices takes more than 2^63 bytes";
+  }
+  return CollectiveTime(hw, kind, participants, *bytes);
 }
 
 void AppendPerRankCostKey(const Op& op, std::vector<int64_t>& key) {

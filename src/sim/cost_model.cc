@@ -1,9 +1,11 @@
 #include "sim/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "sim/collective_cost_rules.h"
+#include "support/checked_math.h"
 
 namespace distir::sim {
 namespace {
@@ -63,6 +65,23 @@ std::vector<DeviceId> Participants(const Op& op) {
   return out;
 }
 
+// The rules add up an op's input and result bytes, and count some twice, in
+// int64: together they must stay below 2^62.
+constexpr int64_t kMaxOpBytes = int64_t{1} << 62;
+
+Status CheckOpBytes(const Op& op) {
+  std::optional<int64_t> total = 0;
+  auto add = [&total](const Type& t) {
+    const std::optional<int64_t> bytes = CheckedSizeInBytes(t);
+    total = total && bytes ? CheckedAdd(*total, *bytes) : std::nullopt;
+  };
+  for (const Value* v : op.inputs()) add(v->type());
+  for (const auto& r : op.results()) add(r->type());
+  if (total && *total <= kMaxOpBytes) return Status::Ok();
+  return ResourceExhausted(op.loc())
+         << "cannot cost " << op.Name() << ": its inputs and results take more than 2^62 bytes";
+}
+
 Status CheckParticipants(const Op& op, const HardwareProfile& hw,
                          const std::vector<DeviceId>& participants) {
   std::optional<int64_t> n = hw.NumDevices();
@@ -88,12 +107,30 @@ StatusOr<double> CollectiveRule(const Op& op, const HardwareProfile& hw) {
                                      << " needs its inputs and results placed on distinct devices";
   }
   DISTIR_RETURN_IF_ERROR(CheckParticipants(op, hw, participants));
+  // CostModel checked that every input and result size fits (CheckOpBytes).
   int64_t bytes = kSize == SizeOf::kInput ? op.input(0)->type().SizeInBytes()
                                           : op.result(0)->type().SizeInBytes();
   return CollectiveTime(hw, kKind, participants, bytes);
 }
 
 }  // namespace
+
+std::optional<int64_t> CheckedSizeInBytes(const Type& type) {
+  if (type.is_unknown()) return 0;
+  std::optional<int64_t> bytes = 0;
+  if (type.is_tuple()) {
+    for (const Type& e : type.elements()) {
+      const std::optional<int64_t> one = CheckedSizeInBytes(e);
+      bytes = bytes && one ? CheckedAdd(*bytes, *one) : std::nullopt;
+    }
+    return bytes;
+  }
+  bytes = ByteWidth(type.dtype());
+  if (type.is_tensor()) {
+    for (int64_t d : type.shape()) bytes = bytes ? CheckedMul(*bytes, d) : std::nullopt;
+  }
+  return bytes;
+}
 
 void CostRuleTable::Register(OpKind kind, CostRule rule) {
   DISTIR_CHECK(kind != OpKind::kCall && rules_[static_cast<int>(kind)] == nullptr)
@@ -218,7 +255,7 @@ StatusOr<double> CostModel::OpCost(const Op& op) {
   }
   // Evaluating a call costs the callee's ops, which reuses key_ and last_: keep ours.
   std::vector<int64_t> key = key_;
-  DISTIR_ASSIGN_OR_RETURN(double cost, Evaluate(op));
+  DISTIR_ASSIGN_OR_RETURN(double cost, EvaluateFinite(op));
   LastLookup& last_now = last_[static_cast<int>(op.kind())];
   last_now.key = key;
   last_now.cost = cost;
@@ -226,8 +263,17 @@ StatusOr<double> CostModel::OpCost(const Op& op) {
   return cost;
 }
 
+StatusOr<double> CostModel::EvaluateFinite(const Op& op) {
+  DISTIR_ASSIGN_OR_RETURN(double cost, Evaluate(op));
+  if (std::isfinite(cost)) return cost;
+  return ResourceExhausted(op.loc())
+         << "cannot cost " << op.Name() << ": its time is not finite (" << cost
+         << " s); the hardware profile's rates are too low or its overheads too high for it";
+}
+
 StatusOr<double> CostModel::Evaluate(const Op& op) {
   if (op.is_call()) return CallCost(op);
+  DISTIR_RETURN_IF_ERROR(CheckOpBytes(op));
   CostRule rule = rules_.Find(op.kind());
   if (rule == nullptr) {
     return Unimplemented(op.loc()) << "no rule for op " << op.Name() << " in domain 'cost'";

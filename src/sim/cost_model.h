@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -59,6 +60,10 @@ double RooflineTime(const DeviceSpec& device, double bytes, double flops);
 /// max(flops / MatrixFlops(dtype), bytes / dram_bandwidth) + kernel_launch_overhead.
 double MatMulKernelTime(const DeviceSpec& device, DType dtype, double flops, double bytes);
 
+/// Bytes of `type` (Type::SizeInBytes) computed with checked arithmetic:
+/// nullopt when they do not fit in int64. REQUIRES: a static shape.
+std::optional<int64_t> CheckedSizeInBytes(const Type& type);
+
 /// Costs ops of one module on one hardware profile, with memoization.
 /// Not thread-safe (the memo tables are mutated by lookups).
 class CostModel {
@@ -67,9 +72,13 @@ class CostModel {
   /// and may be null when the costed functions contain none.
   CostModel(const HardwareProfile& hw, const Module* module);
 
-  /// Seconds `op` takes on each of its devices. Errors (located at the op): a
-  /// type not inferred or not static, an op without a rule, a call of a
-  /// function that is not device-generic, a device the profile lacks.
+  /// Seconds `op` takes on each of its devices; always finite. Errors (located
+  /// at the op): a type not inferred or not static, an op without a rule, a
+  /// call of a function that is not device-generic, a device the profile
+  /// lacks; ResourceExhausted when the op's inputs and results take more than
+  /// 2^62 bytes together, or its time is not finite (the profile's rates too
+  /// low or overheads too high for it): the op is beyond what the model
+  /// represents, nothing is wrong with the program.
   StatusOr<double> OpCost(const Op& op);
 
   /// The memoized cost of `op`, when an op of its kind and types was costed
@@ -95,6 +104,8 @@ class CostModel {
   bool BuildKey(const Op& op);
   Status TypeError(const Op& op) const;
   StatusOr<double> Evaluate(const Op& op);
+  /// Evaluate(), then the check that the cost is finite.
+  StatusOr<double> EvaluateFinite(const Op& op);
   StatusOr<double> CallCost(const Op& op);
 
   const HardwareProfile hw_;

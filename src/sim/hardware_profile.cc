@@ -80,6 +80,14 @@ constexpr Unit kBitRateUnits[] = {
 constexpr Unit kFlopRateUnits[] = {
     {"FLOP/s", 1}, {"MFLOP/s", 1e6}, {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}};
 
+// Every quantity, scaled to its base unit (BaseUnit()), is 0 or between these
+// in magnitude. Both are far beyond any machine, and they keep every time the
+// cost model derives (up to 2^63 bytes or FLOPs over a rate, plus overheads,
+// summed over at most kMaxModelOps ops) finite: a rate that underflows to a
+// subnormal or an overhead of 1e308 s would make it infinite.
+constexpr double kMinMagnitude = 1e-30;
+constexpr double kMaxMagnitude = 1e30;
+
 template <size_t N>
 std::optional<double> Lookup(const Unit (&units)[N], std::string_view name) {
   for (const Unit& u : units) {
@@ -113,6 +121,24 @@ std::optional<double> UnitScale(Quantity q, std::string_view unit) {
       return LookupWithSuffix(kTimeUnits, unit, "/B");
   }
   return std::nullopt;
+}
+
+std::string_view BaseUnit(Quantity q) {
+  switch (q) {
+    case Quantity::kTime:
+      return "s";
+    case Quantity::kSize:
+      return "B";
+    case Quantity::kBandwidth:
+      return "B/s";
+    case Quantity::kFlopRate:
+      return "FLOP/s";
+    case Quantity::kTimePerFlop:
+      return "s/FLOP";
+    case Quantity::kTimePerByte:
+      return "s/B";
+  }
+  return "";
 }
 
 template <size_t N>
@@ -211,6 +237,8 @@ class ProfileReader {
   StatusOr<double> ReadQuantity(const Section& s, std::string_view key, Quantity q) const;
   StatusOr<double> ReadQuantityValue(const YAML::Node& v, const std::string& name,
                                      Quantity q) const;
+  /// `name`'s value `v` is beyond [kMinMagnitude, kMaxMagnitude] once scaled.
+  Status OutOfRange(const YAML::Node& v, const std::string& name, Quantity q) const;
   /// A quantity that must be > 0 (bandwidths, FLOP rates, capacities).
   StatusOr<double> ReadPositive(const Section& s, std::string_view key, Quantity q) const;
   /// A quantity that must be >= 0 (latencies, overheads).
@@ -290,6 +318,7 @@ StatusOr<double> ProfileReader::ReadQuantityValue(const YAML::Node& v, const std
   const std::string& text = v.Scalar();
   double number = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec == std::errc::result_out_of_range) return OutOfRange(v, name, q);
   if (ec != std::errc() || !std::isfinite(number)) {
     return InvalidArgument(Loc(v)) << name << " must be a number with a unit, got '" << text << "'";
   }
@@ -304,7 +333,18 @@ StatusOr<double> ProfileReader::ReadQuantityValue(const YAML::Node& v, const std
     return InvalidArgument(Loc(v)) << "unknown unit '" << unit << "' in " << name << " '" << text
                                    << "'; it must be " << ExpectedUnits(q);
   }
-  return number * *scale;
+  const double value = number * *scale;
+  const double magnitude = std::fabs(value);
+  if (value != 0 && !(magnitude >= kMinMagnitude && magnitude <= kMaxMagnitude)) {
+    return OutOfRange(v, name, q);
+  }
+  return value;
+}
+
+Status ProfileReader::OutOfRange(const YAML::Node& v, const std::string& name, Quantity q) const {
+  return InvalidArgument(Loc(v)) << name << " '" << v.Scalar()
+                                 << "' is out of range: its magnitude must be between "
+                                 << kMinMagnitude << " and " << kMaxMagnitude << " " << BaseUnit(q);
 }
 
 StatusOr<double> ProfileReader::ReadQuantity(const Section& s, std::string_view key,
@@ -386,6 +426,12 @@ Status ReadMemoryCapacity(const ProfileReader& r, const Section& s, DeviceSpec& 
            << s.Find("memory_capacity")->Scalar() << "'";
   }
   d.memory_capacity = std::llround(bytes);
+  // A capacity that rounds to 0 would read as "no limit" in experiments.
+  if (d.memory_capacity < 1) {
+    return InvalidArgument(r.Loc(*s.Find("memory_capacity")))
+           << "device.memory_capacity must be at least 1 B, got '"
+           << s.Find("memory_capacity")->Scalar() << "'";
+  }
   return Status::Ok();
 }
 

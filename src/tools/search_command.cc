@@ -1,14 +1,16 @@
-// distir search EXPERIMENT.yaml [-o results.h5] [--quiet]   (under mpirun -np N)
+// distir search EXPERIMENT.yaml [-o results.h5] [--resume] [--quiet]   (under mpirun -np N)
 
 #include <mpi.h>
 
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <ctime>
-#include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <optional>
+#include <vector>
 
+#include "io/output_claim.h"
 #include "io/results_file.h"
 #include "search/experiment.h"
 #include "search/grid_search.h"
@@ -97,7 +99,9 @@ void PrintTop(const io::ResultsFile& f, std::ostream& os) {
 }
 
 // Rank 0: the traces of the best configurations, the file, the table.
-int Finish(const search::Experiment& e, const search::SearchOutcome& out, const SearchFlags& f) {
+// `path` is the claimed output (symbolic links resolved); `shown` as given.
+int Finish(const search::Experiment& e, const search::SearchOutcome& out, const std::string& path,
+           const std::string& shown) {
   io::ResultsFile file = Assemble(e, out);
   search::Evaluator evaluator(e);
   for (int64_t i = 0; i < std::min<int64_t>(e.traces, static_cast<int64_t>(out.ranking.size())); ++i) {
@@ -108,7 +112,6 @@ int Finish(const search::Experiment& e, const search::SearchOutcome& out, const 
     if (!traced.ok()) return ReportError(traced);
     file.traces.push_back(std::move(t));
   }
-  const std::string path = f.output.empty() ? e.output : f.output;
   if (Status written = io::WriteResultsFile(path, file); !written.ok()) return ReportError(written);
   // The results are safe in the file: the journal has served its purpose.
   if (Status removed = search::RemoveJournal(search::JournalDir(path)); !removed.ok()) {
@@ -117,9 +120,61 @@ int Finish(const search::Experiment& e, const search::SearchOutcome& out, const 
   PrintTop(file, std::cout);
   std::cerr << "[search] " << out.configs.size() << " configurations on " << out.ranks
             << " ranks in " << std::fixed << std::setprecision(2) << out.wall_time_s << " s ("
-            << std::setprecision(1) << static_cast<double>(out.configs.size()) / std::max(out.wall_time_s, 1e-9)
-            << " configs/s); wrote " << path << "\n";
+            << std::setprecision(1)
+            << static_cast<double>(out.configs.size()) / std::max(out.wall_time_s, 1e-9)
+            << " configs/s); wrote " << shown << "\n";
   return kExitOk;
+}
+
+// The files of the run that the results must not overwrite.
+std::vector<io::RunInput> InputsOf(const SearchFlags& f, const search::Experiment& e) {
+  std::vector<io::RunInput> inputs = {{"the experiment file", f.experiment},
+                                      {"the experiment's hardware profile", e.hardware_path}};
+  if (e.onnx) inputs.push_back({"the experiment's ONNX model", e.onnx->path});
+  return inputs;
+}
+
+// Rank 0 claims the output for the whole run (io/output_claim.h: checks, lock,
+// stale .tmp); every rank learns the claimed path, or that the claim failed
+// (the error is rank 0's to report). Collective.
+Status ClaimOutput(const std::string& shown, const std::vector<io::RunInput>& inputs, int rank,
+                   io::OutputClaim& claim, std::string& target) {
+  Status status;
+  if (rank == 0) {
+    StatusOr<io::OutputClaim> claimed = io::ClaimOutput(shown, inputs);
+    status = claimed.status();
+    if (claimed.ok()) claim = std::move(claimed).value();
+    target = claim.target();
+  }
+  int size = status.ok() ? static_cast<int>(target.size()) : -1;
+  MPI_Bcast(&size, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (size < 0) return rank == 0 ? status : Internal() << "rank 0 could not claim the output";
+  target.resize(static_cast<size_t>(size));
+  MPI_Bcast(target.data(), size, MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (rank == 0 && !claim.removed_stale_tmp().empty()) {
+    std::cerr << "distir search: removed '" << claim.removed_stale_tmp()
+              << "', the unfinished results file of an interrupted run\n";
+  }
+  return Status::Ok();
+}
+
+// Searches, then rank 0 writes. On failure rank 0 removes the journal when this
+// run made it (search::JournalCleanup); WriteResultsFile removes its .tmp.
+int SearchAndFinish(const search::Experiment& e, const SearchFlags& f, const std::string& target,
+                    int rank) {
+  search::SearchOptions options;
+  options.progress = f.quiet ? nullptr : &std::cerr;
+  options.journal_dir = search::JournalDir(target);
+  options.resume = f.resume;
+  options.tool_revision = GitRevision();
+  std::optional<search::JournalCleanup> cleanup;
+  if (rank == 0) cleanup.emplace(options.journal_dir, f.resume);
+  StatusOr<search::SearchOutcome> out = search::RunGridSearch(e, MPI_COMM_WORLD, options);
+  if (rank != 0) return out.ok() ? kExitOk : kExitInputError;
+  const std::string shown = f.output.empty() ? e.output : f.output;
+  const int code = out.ok() ? Finish(e, *out, target, shown) : ReportError(out.status());
+  if (code == kExitOk) cleanup->Dismiss();  // Finish removed the journal itself
+  return code;
 }
 
 int RunOn(const SearchFlags& f, int rank) {
@@ -127,12 +182,6 @@ int RunOn(const SearchFlags& f, int rank) {
   if (!text.ok()) return rank == 0 ? ReportError(text.status()) : kExitInputError;
   StatusOr<search::Experiment> e = search::ParseExperiment(*text, f.experiment);
   if (!e.ok()) return rank == 0 ? ReportError(e.status(), *text) : kExitInputError;
-  const std::string path = f.output.empty() ? e->output : f.output;
-  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  if (!dir.empty() && !std::filesystem::is_directory(dir)) {
-    if (rank == 0) std::cerr << "distir search: output directory '" << dir.string() << "' does not exist\n";
-    return kExitInputError;
-  }
   if (search::EnumerateConfigs(*e).empty()) {
     if (rank == 0) {
       std::cerr << f.experiment << ": error: the search space has no configuration (check "
@@ -140,14 +189,13 @@ int RunOn(const SearchFlags& f, int rank) {
     }
     return kExitInputError;
   }
-  search::SearchOptions options;
-  options.progress = f.quiet ? nullptr : &std::cerr;
-  options.journal_dir = search::JournalDir(path);
-  options.resume = f.resume;
-  options.tool_revision = GitRevision();
-  StatusOr<search::SearchOutcome> out = search::RunGridSearch(*e, MPI_COMM_WORLD, options);
-  if (!out.ok()) return rank == 0 ? ReportError(out.status()) : kExitInputError;
-  return rank == 0 ? Finish(*e, *out, f) : kExitOk;
+  // Before any work: the output is checked and locked until the results are written.
+  io::OutputClaim claim;
+  std::string target;
+  const std::string shown = f.output.empty() ? e->output : f.output;
+  Status claimed = ClaimOutput(shown, InputsOf(f, *e), rank, claim, target);
+  if (!claimed.ok()) return rank == 0 ? ReportError(claimed) : kExitInputError;
+  return SearchAndFinish(*e, f, target, rank);
 }
 
 }  // namespace
@@ -163,7 +211,9 @@ int RunSearch(int argc, char** argv) {
       "Simulates every configuration of the experiment (docs/configs.md), each MPI\n"
       "rank a balanced slice; rank 0 ranks them and writes the HDF5 results\n"
       "(docs/results_format.md) and prints the 10 best (with several global batches,\n"
-      "the best of each batch, ranked within it). Finished configurations are\n"
+      "the best of each batch, ranked within it). RESULTS is checked and locked\n"
+      "(RESULTS.lock) before the search starts: a second search of the same file fails\n"
+      "at once; a symbolic link is written through. Finished configurations are\n"
       "journaled in RESULTS.journal/ as they complete, so that a killed search can be\n"
       "resumed with --resume; the journal is removed once the results file is written.\n\noptions");
   desc.add_options()("help,h", "print this help")(

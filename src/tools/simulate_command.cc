@@ -4,6 +4,7 @@
 //                 [--trace OUT.json] [--json] [-o OUT] [--emit-ir OUT.distir]
 
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -12,11 +13,13 @@
 #include "interp/infer_types.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
-#include "models/model_zoo.h"
 #include "ir/verifier.h"
+#include "models/model_zoo.h"
+#include "search/evaluator.h"
 #include "sim/chrome_trace.h"
 #include "sim/hardware_profile.h"
 #include "sim/simulator.h"
+#include "support/checked_math.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 #include "transforms/parallelize.h"
@@ -115,6 +118,16 @@ void PrintSummary(const Function& fn, const sim::HardwareProfile& hw,
   }
 }
 
+// A result whose time is not finite would print as null in the JSON and
+// nonsense in the summary: an error instead (the cost model already rejects a
+// non-finite op; the sums of many finite ones can still overflow).
+Status CheckFinite(const sim::SimulationResult& r, const sim::HardwareProfile& hw) {
+  if (std::isfinite(r.iteration_time_s) && std::isfinite(r.throughput)) return Status::Ok();
+  return ResourceExhausted() << "the simulated iteration time is not finite (" << r.iteration_time_s
+                             << " s): hardware profile '" << hw.name
+                             << "' has rates too low or overheads too high for this program";
+}
+
 // The summary or the JSON, to stdout or (atomically) to -o FILE.
 int WriteResult(const SimulateFlags& f, const std::string& text) {
   Status written = WriteOutputAtomically(f.output, text);
@@ -133,12 +146,18 @@ StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwarePro
   if (f.batch > 0) spec = WithBatch(spec, f.batch);
   DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(spec));
   DISTIR_RETURN_IF_ERROR(InferTypes(seq));
-  const std::optional<int64_t> devices = hw.NumDevices();
-  if (devices && f.parallel.world_size() > *devices) {
-    return InvalidArgument() << "D*T*P = " << f.parallel.world_size() << " needs more devices than "
-                             << hw.name << " has (" << *devices << ")";
+  const ParallelOptions& o = f.parallel;
+  // Device ids are int32: D*T*P past that (or past int64) has no devices.
+  const std::optional<int64_t> world = CheckedProduct({o.dp, o.tp, o.pp});
+  const int64_t devices = hw.NumDevices().value_or(INT32_MAX);
+  if (!world || *world > std::min<int64_t>(devices, INT32_MAX)) {
+    return InvalidArgument() << "D*T*P = " << o.dp << " x " << o.tp << " x " << o.pp
+                             << " needs more devices than " << hw.name << " has ("
+                             << (hw.NumDevices() ? std::to_string(devices) : "at most 2^31 - 1")
+                             << ")";
   }
-  DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq.entry(), f.parallel));
+  DISTIR_RETURN_IF_ERROR(search::CheckDistributionSize(*seq.entry(), o, false));
+  DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq.entry(), o));
   return std::move(dist.module);
 }
 
@@ -156,6 +175,7 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
   options.record_memory_timeline = !f.trace.empty();
   StatusOr<sim::SimulationResult> result = sim::Simulate(m, *m.entry(), hw, options);
   if (!result.ok()) return ReportError(result.status());
+  if (Status finite = CheckFinite(*result, hw); !finite.ok()) return ReportError(finite);
   if (!f.trace.empty()) {
     Status written = WriteOutputAtomically(f.trace, sim::ChromeTraceJson(*m.entry(), *result));
     if (!written.ok()) return ReportError(written);
@@ -195,6 +215,7 @@ int RunSimulateOn(const SimulateFlags& f) {
   options.record_memory_timeline = !f.trace.empty();
   StatusOr<sim::SimulationResult> result = sim::Simulate(m, *m.entry(), *hw, options);
   if (!result.ok()) return ReportError(result.status(), *text);
+  if (Status finite = CheckFinite(*result, *hw); !finite.ok()) return ReportError(finite);
   if (!f.trace.empty()) {
     Status written = WriteOutputAtomically(f.trace, sim::ChromeTraceJson(*m.entry(), *result));
     if (!written.ok()) return ReportError(written);

@@ -7,6 +7,7 @@
 
 #include "search/experiment.h"
 #include "search/grid.h"
+#include "search/grid_search.h"
 #include "testing/test_util.h"
 
 namespace distir::search {
@@ -58,6 +59,81 @@ TEST(EvaluatorTest, TrainingIsNeverSimulatedAsOneReplica) {
       "name: t\nmodel: mlp-tiny\nhardware: ../hardware/dgx2-v100.yaml\nworld_size: 8\n"
       "space:\n  batch: [32]\n  dp: all\n  tp: all\n  pp: all\n");
   for (const Config& c : EnumerateConfigs(e)) EXPECT_FALSE(SimulatesOneReplica(e, c));
+}
+
+// Issue 20: configurations past what the simulator represents are invalid, with
+// the reason, and never ranked; nothing crashes.
+const char* const kPipelined =
+    "name: t\nmodel: mlp-tiny\nhardware: ../hardware/dgx2-v100.yaml\nworld_size: 8\n"
+    "space:\n  batch: [32, 1099511627776]\n  dp: [1, 4]\n  tp: [1]\n  pp: [2]\n"
+    "  microbatches: [2, 549755813888, 4611686018427387904]\nconstraints: {world: at_most}\n";
+
+// The configuration of `e` with these knobs.
+Config Find(const Experiment& e, int64_t batch, int64_t dp, int64_t k) {
+  for (const Config& c : EnumerateConfigs(e)) {
+    if (c.batch == batch && c.options.dp == dp && c.options.microbatches == k) return c;
+  }
+  ADD_FAILURE() << "no configuration batch " << batch << " D " << dp << " K " << k;
+  return Config{};
+}
+
+TEST(EvaluatorTest, DTimesKPast64BitsIsInvalidNotACrash) {
+  const Experiment e = Parse(kPipelined);
+  Evaluator evaluator(e);
+  // D*K = 2^64 wrapped to 0 and the transform divided by it (SIGFPE).
+  const ConfigResult r = evaluator.Evaluate(Find(e, 32, 4, int64_t{1} << 62));
+  EXPECT_EQ(r.status, ConfigStatus::kInvalid);
+  EXPECT_EQ(
+      r.reason,
+      "D*K = 4 x 4611686018427387904 does not fit in 64 bits (D*K must be at most the batch)");
+  // Where D*K fits, the transform's own reason.
+  EXPECT_EQ(evaluator.Evaluate(Find(e, 32, 1, int64_t{1} << 62)).reason,
+            "batch / (D*K) < 1: batch 32, D*K = 4611686018427387904");
+  EXPECT_GT(EstimatedCost(e, Find(e, 32, 4, int64_t{1} << 62)), 1e18);
+}
+
+TEST(EvaluatorTest, ProgramsPastTheOpLimitAreInvalid) {
+  const Experiment e = Parse(kPipelined);
+  Evaluator evaluator(e);
+  const ConfigResult r = evaluator.Evaluate(Find(e, int64_t{1} << 40, 1, int64_t{1} << 39));
+  EXPECT_EQ(r.status, ConfigStatus::kInvalid);
+  EXPECT_EQ(r.reason,
+            "the distributed program would have about 2.31e+13 ops (D*T*K times the 42 ops of the "
+            "sequential model), more than the 134217728 the simulator accepts");
+  const ConfigResult ok = evaluator.Evaluate(Find(e, int64_t{1} << 40, 4, 2));
+  EXPECT_EQ(ok.status, ConfigStatus::kOk) << ok.reason;
+}
+
+TEST(EvaluatorTest, ABatchTooLargeForTheModelIsInvalid) {
+  Experiment e = Parse(kPipelined);
+  e.space.batch = {32, int64_t{1} << 62};
+  Evaluator evaluator(e);
+  const ConfigResult r = evaluator.Evaluate(Find(e, int64_t{1} << 62, 1, 2));
+  EXPECT_EQ(r.status, ConfigStatus::kInvalid);
+  EXPECT_EQ(r.reason,
+            "mlp option batch 4611686018427387904 is too large: a batch x d_model activation of "
+            "f32 would take more than 1 EiB (2^60 bytes), the most the simulator accepts");
+}
+
+// A profile the parser would reject, built in code: times that are not finite
+// make the configuration invalid, and it is not ranked.
+TEST(EvaluatorTest, NonFiniteTimesAreInvalidAndNeverRanked) {
+  Experiment e = Parse(kPipelined);
+  const Config c = Find(e, 32, 4, 2);
+  e.hardware.device.dram_bandwidth = 1e-320;  // an op's bytes / bandwidth is infinite
+  ConfigResult op = Evaluator(e).Evaluate(c);
+  EXPECT_EQ(op.status, ConfigStatus::kInvalid);
+  EXPECT_NE(op.reason.find(": its time is not finite (inf s)"), std::string::npos) << op.reason;
+  EXPECT_EQ(op.iteration_time_s, 0);
+  e.hardware.device.dram_bandwidth = 1e12;
+  e.hardware.device.kernel_launch_overhead = 3e307;  // every op finite, their sum not
+  ConfigResult sum = Evaluator(e).Evaluate(c);
+  EXPECT_EQ(sum.status, ConfigStatus::kInvalid);
+  EXPECT_EQ(sum.reason.rfind("the simulated iteration time is not finite (inf s", 0), 0u)
+      << sum.reason;
+  op.index = 0;
+  sum.index = 1;
+  EXPECT_TRUE(RankResults({op, sum}).empty());
 }
 
 }  // namespace

@@ -246,5 +246,113 @@ TEST(ExperimentTest, OtherRules) {
             "t.yaml:10:13: error: space.zero must be 0, 1, 2 or 3");
 }
 
+// Issue 20: sizes past 64 bits are errors at the key, never wrapped values.
+TEST(ExperimentTest, MemoryLimitBeyond64BitsIsAnError) {
+  auto limit = [](const std::string& value) {
+    return ErrorOf(
+        Replace(kBase, "constraints: {world: equal}\n", "memory_limit: " + value + "\n"));
+  };
+  // Both used to be stored as INT64_MIN: "0 fit in memory".
+  EXPECT_EQ(limit("1e30 B"),
+            "t.yaml:11:15: error: memory_limit '1e30 B' is too large: it must be below 8 EiB (2^63 "
+            "bytes); write 'none' for no limit");
+  EXPECT_EQ(limit("9000000 TiB"),
+            "t.yaml:11:15: error: memory_limit '9000000 TiB' is too large: it must be below 8 EiB "
+            "(2^63 bytes); write 'none' for no limit");
+  EXPECT_EQ(limit("inf B").find("t.yaml:11:15: error: memory_limit 'inf B' is too large"), 0u);
+  EXPECT_EQ(limit("9223372036854775808"),
+            "t.yaml:11:15: error: memory_limit '9223372036854775808' is too large: it must be "
+            "below 8 EiB (2^63 bytes); write 'none' for no limit");
+  // Below one byte truncated to 0, which means no limit.
+  EXPECT_EQ(limit("0.5 B"),
+            "t.yaml:11:15: error: memory_limit '0.5 B' is less than 1 byte; write 'none' for no "
+            "limit");
+  EXPECT_EQ(limit("8 EiB"),
+            "t.yaml:11:15: error: memory_limit must be a positive size with a unit (B, kB, MB, "
+            "GB, TB, KiB, MiB, GiB, TiB), got '8 EiB'");
+  ASSERT_OK_AND_ASSIGN(Experiment e, ParseExperiment(Replace(kBase, "constraints: {world: equal}\n",
+                                                             "memory_limit: 7 TiB\n"),
+                                                     SourcePath("configs/experiments/t.yaml")));
+  EXPECT_EQ(e.memory_limit_bytes, int64_t{7} << 40);
+  ASSERT_OK_AND_ASSIGN(
+      e, ParseExperiment(Replace(kBase, "constraints: {world: equal}\n", "memory_limit: none\n"),
+                         SourcePath("configs/experiments/t.yaml")));
+  EXPECT_EQ(e.memory_limit_bytes, 0);
+}
+
+TEST(ExperimentTest, ModelSizesBeyondTheLimitNameTheKey) {
+  auto model = [](const std::string& line) {
+    return ErrorOf(Replace(kBase, "model: mlp-tiny\n", line + "\n"));
+  };
+  // Status ok with a bogus peak before: every d x d weight wrapped.
+  EXPECT_EQ(model("model: {name: mlp-tiny, d_model: 4294967296}"),
+            "t.yaml:2:34: error: mlp option d_model 4294967296 is too large: a d_model x d_model "
+            "weight of f32 would take more than 1 EiB (2^60 bytes), the most the simulator "
+            "accepts");
+  // A failed check in the collective rules before ("AllReduce of -9223372036854775808 bytes").
+  EXPECT_EQ(model("model: {name: mlp-1b, d_model: 2147483648}"),
+            "t.yaml:2:32: error: mlp option d_model 2147483648 is too large: a d_model x d_model "
+            "weight of f16 would take more than 1 EiB (2^60 bytes), the most the simulator "
+            "accepts");
+  EXPECT_EQ(model("model: {name: gpt2-tiny, vocab: 4611686018427387904}"),
+            "t.yaml:2:33: error: gpt2 option vocab 4611686018427387904 is too large: the vocab x "
+            "d_model token embedding of f32 would take more than 1 EiB (2^60 bytes), the most the "
+            "simulator accepts");
+  EXPECT_EQ(model("model: {name: mlp-tiny, n_layer: 100000000}"),
+            "t.yaml:2:34: error: mlp option n_layer 100000000 is too large: the model would have "
+            "500000002 ops, more than the 134217728 the simulator accepts");
+  // Each weight fits, all of them do not: the kind of tensor that takes the most is blamed.
+  EXPECT_EQ(model("model: {name: mlp-tiny, d_model: 268435456, n_layer: 64}"),
+            "t.yaml:2:34: error: mlp option d_model 268435456 is too large: the model's tensors "
+            "would take more than 1 EiB (2^60 bytes) in all, the most the simulator accepts (most "
+            "of it: a d_model x d_model weight of f32, and others like it)");
+  // The smallest batch decides; its key is space.batch.
+  EXPECT_EQ(ErrorOf(Replace(kBase, "  batch: [32, 64]\n", "  batch: [4611686018427387904]\n")),
+            "t.yaml:6:10: error: mlp option batch 4611686018427387904 is too large: a batch x "
+            "d_model activation of f32 would take more than 1 EiB (2^60 bytes), the most the "
+            "simulator accepts");
+  // A larger batch that is too large only makes its configurations invalid (Evaluator).
+  EXPECT_EQ(ErrorOf(Replace(kBase, "  batch: [32, 64]\n", "  batch: [32, 4611686018427387904]\n")),
+            "ok");
+}
+
+// An inline profile with any number of nodes: world_size is bounded by device ids alone.
+std::string ScaleOut(const std::string& world_size, const std::string& dp) {
+  return "name: t\nmodel: mlp-tiny\n"
+         "hardware: {name: scale-out, device: {name: X, peak_flops: {f16: 1 TFLOP/s, f32: 1 "
+         "TFLOP/s}, vector_flops: 1 TFLOP/s, dram_bandwidth: 1 TB/s, memory_capacity: 1 GiB, "
+         "kernel_launch_overhead: 1 us}, nodes: {devices_per_node: 8, num_nodes: any}, "
+         "intra_node: {name: a, bandwidth: 1 GB/s, latency: 1 us}, inter_node: {name: b, "
+         "bandwidth: 1 GB/s, latency: 1 us}, collectives: {allreduce: ring, launch_overhead: 1 "
+         "us}}\n"
+         "world_size: " +
+         world_size +
+         "\n"
+         "space: {batch: [32], dp: " +
+         dp + ", tp: [1], pp: [1]}\n";
+}
+
+TEST(ExperimentTest, WorldSizeIsBoundedByDeviceIdsAndAllStopsInRange) {
+  EXPECT_EQ(ErrorOf(ScaleOut("9223372036854775807", "[1]")),
+            "t.yaml:4:13: error: world_size 9223372036854775807 is too large: device ids are "
+            "32-bit, so at most 2147483647 devices");
+  // `all` doubled past INT64_MAX before (and then looped on 0).
+  ASSERT_OK_AND_ASSIGN(Experiment e, ParseExperiment(ScaleOut("2147483647", "all"), "t.yaml"));
+  ASSERT_EQ(e.space.dp.size(), 31u);
+  EXPECT_EQ(e.space.dp.back(), int64_t{1} << 30);
+  ASSERT_OK_AND_ASSIGN(e, ParseExperiment(ScaleOut("1024", "all"), "t.yaml"));
+  EXPECT_EQ(e.space.dp.back(), 1024);
+}
+
+TEST(ExperimentTest, GridSkipsDegreesWhoseProductPasses64Bits) {
+  ASSERT_OK_AND_ASSIGN(Experiment e, ParseExperiment(ScaleOut("1024", "[1024]"), "t.yaml"));
+  e.world_rule = WorldRule::kAtMost;
+  // As if listed: D*T*P = 2^93 wraps to 0 <= world_size in 64-bit arithmetic.
+  e.space.dp = {int64_t{1} << 31};
+  e.space.tp = {int64_t{1} << 31};
+  e.space.pp = {int64_t{1} << 31, 1};
+  EXPECT_TRUE(EnumerateConfigs(e).empty());
+}
+
 }  // namespace
 }  // namespace distir::search

@@ -197,5 +197,44 @@ TEST(JournalFingerprintTest, ChangesWithTheExperimentTheBinaryAndTheGrid) {
   EXPECT_EQ(JournalDir("out/x.h5"), "out/x.h5.journal");
 }
 
+// Issue 20: a search that fails removes the journal it made, on every failure
+// path; one it resumed from holds an earlier run's work and stays.
+TEST_F(JournalTest, CleanupRemovesTheJournalARunMadeUnlessDismissed) {
+  const std::string journal = File("r.h5.journal");
+  {
+    JournalCleanup cleanup(journal, /*resume=*/false);
+    EXPECT_TRUE(cleanup.owned());
+    ASSERT_TRUE(ResetJournal(journal, 7, {Result(1)}).ok());
+  }  // the run failed
+  EXPECT_FALSE(fs::exists(journal));
+  {
+    JournalCleanup cleanup(journal, /*resume=*/true);  // nothing to resume: the run's own
+    ASSERT_TRUE(ResetJournal(journal, 7, {Result(1)}).ok());
+    cleanup.Dismiss();  // the run succeeded (and removes the journal itself)
+  }
+  EXPECT_TRUE(fs::exists(journal));
+}
+
+TEST_F(JournalTest, CleanupKeepsAJournalResumedFromAndWhatIsNotAJournal) {
+  const std::string journal = File("r.h5.journal");
+  ASSERT_TRUE(ResetJournal(journal, 7, {Result(1)}).ok());
+  {
+    JournalCleanup cleanup(journal, /*resume=*/true);
+    EXPECT_FALSE(cleanup.owned());
+  }
+  EXPECT_TRUE(fs::exists(journal + "/base.bin"));
+  {
+    JournalCleanup cleanup(journal, /*resume=*/false);  // discarded by the run: its own
+    EXPECT_TRUE(cleanup.owned());
+  }
+  EXPECT_FALSE(fs::exists(journal));
+  std::ofstream(journal) << "a file the user put there";
+  {
+    JournalCleanup cleanup(journal, /*resume=*/false);
+    EXPECT_FALSE(cleanup.owned());
+  }
+  EXPECT_TRUE(fs::is_regular_file(journal));
+}
+
 }  // namespace
 }  // namespace distir::search

@@ -213,5 +213,35 @@ TEST(CostModelTest, UninferredOrDynamicTypesAreErrors) {
               StatusIs(StatusCode::kInvalidArgument, "needs static shapes, but input %x0"));
 }
 
+// Issue 20: the cost model never returns a time that is not finite, nor costs
+// an op whose sizes do not fit in int64; both are ResourceExhausted at the op.
+TEST(CostModelTest, ATimeThatIsNotFiniteIsAnError) {
+  testing::OneOp relu = MakeOp(OpKind::kRelu, {F32({4}, 0)}, {F32({4}, 0)});
+  HardwareProfile hw = TestHardware();
+  hw.device.dram_bandwidth = 1e-320;  // the parser rejects it; built in code here
+  CostModel model(hw, nullptr);
+  EXPECT_THAT(model.OpCost(*relu.op),
+              StatusIs(StatusCode::kResourceExhausted,
+                       "cannot cost Relu: its time is not finite (inf s); the hardware profile's "
+                       "rates are too low or its overheads too high for it"));
+  EXPECT_EQ(model.num_entries(), 0);  // not memoized
+}
+
+TEST(CostModelTest, SizesPast64BitsAreAnError) {
+  const int64_t huge = int64_t{1} << 61;  // 2^63 bytes of f32
+  testing::OneOp relu = MakeOp(OpKind::kRelu, {F32({huge}, 0)}, {F32({huge}, 0)});
+  HardwareProfile hw = TestHardware();
+  CostModel model(hw, nullptr);
+  EXPECT_THAT(model.OpCost(*relu.op),
+              StatusIs(StatusCode::kResourceExhausted,
+                       "cannot cost Relu: its inputs and results take more than 2^62 bytes"));
+  EXPECT_EQ(CheckedSizeInBytes(F32({huge})), std::nullopt);
+  EXPECT_EQ(CheckedSizeInBytes(F32({huge / 2})), int64_t{1} << 62);
+  EXPECT_EQ(CheckedSizeInBytes(F32({2, 3})), 24);
+  EXPECT_EQ(CheckedSizeInBytes(Type::Tuple({F32({2}), F32({huge / 2}), F32({huge / 2})})),
+            std::nullopt);
+  EXPECT_EQ(CheckedSizeInBytes(Type()), 0);
+}
+
 }  // namespace
 }  // namespace distir::sim

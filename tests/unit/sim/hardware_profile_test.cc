@@ -303,5 +303,38 @@ TEST(HardwareProfileTest, MissingFileIsNotFound) {
   EXPECT_THAT(hw, StatusIs(StatusCode::kNotFound, "cannot open hardware profile"));
 }
 
+// Issue 20: values whose unit scaling leaves [1e-30, 1e30] in their base unit
+// are errors at their key: the cost model's times would not be finite.
+TEST(HardwareProfileTest, RejectsValuesOutOfTheCostModelsRange) {
+  // Finite, but two of them add up to infinity.
+  EXPECT_EQ(ErrorOf(With("kernel_launch_overhead: 5 us", "kernel_launch_overhead: 1e308 s")),
+            "t.yaml:8:27: error: device.kernel_launch_overhead '1e308 s' is out of range: its "
+            "magnitude must be between 1e-30 and 1e+30 s");
+  // Subnormal: bytes / bandwidth is infinite.
+  EXPECT_EQ(ErrorOf(With("1 TB/s", "1e-320 GB/s")),
+            "t.yaml:6:19: error: device.dram_bandwidth '1e-320 GB/s' is out of range: its "
+            "magnitude must be between 1e-30 and 1e+30 B/s");
+  // Infinite once scaled; it tripped a check in the collective rules.
+  EXPECT_EQ(ErrorOf(With("100 GB/s", "1e308 GB/s")),
+            "t.yaml:12:39: error: intra_node.bandwidth '1e308 GB/s' is out of range: its "
+            "magnitude must be between 1e-30 and 1e+30 B/s");
+  EXPECT_EQ(ErrorOf(With("10 TFLOP/s\n", "1e400 FLOP/s\n")),
+            "t.yaml:5:17: error: device.vector_flops '1e400 FLOP/s' is out of range: its "
+            "magnitude must be between 1e-30 and 1e+30 FLOP/s");
+  EXPECT_EQ(ErrorOf(With("  kernel_launch_overhead: 5 us\n",
+                         "  kernel_launch_overhead: 5 us\n"
+                         "  matmul_regression: {intercept: -1e31 s, per_flop: 1 ns/FLOP, "
+                         "per_byte: 1 ns/B}\n")),
+            "t.yaml:9:34: error: device.matmul_regression.intercept '-1e31 s' is out of range: "
+            "its magnitude must be between 1e-30 and 1e+30 s");
+  // A capacity that rounds to 0 bytes would mean "no limit" in experiments.
+  EXPECT_EQ(ErrorOf(With("16 GiB", "0.25 B")),
+            "t.yaml:7:20: error: device.memory_capacity must be at least 1 B, got '0.25 B'");
+  // Zero where zero is allowed, and the ends of the range, are fine.
+  EXPECT_EQ(ErrorOf(With("latency: 1 us", "latency: 0 s")), "ok");
+  EXPECT_EQ(ErrorOf(With("1 TB/s", "1e-30 B/s")), "ok");
+  EXPECT_EQ(ErrorOf(With("kernel_launch_overhead: 5 us", "kernel_launch_overhead: 1e30 s")), "ok");
+}
+
 }  // namespace
 }  // namespace distir::sim
