@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "interp/infer_types.h"
@@ -16,6 +17,7 @@
 #include "ir/verifier.h"
 #include "models/model_zoo.h"
 #include "search/evaluator.h"
+#include "sharding/distribute.h"
 #include "sim/chrome_trace.h"
 #include "sim/hardware_profile.h"
 #include "sim/simulator.h"
@@ -208,8 +210,18 @@ int RunSimulateOn(const SimulateFlags& f) {
   }
   Status status = VerifyModule(m);
   if (status.ok()) status = InferTypes(m);
+  // A global-view program (meshes and shardings, docs/ir.md §9) is
+  // distributed first: the simulator times its per-device program.
+  std::optional<int64_t> global_batch;
+  if (status.ok() && sharding::IsGlobalView(m, m.entry()->name())) {
+    const Value* first = m.entry()->num_params() > 0 ? m.entry()->param(0) : nullptr;
+    if (first != nullptr && first->type().is_tensor() && first->type().rank() > 0)
+      global_batch = first->type().shape()[0];
+    status = sharding::DistributeGlobalView(m, m.entry()->name());
+  }
   if (!status.ok()) return ReportError(status, *text);
   sim::SimulateOptions options;
+  if (global_batch.has_value()) options.batch_size = *global_batch;
   if (f.batch > 0) options.batch_size = f.batch;
   options.record_trace = !f.trace.empty();
   options.record_memory_timeline = !f.trace.empty();
