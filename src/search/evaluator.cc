@@ -6,7 +6,11 @@
 #include <sstream>
 
 #include "interp/infer_types.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
 #include "models/model_size.h"
+#include "sharding/annotate.h"
+#include "sharding/distribute.h"
 #include "support/checked_math.h"
 #include "transforms/parallelize.h"
 
@@ -101,6 +105,10 @@ ConfigResult Evaluator::Evaluate(const Config& c) {
     r.reason = seq.status().message();
     return r;
   }
+  if (e_.sharding_rules.has_value()) {
+    SimulateSharded(c, **seq, r);
+    return r;
+  }
   ParallelOptions o = c.options;
   o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
   const bool one_replica = options_.replica_symmetry && SimulatesOneReplica(e_, c);
@@ -125,6 +133,58 @@ ConfigResult Evaluator::Evaluate(const Config& c) {
   replica.num_devices = 0;
   SimulateInto(**one, replica, c.batch, o.dp, r);
   return r;
+}
+
+StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& o) const {
+  if (o.pp != 1 || o.microbatches != 1 || o.zero_stage != 0 || o.recompute)
+    return InvalidArgument() << "the sharding path (experiment key 'sharding') distributes dp "
+                                "and tp only so far; pp, microbatches, zero and recompute are next";
+  const int64_t devices = o.dp * o.tp;
+  if (e_.world_rule == WorldRule::kEqual ? devices != e_.world_size : devices > e_.world_size)
+    return InvalidArgument() << "D*T = " << devices << " does not fit world_size "
+                             << e_.world_size;
+  std::vector<sharding::ParamRule> rules;
+  for (const std::string& text : *e_.sharding_rules) {
+    DISTIR_ASSIGN_OR_RETURN(sharding::ParamRule rule, sharding::ParseParamRule(text));
+    rules.push_back(std::move(rule));
+  }
+  // The annotation rewrites the function: work on a copy of the cached one.
+  DISTIR_ASSIGN_OR_RETURN(Module m, ParseModule(PrintFunction(seq), seq.name()));
+  DISTIR_RETURN_IF_ERROR(
+      sharding::AnnotateMesh(m, seq.name(), {{"dp", o.dp}, {"tp", o.tp}}, rules));
+  DISTIR_RETURN_IF_ERROR(sharding::DistributeGlobalView(m, seq.name()));
+  return m;
+}
+
+void Evaluator::SimulateSharded(const Config& c, const Function& seq, ConfigResult& r) {
+  StatusOr<Module> m = Sharded(seq, c.options);
+  if (!m.ok()) {
+    r.status = m.status().code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid
+                                                                  : ConfigStatus::kError;
+    r.reason = m.status().message();
+    return;
+  }
+  sim::SimulateOptions so;
+  so.batch_size = c.batch;
+  so.record_trace = false;
+  so.record_memory_timeline = false;
+  StatusOr<sim::SimulationResult> sim = sim::Simulate(*m, *m->entry(), costs_, so);
+  if (!sim.ok()) {
+    r.status = sim.status().code() == StatusCode::kResourceExhausted ? ConfigStatus::kInvalid
+                                                                     : ConfigStatus::kError;
+    r.reason = sim.status().message();
+    return;
+  }
+  if (!std::isfinite(sim->iteration_time_s) || !std::isfinite(sim->throughput)) {
+    r.status = ConfigStatus::kInvalid;
+    r.reason = "the simulated iteration time is not finite";
+    return;
+  }
+  r.iteration_time_s = sim->iteration_time_s;
+  r.throughput = sim->throughput;
+  r.peak_memory_bytes = sim->PeakMemoryBytes();
+  r.fits = e_.memory_limit_bytes == 0 || r.peak_memory_bytes <= e_.memory_limit_bytes;
+  r.num_ops = sim->num_ops;
 }
 
 void Evaluator::SimulateInto(const Function& seq, const ParallelOptions& o, int64_t batch,
@@ -170,12 +230,21 @@ Status Evaluator::Trace(const Config& c, io::TraceRecord& out) {
   DISTIR_ASSIGN_OR_RETURN(const Function* seq, Sequential(c.batch));
   ParallelOptions o = c.options;
   o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
-  DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq, o));
+  // The program traced: the emitter's, or the sharding path's.
+  Module program;
+  const Function* traced = nullptr;
+  if (e_.sharding_rules.has_value()) {
+    DISTIR_ASSIGN_OR_RETURN(program, Sharded(*seq, o));
+    traced = program.entry();
+  } else {
+    DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq, o));
+    program = std::move(dist.module);
+    traced = program.Lookup(dist.program_name);
+  }
   sim::SimulateOptions so;
   so.batch_size = c.batch;
-  DISTIR_ASSIGN_OR_RETURN(sim::SimulationResult r,
-                          sim::Simulate(dist.module, dist.program(), costs_, so));
-  const Function& fn = dist.program();
+  DISTIR_ASSIGN_OR_RETURN(sim::SimulationResult r, sim::Simulate(program, *traced, costs_, so));
+  const Function& fn = *traced;
   for (const sim::TraceEvent& ev : r.trace) {
     out.device.push_back(ev.device.value());
     out.start_s.push_back(ev.start_s);

@@ -82,6 +82,11 @@ class Evaluator {
   /// fills r's outcome; `replicas` programs like it run side by side.
   void SimulateInto(const Function& seq, const ParallelOptions& o, int64_t batch,
                     int64_t replicas, ConfigResult& r);
+  /// The experiment's `sharding:` path: `seq` annotated on a mesh {dp, tp} by
+  /// its rules and distributed by the sharding passes (sharding/distribute.h).
+  /// InvalidArgument for knobs that path does not distribute yet.
+  StatusOr<Module> Sharded(const Function& seq, const ParallelOptions& o) const;
+  void SimulateSharded(const Config& c, const Function& seq, ConfigResult& r);
 
   const Experiment& e_;
   EvaluatorOptions options_;

@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "importers/onnx/onnx_importer.h"
+#include "models/mlp.h"
+#include "sharding/annotate.h"
 
 namespace distir::search {
 namespace {
@@ -317,6 +319,34 @@ Status ParseHardware(const Reader& rd, const YAML::Node& node, Experiment& e) {
   return Status::Ok();
 }
 
+// sharding: model | [RULE, ...], each RULE "PATTERN=[{axes}, ...]" over the
+// axes dp and tp (sharding/annotate.h); checked here so that a bad rule is an
+// error at its line, not a search of invalid configurations.
+Status ParseSharding(const Reader& rd, const YAML::Node& node, Experiment& e) {
+  if (node.IsScalar()) {
+    DISTIR_ASSIGN_OR_RETURN(std::string which, rd.String(node, "sharding"));
+    if (which != "model")
+      return InvalidArgument(rd.Loc(node)) << "sharding must be 'model' or a list of rules "
+                                              "such as \"w*=[{}, {tp}]\", got '" << which << "'";
+    if (e.model.family != ModelFamily::kMlpTraining || e.onnx.has_value())
+      return InvalidArgument(rd.Loc(node)) << "model '" << e.model.name
+                                           << "' has no sharding rules of its own; list them";
+    e.sharding_rules = MlpShardingRules();
+    return Status::Ok();
+  }
+  if (!node.IsSequence() || node.size() == 0)
+    return InvalidArgument(rd.Loc(node)) << "sharding must be 'model' or a non-empty list of rules";
+  std::vector<std::string> rules;
+  for (const YAML::Node& item : node) {
+    DISTIR_ASSIGN_OR_RETURN(std::string text, rd.String(item, "sharding rule"));
+    StatusOr<sharding::ParamRule> rule = sharding::ParseParamRule(text);
+    if (!rule.ok()) return InvalidArgument(rd.Loc(item)) << rule.status().message();
+    rules.push_back(text);
+  }
+  e.sharding_rules = std::move(rules);
+  return Status::Ok();
+}
+
 Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e) {
   DISTIR_RETURN_IF_ERROR(rd.CheckMap(node, "space", {"batch", "dp", "tp", "pp", "microbatches",
                                                      "schedule", "recompute", "zero"}));
@@ -419,7 +449,8 @@ StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string&
   e.yaml_text = text;
   DISTIR_RETURN_IF_ERROR(rd.CheckMap(root, "experiment",
                                      {"name", "model", "hardware", "world_size", "space",
-                                      "constraints", "memory_limit", "traces", "output"}));
+                                      "constraints", "memory_limit", "traces", "output",
+                                      "sharding"}));
   for (const char* key : {"name", "model", "hardware", "world_size", "space"}) {
     if (!root[key]) {
       return InvalidArgument(SourceLoc{path, 1, 1, ""})
@@ -463,6 +494,7 @@ StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string&
   if (const YAML::Node o = root["output"]) {
     DISTIR_ASSIGN_OR_RETURN(e.output, rd.String(o, "output"));
   }
+  if (const YAML::Node sh = root["sharding"]) DISTIR_RETURN_IF_ERROR(ParseSharding(rd, sh, e));
   return e;
 }
 

@@ -77,6 +77,10 @@ struct Experiment {
   int64_t memory_limit_bytes = 0;  ///< 0: no limit
   int64_t traces = 3;
   std::string output = "results.h5";  ///< relative to the current directory
+  /// `sharding:`: distribute through meshes and shardings (docs/transforms.md
+  /// §12) with these parameter rules over a mesh {dp: D, tp: T} instead of the
+  /// per-model emitter. `sharding: model` takes the built-in model's own rules.
+  std::optional<std::vector<std::string>> sharding_rules;
 };
 
 /// Parses an experiment; `path` names it in errors and anchors a relative
