@@ -57,7 +57,7 @@ const DenseTensor& Attribute::AsTensor() const {
   return Get<DenseTensor>(storage_, AttrType::kTensor, type());
 }
 const Sharding& Attribute::AsSharding() const {
-  return Get<Sharding>(storage_, AttrType::kSharding, type());
+  return *Get<ShardingRef>(storage_, AttrType::kSharding, type()).sharding;
 }
 
 std::string Attribute::ToString() const {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -22,11 +24,12 @@ using ::distir::testing::StatusIs;
 class OutputClaimTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = (fs::temp_directory_path() /
-            ("distir-claim-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-             "-" + std::to_string(reinterpret_cast<uintptr_t>(this))))
-               .string();
-    fs::remove_all(dir_);
+    // mkdtemp: CTest runs these tests as parallel processes, and a name made of
+    // the gtest seed and an address collided under ASan (two tests removed
+    // each other's directory).
+    std::string tmpl = (fs::temp_directory_path() / "distir-claim-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr) << "mkdtemp failed";
+    dir_ = tmpl;
     fs::create_directories(dir_ + "/sub");
     std::ofstream(Path("exp.yaml")) << "name: x\n";
   }

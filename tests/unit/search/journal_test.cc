@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -18,12 +20,11 @@ namespace fs = std::filesystem;
 class JournalTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = (fs::temp_directory_path() /
-            ("distir-journal-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-             "-" + std::to_string(reinterpret_cast<uintptr_t>(this))))
-               .string();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    // mkdtemp: CTest runs tests as parallel processes, where a seed-and-address
+    // name can collide.
+    std::string tmpl = (fs::temp_directory_path() / "distir-journal-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr) << "mkdtemp failed";
+    dir_ = tmpl;
   }
   void TearDown() override { fs::remove_all(dir_); }
 
