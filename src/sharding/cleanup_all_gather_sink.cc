@@ -21,34 +21,25 @@ bool IsUnaryElementwise(OpKind kind) {
   }
 }
 
+bool Sink(const Op& op, const std::vector<int>& uses, Rebuilder& b) {
+  const Op* ag = IsUnaryElementwise(op.kind()) && op.num_inputs() == 1
+                     ? SingleUseProducer(op.input(0), OpKind::kMeshAllGather, uses)
+                     : nullptr;
+  const Value* x = ag == nullptr ? nullptr : ag->input(0);
+  if (x == nullptr || x->sharding() == nullptr || x->sharding()->is_partial()) return false;
+  const Value& res = *op.result(0);
+  Value* local = b.Emit(op.kind(), {b.Map(x)}, op.attrs(),
+                        b.Fresh(res.name().empty() ? "local" : res.name() + ".local"), op.loc(),
+                        res.type(), x->sharding());
+  b.Bind(&res, b.Emit(OpKind::kMeshAllGather, {local}, ag->attrs(), res.name(), op.loc(),
+                      res.type(), res.sharding()));
+  return true;
+}
+
 }  // namespace
 
 bool AllGatherSink(Module& module, std::string function) {
-  const Function& fn = *module.Lookup(function);
-  std::vector<int> uses = CountUses(fn);
-  Rebuilder b(fn);
-  bool changed = false;
-  for (const auto& op : fn.ops()) {
-    const Op* ag = IsUnaryElementwise(op->kind()) && op->num_inputs() == 1
-                       ? SingleUseProducer(op->input(0), OpKind::kMeshAllGather, uses)
-                       : nullptr;
-    const Value* x = ag == nullptr ? nullptr : ag->input(0);
-    if (x == nullptr || x->sharding() == nullptr || x->sharding()->is_partial()) {
-      b.Clone(*op);
-      continue;
-    }
-    const Value& res = *op->result(0);
-    Value* local = b.Emit(op->kind(), {b.Map(x)}, op->attrs(),
-                          b.Fresh(res.name().empty() ? "local" : res.name() + ".local"),
-                          op->loc(), res.type(), x->sharding());
-    b.Bind(&res, b.Emit(OpKind::kMeshAllGather, {local}, ag->attrs(), res.name(), op->loc(),
-                        res.type(), res.sharding()));
-    changed = true;
-  }
-  if (!changed) return false;
-  module.ReplaceFunction(b.Finish());
-  RemoveDeadMeshOps(module, function);
-  return true;
+  return RewriteOps(module, function, Sink);
 }
 
 }  // namespace distir::sharding

@@ -33,35 +33,26 @@ bool Reassociable(const Op& op, const std::vector<int>& uses) {
          a->input(0)->type() == b->input(0)->type();
 }
 
+// The partial operands combine first; one all-reduce finishes the sum.
+bool Reassociate(const Op& op, const std::vector<int>& uses, Rebuilder& b) {
+  if (!Reassociable(op, uses)) return false;
+  const Op& ar = *op.input(0)->def();
+  const Value* x = ar.input(0);
+  const Value* y = op.input(1)->def()->input(0);
+  const Value& res = *op.result(0);
+  Value* combined = b.Emit(op.kind(), {b.Map(x), b.Map(y)}, op.attrs(),
+                           b.Fresh(res.name().empty() ? "partial" : res.name() + ".partial"),
+                           op.loc(), res.type(), x->sharding());
+  b.Bind(&res, b.Emit(OpKind::kMeshAllReduce, {combined},
+                      AllReduceAttrs(MeshNameOf(ar), AxesOf(ar), ReductionOf(ar)), res.name(),
+                      op.loc(), res.type(), res.sharding()));
+  return true;
+}
+
 }  // namespace
 
 bool AllReduceReassociate(Module& module, std::string function) {
-  const Function& fn = *module.Lookup(function);
-  std::vector<int> uses = CountUses(fn);
-  Rebuilder b(fn);
-  bool changed = false;
-  for (const auto& op : fn.ops()) {
-    if (!Reassociable(*op, uses)) {
-      b.Clone(*op);
-      continue;
-    }
-    const Op& ar = *op->input(0)->def();
-    const Value* x = ar.input(0);
-    const Value* y = op->input(1)->def()->input(0);
-    const Value& res = *op->result(0);
-    // The partial operands combine first; one all-reduce finishes the sum.
-    Value* combined = b.Emit(op->kind(), {b.Map(x), b.Map(y)}, op->attrs(),
-                             b.Fresh(res.name().empty() ? "partial" : res.name() + ".partial"),
-                             op->loc(), res.type(), x->sharding());
-    b.Bind(&res, b.Emit(OpKind::kMeshAllReduce, {combined},
-                        AllReduceAttrs(MeshNameOf(ar), AxesOf(ar), ReductionOf(ar)), res.name(),
-                        op->loc(), res.type(), res.sharding()));
-    changed = true;
-  }
-  if (!changed) return false;
-  module.ReplaceFunction(b.Finish());
-  RemoveDeadMeshOps(module, function);
-  return true;
+  return RewriteOps(module, function, Reassociate);
 }
 
 }  // namespace distir::sharding

@@ -22,23 +22,12 @@ const Value* Cancelled(const Op& op, const std::vector<int>& uses) {
 }  // namespace
 
 bool GatherSliceCancel(Module& module, std::string function) {
-  const Function& fn = *module.Lookup(function);
-  std::vector<int> uses = CountUses(fn);
-  Rebuilder b(fn);
-  bool changed = false;
-  for (const auto& op : fn.ops()) {
-    const Value* x = Cancelled(*op, uses);
-    if (x == nullptr) {
-      b.Clone(*op);
-      continue;
-    }
-    b.Bind(op->result(0), b.Map(x));
-    changed = true;
-  }
-  if (!changed) return false;
-  module.ReplaceFunction(b.Finish());
-  RemoveDeadMeshOps(module, function);
-  return true;
+  return RewriteOps(module, function, [](const Op& op, const std::vector<int>& uses, Rebuilder& b) {
+    const Value* x = Cancelled(op, uses);
+    if (x == nullptr) return false;
+    b.Bind(op.result(0), b.Map(x));
+    return true;
+  });
 }
 
 }  // namespace distir::sharding

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sharding/rebuilder.h"
 #include "sharding/reshard_plan.h"
 
 namespace distir::sharding {
@@ -117,41 +118,20 @@ Status MaterializeShardings(Module& module, std::string function) {
     }
   }
   if (mesh == nullptr) return Status::Ok();
-  auto out = std::make_unique<Function>(fn->name());
-  out->set_loc(fn->loc());
-  std::vector<Value*> map(fn->num_values(), nullptr);
-  for (const auto& p : fn->params()) {
-    Value* np = out->AddParam(p->name(), p->type(), p->loc());
-    if (p->sharding() != nullptr) np->set_sharding(*p->sharding());
-    map[p->id()] = np;
-  }
+  Rebuilder b(*fn);
   for (const auto& op : fn->ops()) {
-    if (op->kind() == OpKind::kShard) {
-      Value* in = map[op->input(0)->id()];
-      if (in->sharding() == nullptr)
-        return FailedPrecondition(op->loc()) << op->input(0)->Ref()
-                                             << " has no sharding: propagate shardings first";
-      DISTIR_ASSIGN_OR_RETURN(map[op->result(0)->id()], EmitReshard(*op, in, module, *out));
+    if (op->kind() != OpKind::kShard) {
+      b.Clone(*op);
       continue;
     }
-    std::vector<Value*> inputs;
-    for (const Value* v : op->inputs()) inputs.push_back(map[v->id()]);
-    std::vector<std::string> names;
-    for (const auto& r : op->results()) names.push_back(r->name());
-    Op* nop = out->AddOp(op->kind(), std::move(inputs), op->attrs(), names, op->loc(),
-                         op->is_call() ? op->callee() : std::string());
-    for (int r = 0; r < op->num_results(); ++r) {
-      nop->result(r)->set_type(op->result(r)->type());
-      nop->result(r)->set_loc(op->result(r)->loc());
-      if (op->result(r)->sharding() != nullptr)
-        nop->result(r)->set_sharding(*op->result(r)->sharding());
-      map[op->result(r)->id()] = nop->result(r);
-    }
+    Value* in = b.Map(op->input(0));
+    if (in->sharding() == nullptr)
+      return FailedPrecondition(op->loc()) << op->input(0)->Ref()
+                                           << " has no sharding: propagate shardings first";
+    DISTIR_ASSIGN_OR_RETURN(Value* v, EmitReshard(*op, in, module, b.out()));
+    b.Bind(op->result(0), v);
   }
-  std::vector<Value*> returns;
-  for (const Value* v : fn->returns()) returns.push_back(map[v->id()]);
-  out->SetReturns(std::move(returns), fn->return_loc());
-  module.ReplaceFunction(std::move(out));
+  module.ReplaceFunction(b.Finish());
   return Status::Ok();
 }
 

@@ -54,6 +54,25 @@ std::vector<int> CountUses(const Function& fn) {
   return uses;
 }
 
+bool RewriteOps(Module& module, std::string function,
+                const std::function<bool(const Op&, const std::vector<int>&, Rebuilder&)>& rewrite) {
+  const Function& fn = *module.Lookup(function);
+  std::vector<int> uses = CountUses(fn);
+  Rebuilder b(fn);
+  bool changed = false;
+  for (const auto& op : fn.ops()) {
+    if (rewrite(*op, uses, b)) {
+      changed = true;
+      continue;
+    }
+    b.Clone(*op);
+  }
+  if (!changed) return false;
+  module.ReplaceFunction(b.Finish());
+  RemoveDeadMeshOps(module, function);
+  return true;
+}
+
 bool RemoveDeadMeshOps(Module& module, std::string function) {
   const Function& fn = *module.Lookup(function);
   // Walk backwards so that a chain of dead collectives goes in one call.

@@ -8,6 +8,7 @@
 
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ class Rebuilder {
   /// Appends an op of one result with `type` and `sharding` (may be null).
   Value* Emit(OpKind kind, std::vector<Value*> inputs, AttrMap attrs, const std::string& name,
               const SourceLoc& loc, const Type& type, const Sharding* sharding);
+  /// The function being built, for emitters that add several ops.
+  Function& out() { return *out_; }
   /// A fresh name in the new function starting with `base`.
   std::string Fresh(const std::string& base) { return out_->UniqueName(base); }
   /// The new function, with the mapped returns.
@@ -40,6 +43,15 @@ class Rebuilder {
   std::unique_ptr<Function> out_;
   std::vector<Value*> map_;
 };
+
+/// Rewrites `function` of `module` op by op: `rewrite(op, uses, b)` either
+/// emits the op's replacement into `b` (binding the op's results) and returns
+/// true, or returns false and the op is cloned. `uses` counts the uses of the
+/// old function's values. When anything was rewritten the function is
+/// replaced and mesh collectives left unused are removed; returns whether.
+/// The skeleton of every clean-up pass (cleanup.h).
+bool RewriteOps(Module& module, std::string function,
+                const std::function<bool(const Op&, const std::vector<int>&, Rebuilder&)>& rewrite);
 
 /// Uses of each value of `fn` (by value id), returns included.
 std::vector<int> CountUses(const Function& fn);
