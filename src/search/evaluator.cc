@@ -164,27 +164,7 @@ void Evaluator::SimulateSharded(const Config& c, const Function& seq, ConfigResu
     r.reason = m.status().message();
     return;
   }
-  sim::SimulateOptions so;
-  so.batch_size = c.batch;
-  so.record_trace = false;
-  so.record_memory_timeline = false;
-  StatusOr<sim::SimulationResult> sim = sim::Simulate(*m, *m->entry(), costs_, so);
-  if (!sim.ok()) {
-    r.status = sim.status().code() == StatusCode::kResourceExhausted ? ConfigStatus::kInvalid
-                                                                     : ConfigStatus::kError;
-    r.reason = sim.status().message();
-    return;
-  }
-  if (!std::isfinite(sim->iteration_time_s) || !std::isfinite(sim->throughput)) {
-    r.status = ConfigStatus::kInvalid;
-    r.reason = "the simulated iteration time is not finite";
-    return;
-  }
-  r.iteration_time_s = sim->iteration_time_s;
-  r.throughput = sim->throughput;
-  r.peak_memory_bytes = sim->PeakMemoryBytes();
-  r.fits = e_.memory_limit_bytes == 0 || r.peak_memory_bytes <= e_.memory_limit_bytes;
-  r.num_ops = sim->num_ops;
+  RecordSimulation(*m, *m->entry(), c.batch, 1, r);
 }
 
 void Evaluator::SimulateInto(const Function& seq, const ParallelOptions& o, int64_t batch,
@@ -196,11 +176,16 @@ void Evaluator::SimulateInto(const Function& seq, const ParallelOptions& o, int6
     r.reason = dist.status().message();
     return;
   }
+  RecordSimulation(dist->module, dist->program(), batch, replicas, r);
+}
+
+void Evaluator::RecordSimulation(const Module& module, const Function& program, int64_t batch,
+                                 int64_t replicas, ConfigResult& r) {
   sim::SimulateOptions so;
   so.batch_size = batch;  // the global batch: throughput = batch / iteration time
   so.record_trace = false;
   so.record_memory_timeline = false;
-  StatusOr<sim::SimulationResult> sim = sim::Simulate(dist->module, dist->program(), costs_, so);
+  StatusOr<sim::SimulationResult> sim = sim::Simulate(module, program, costs_, so);
   if (!sim.ok()) {
     // ResourceExhausted: an op's time or size is beyond what the cost model
     // represents (cost_model.h); the configuration, not the simulator, is at fault.

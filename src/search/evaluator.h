@@ -87,6 +87,11 @@ class Evaluator {
   /// InvalidArgument for knobs that path does not distribute yet.
   StatusOr<Module> Sharded(const Function& seq, const ParallelOptions& o) const;
   void SimulateSharded(const Config& c, const Function& seq, ConfigResult& r);
+  /// Simulates `program` of `module` for a global batch of `batch` and fills
+  /// r's outcome (both paths share it); `replicas` programs like it run side
+  /// by side.
+  void RecordSimulation(const Module& module, const Function& program, int64_t batch,
+                        int64_t replicas, ConfigResult& r);
 
   const Experiment& e_;
   EvaluatorOptions options_;
