@@ -57,6 +57,9 @@ const AttrSpec* OpInfo::FindAttr(std::string_view attr_name) const {
   for (const AttrSpec& spec : attrs) {
     if (spec.name == attr_name) return &spec;
   }
+  // Attributes every op may carry (op_registry.h).
+  static const AttrSpec kTask{"task", AttrType::kInts, false};
+  if (attr_name == kTask.name) return &kTask;
   return nullptr;
 }
 

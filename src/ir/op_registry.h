@@ -47,6 +47,9 @@ struct OpInfo {
   std::vector<AttrSpec> attrs;  ///< sorted by name
 
   /// The spec of attribute `name`, or nullptr when the op takes no such attribute.
+  /// Besides its own, every op may carry `task = [stage, microbatch, phase]`:
+  /// the pipeline task it belongs to (sharding/pipeline_task.h). Executors and
+  /// cost rules ignore it; the pipeline passes write it and order ops by it.
   const AttrSpec* FindAttr(std::string_view name) const;
 };
 

@@ -10,7 +10,7 @@
 #include "ir/printer.h"
 #include "models/model_size.h"
 #include "sharding/annotate.h"
-#include "sharding/distribute.h"
+#include "sharding/grid.h"
 #include "support/checked_math.h"
 #include "transforms/parallelize.h"
 
@@ -136,23 +136,26 @@ ConfigResult Evaluator::Evaluate(const Config& c) {
 }
 
 StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& o) const {
-  if (o.pp != 1 || o.microbatches != 1 || o.zero_stage != 0 || o.recompute)
-    return InvalidArgument() << "the sharding path (experiment key 'sharding') distributes dp "
-                                "and tp only so far; pp, microbatches, zero and recompute are next";
-  const int64_t devices = o.dp * o.tp;
+  if (o.zero_stage != 0 || o.recompute)
+    return InvalidArgument() << "the sharding path (experiment key 'sharding') distributes dp, "
+                                "tp, pp and microbatches so far; zero and recompute are next";
+  const int64_t devices = o.dp * o.tp * o.pp;
   if (e_.world_rule == WorldRule::kEqual ? devices != e_.world_size : devices > e_.world_size)
-    return InvalidArgument() << "D*T = " << devices << " does not fit world_size "
+    return InvalidArgument() << "D*T*P = " << devices << " does not fit world_size "
                              << e_.world_size;
   std::vector<sharding::ParamRule> rules;
   for (const std::string& text : *e_.sharding_rules) {
     DISTIR_ASSIGN_OR_RETURN(sharding::ParamRule rule, sharding::ParseParamRule(text));
     rules.push_back(std::move(rule));
   }
+  sharding::GridOptions grid;
+  grid.axes = {{"dp", o.dp}, {"tp", o.tp}};
+  grid.pp = o.pp;
+  grid.microbatches = o.microbatches;
+  grid.schedule = o.schedule;
   // The annotation rewrites the function: work on a copy of the cached one.
   DISTIR_ASSIGN_OR_RETURN(Module m, ParseModule(PrintFunction(seq), seq.name()));
-  DISTIR_RETURN_IF_ERROR(
-      sharding::AnnotateMesh(m, seq.name(), {{"dp", o.dp}, {"tp", o.tp}}, rules));
-  DISTIR_RETURN_IF_ERROR(sharding::DistributeGlobalView(m, seq.name()));
+  DISTIR_RETURN_IF_ERROR(sharding::DistributeGrid(m, seq.name(), grid, rules));
   return m;
 }
 

@@ -95,6 +95,13 @@ Status CheckNoDeviceAttrs(const Function& fn) {
 
 }  // namespace
 
+const ParamRule* MatchRule(const std::vector<ParamRule>& rules, const std::string& name) {
+  for (const ParamRule& r : rules) {
+    if (Matches(r.pattern, name)) return &r;
+  }
+  return nullptr;
+}
+
 Status AnnotateMesh(Module& module, std::string function, const std::vector<MeshAxis>& axes,
                     const std::vector<ParamRule>& rules, const std::string& mesh_name) {
   Function* fn = module.Lookup(function);

@@ -28,6 +28,9 @@ struct ParamRule {
   std::string text;  ///< as written, for messages
 };
 
+/// The first rule whose pattern matches parameter name `name`, or nullptr.
+const ParamRule* MatchRule(const std::vector<ParamRule>& rules, const std::string& name);
+
 /// Parses "PATTERN=[{dp}, {}]". InvalidArgument naming the rule otherwise.
 StatusOr<ParamRule> ParseParamRule(const std::string& text);
 

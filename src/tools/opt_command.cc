@@ -14,6 +14,9 @@
 #include "sharding/annotate.h"
 #include "sharding/cleanup.h"
 #include "sharding/equivalence.h"
+#include "sharding/grid.h"
+#include "sharding/stage_meshes.h"
+#include "sharding/task_order.h"
 #include "sharding/materialize.h"
 #include "sharding/partition.h"
 #include "sharding/propagate.h"
@@ -52,8 +55,8 @@ struct OptOptions {
     std::vector<std::string> p = {"propagate-sharding"};
     if (!parallelize.empty()) {
       // A grid point: the whole pipeline, up to the per-device program.
-      p.insert(p.end(), {"materialize", "cleanup"});
-      if (!check_partition) p.push_back("partition");
+      p.insert(p.end(), {"materialize", "cleanup", "split-stages"});
+      if (!check_partition) p.insert(p.end(), {"partition", "order-tasks"});
       return p;
     }
     if (materialize || cleanup || partition || check_partition) p.push_back("materialize");
@@ -63,9 +66,18 @@ struct OptOptions {
   }
 };
 
+// The schedule of --parallelize (schedule=...), 1F1B when it names none.
+PipelineSchedule ScheduleOf(const OptOptions& o) {
+  StatusOr<sharding::GridOptions> grid = sharding::ParseGridSpec(o.parallelize);
+  return grid.ok() ? grid->schedule : PipelineSchedule::k1F1B;
+}
+
 // Runs the sharding pass `name` on function `fn` of `m`.
-Status RunNamedPass(const std::string& name, Module& m, const std::string& fn) {
+Status RunNamedPass(const std::string& name, Module& m, const std::string& fn,
+                    PipelineSchedule schedule) {
   if (name == "propagate-sharding") return sharding::PropagateShardings(m, fn);
+  if (name == "split-stages") return sharding::SplitStageMeshes(m, fn);
+  if (name == "order-tasks") return sharding::OrderPipelineTasks(m, fn, schedule);
   if (name == "materialize") return sharding::MaterializeShardings(m, fn);
   if (name == "partition") return sharding::PartitionShardings(m, fn);
   if (name == "cleanup") {
@@ -78,7 +90,7 @@ Status RunNamedPass(const std::string& name, Module& m, const std::string& fn) {
       return Status::Ok();
     }
   }
-  std::string known = "propagate-sharding, materialize, cleanup, partition";
+  std::string known = "propagate-sharding, materialize, cleanup, split-stages, partition, order-tasks";
   for (const sharding::NamedCleanupPass& p : sharding::CleanupPasses()) known += std::string(", ") + p.name;
   return InvalidArgument() << "unknown pass '" << name << "' (passes: " << known << ")";
 }
@@ -89,15 +101,16 @@ Status RunShardingPasses(const OptOptions& o, Module& m) {
   if (m.entry() == nullptr) return InvalidArgument() << "the module has no function";
   std::string fn = o.function.empty() ? m.entry()->name() : o.function;
   if (!o.parallelize.empty()) {
-    DISTIR_ASSIGN_OR_RETURN(std::vector<MeshAxis> axes, sharding::ParseMeshAxes(o.parallelize));
+    DISTIR_ASSIGN_OR_RETURN(sharding::GridOptions grid, sharding::ParseGridSpec(o.parallelize));
     std::vector<sharding::ParamRule> rules;
     for (const std::string& text : o.shard_rules) {
       DISTIR_ASSIGN_OR_RETURN(sharding::ParamRule rule, sharding::ParseParamRule(text));
       rules.push_back(std::move(rule));
     }
-    DISTIR_RETURN_IF_ERROR(sharding::AnnotateMesh(m, fn, axes, rules));
+    DISTIR_RETURN_IF_ERROR(sharding::AnnotateGrid(m, fn, grid, rules));
   }
-  for (const std::string& pass : o.Pipeline()) DISTIR_RETURN_IF_ERROR(RunNamedPass(pass, m, fn));
+  for (const std::string& pass : o.Pipeline())
+    DISTIR_RETURN_IF_ERROR(RunNamedPass(pass, m, fn, ScheduleOf(o)));
   return Status::Ok();
 }
 
@@ -107,6 +120,7 @@ StatusOr<std::string> CheckPartition(const OptOptions& o, const Module& m) {
   std::string fn = o.function.empty() ? m.entry()->name() : o.function;
   DISTIR_ASSIGN_OR_RETURN(Module copy, ParseModule(PrintModule(m), "<materialized>"));
   DISTIR_RETURN_IF_ERROR(sharding::PartitionShardings(copy, fn));
+  DISTIR_RETURN_IF_ERROR(sharding::OrderPipelineTasks(copy, fn, ScheduleOf(o)));
   DISTIR_ASSIGN_OR_RETURN(sharding::EquivalenceReport r,
                           sharding::CheckPartitionEquivalence(m, copy, fn, o.seed));
   std::ostringstream os;
@@ -237,13 +251,17 @@ int RunOpt(int argc, char** argv) {
       "propagate, materialise, then run every collective clean-up to a fixpoint")(
       "pass", po::value(&o.passes)->composing(),
       "run this sharding pass by name (repeatable, in order; no implied propagation): "
-      "propagate-sharding, materialize, cleanup, partition, or one clean-up: "
+      "propagate-sharding, materialize, cleanup, split-stages, partition, order-tasks, or one "
+      "clean-up: "
       "gather-slice-cancel, reduce-scatter-gather-to-all-reduce, all-reduce-reassociate, "
       "all-reduce-to-reduce-scatter, all-gather-sink, all-reduce-fold")(
       "parallelize", po::value(&o.parallelize),
-      "distribute a sequential program over a mesh, e.g. dp=2,tp=4: declare mesh @mesh, "
-      "lay the parameters out by the --shard rules, then propagate, materialise, clean up and "
-      "partition (with --check-partition: check instead of printing)")(
+      "distribute a sequential program over a mesh, e.g. dp=2,tp=4 or "
+      "dp=2,tp=2,pp=2,microbatches=4,schedule=gpipe: declare mesh @mesh, lay the parameters "
+      "out by the --shard rules (with pp or microbatches: split the batch inputs, those whose "
+      "rule puts dp on dim 0, into microbatches and give every op a pipeline stage), then "
+      "propagate, materialise, clean up, move the stages to sub-meshes, partition and order "
+      "each device's ops by the schedule (with --check-partition: check instead of printing)")(
       "shard", po::value(&o.shard_rules)->composing(),
       "with --parallelize: a parameter rule PATTERN=[{axes}, ...] (repeatable, first match "
       "wins), e.g. 'x=[{dp}, {}]' or 'w*[02468]=[{}, {tp}]'")(

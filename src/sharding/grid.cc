@@ -1,0 +1,92 @@
+#include "sharding/grid.h"
+
+#include <charconv>
+
+#include "sharding/cleanup.h"
+#include "sharding/materialize.h"
+#include "sharding/microbatch.h"
+#include "sharding/partition.h"
+#include "sharding/propagate.h"
+#include "sharding/stage_meshes.h"
+#include "sharding/stages.h"
+#include "sharding/task_order.h"
+
+namespace distir::sharding {
+namespace {
+
+StatusOr<int64_t> PositiveInt(const std::string& key, const std::string& value) {
+  int64_t n = 0;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec != std::errc() || ptr != value.data() + value.size() || n < 1 || n > (int64_t{1} << 20))
+    return InvalidArgument() << "'" << key << "=" << value << "' must be an integer from 1 to 2^20";
+  return n;
+}
+
+}  // namespace
+
+StatusOr<GridOptions> ParseGridSpec(const std::string& text) {
+  GridOptions grid;
+  std::string axes;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos
+                                                                     : comma - start);
+    size_t eq = item.find('=');
+    std::string key = item.substr(0, eq);
+    std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (key == "pp") {
+      DISTIR_ASSIGN_OR_RETURN(grid.pp, PositiveInt(key, value));
+    } else if (key == "microbatches") {
+      DISTIR_ASSIGN_OR_RETURN(grid.microbatches, PositiveInt(key, value));
+    } else if (key == "schedule") {
+      DISTIR_ASSIGN_OR_RETURN(grid.schedule, ParseSchedule(value));
+    } else {
+      axes += (axes.empty() ? "" : ",") + item;
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (!axes.empty()) {
+    DISTIR_ASSIGN_OR_RETURN(grid.axes, ParseMeshAxes(axes));
+  }
+  return grid;
+}
+
+std::vector<std::string> BatchParams(const Function& fn, const std::vector<ParamRule>& rules,
+                                     const std::string& data_axis) {
+  std::vector<std::string> out;
+  for (const auto& p : fn.params()) {
+    const ParamRule* r = MatchRule(rules, p->name());
+    if (r == nullptr || r->dims.empty()) continue;
+    for (const std::string& a : r->dims[0]) {
+      if (a == data_axis) out.push_back(p->name());
+    }
+  }
+  return out;
+}
+
+Status AnnotateGrid(Module& module, std::string function, const GridOptions& grid,
+                    const std::vector<ParamRule>& rules) {
+  Function* fn = module.Lookup(function);
+  if (fn == nullptr) return NotFound() << "no function @" << function << " to distribute";
+  std::vector<std::string> batch = BatchParams(*fn, rules);
+  DISTIR_RETURN_IF_ERROR(AnnotateMesh(module, function, grid.axes, rules));
+  if (grid.pp == 1 && grid.microbatches == 1) return Status::Ok();
+  DISTIR_ASSIGN_OR_RETURN(std::vector<std::string> mb,
+                          SplitMicrobatches(module, function, grid.microbatches, batch));
+  return AssignStages(module, function, grid.pp, mb);
+}
+
+Status DistributeGrid(Module& module, std::string function, const GridOptions& grid,
+                      const std::vector<ParamRule>& rules) {
+  DISTIR_RETURN_IF_ERROR(AnnotateGrid(module, function, grid, rules));
+  DISTIR_RETURN_IF_ERROR(PropagateShardings(module, function));
+  DISTIR_RETURN_IF_ERROR(MaterializeShardings(module, function));
+  RunCleanup(module, function);
+  DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function));
+  DISTIR_RETURN_IF_ERROR(PartitionShardings(module, function));
+  return OrderPipelineTasks(module, function, grid.schedule);
+}
+
+}  // namespace distir::sharding

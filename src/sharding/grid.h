@@ -1,0 +1,53 @@
+// A grid point of the search as passes: D x T x P x K (and the schedule) on
+// meshes (docs/transforms.md §12.7).
+//
+// The mesh @mesh holds the axes of one stage (dp, tp); the parameter rules
+// (annotate.h) lay out the weights and batch inputs on it. With K > 1 or
+// P > 1 the batch inputs (parameters whose rule splits dim 0 over dp) are
+// split into K microbatches (microbatch.h) and every op gets a pipeline
+// stage (stages.h). Then shardings are propagated, materialised and cleaned
+// up on @mesh, the stages move to sub-meshes @mesh.s<k> of the world
+// [dp, pp, tp] (stage_meshes.h), the program is partitioned per device and
+// each device's ops are put in schedule order (task_order.h).
+
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/function.h"
+#include "ir/mesh.h"
+#include "sharding/annotate.h"
+#include "support/status_or.h"
+#include "transforms/parallel_options.h"
+
+namespace distir::sharding {
+
+struct GridOptions {
+  std::vector<MeshAxis> axes;  ///< the mesh of one stage: {dp, D}, {tp, T}, ...
+  int64_t pp = 1;              ///< P pipeline stages
+  int64_t microbatches = 1;    ///< K
+  PipelineSchedule schedule = PipelineSchedule::k1F1B;
+};
+
+/// Parses "dp=2,tp=4,pp=2,microbatches=8,schedule=gpipe": pp, microbatches
+/// and schedule are the pipeline's, every other NAME=SIZE a mesh axis.
+StatusOr<GridOptions> ParseGridSpec(const std::string& text);
+
+/// The parameters of `fn` whose first matching rule splits dim 0 over
+/// `data_axis`: the batch inputs.
+std::vector<std::string> BatchParams(const Function& fn, const std::vector<ParamRule>& rules,
+                                     const std::string& data_axis = "dp");
+
+/// Annotates `function` as a global-view program of the grid point: the mesh
+/// and the rules' shardings, then (K > 1 or P > 1) microbatches and stages.
+Status AnnotateGrid(Module& module, std::string function, const GridOptions& grid,
+                    const std::vector<ParamRule>& rules);
+
+/// The whole pipeline: AnnotateGrid, propagate, materialise, clean up, stage
+/// meshes, partition, task order. `function` becomes the per-device program.
+Status DistributeGrid(Module& module, std::string function, const GridOptions& grid,
+                      const std::vector<ParamRule>& rules);
+
+}  // namespace distir::sharding

@@ -1,0 +1,51 @@
+// Microbatches: one training step as K passes over slices of the batch
+// (docs/transforms.md §12.7).
+//
+// SplitMicrobatches rewrites a global-view function (annotated or not) so
+// that its batch inputs arrive as K microbatches and every op that depends
+// on them runs once per microbatch; gradients add up across microbatches
+// before the optimizer runs once. The classes of ops, found from the
+// dataflow (never from names):
+//   - update: an optimizer op (SGD, Adam), and every op that reads an
+//     update op's result; run once, after every microbatch;
+//   - per microbatch: an op that depends on a batch input and is not an
+//     update; cloned K times. Among these, forward ops are those a returned
+//     per-microbatch value (the loss, an inference output) is computed from;
+//     the others are backward ops;
+//   - setup: the rest (it reads no batch input); run once, first.
+// A per-microbatch value that an update op reads, or a returned scalar (the
+// loss), is the sum of its K microbatch values (an Add chain, accumulated as
+// each microbatch finishes, named like the value). A returned per-microbatch
+// tensor is returned K times, once per microbatch, like the inputs.
+// MSELoss and MSELossGrad keep the global batch's element count as their
+// `denominator`, so the sum of the microbatch losses and gradients is the
+// step's.
+//
+// Batch input `x` [B, ...] becomes parameters `x.mb0` .. `x.mb<K-1>`, each
+// [B/K, ...] with x's sharding (microbatch m is rows [m B/K, (m+1) B/K) of
+// x); other values of microbatch m get the suffix `.mb<m>`. Every op gets a
+// `task` attribute (pipeline_task.h): stage 0, its microbatch (-1 for setup
+// and update ops) and its phase. K = 1 tags the ops and renames nothing.
+
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/function.h"
+#include "support/status_or.h"
+
+namespace distir::sharding {
+
+/// Splits `function` of `module` into `microbatches` microbatches of its
+/// parameters `batch_params` (split along dim 0). Returns the names of the
+/// microbatch parameters, every batch parameter's K in turn.
+/// Errors (InvalidArgument): K < 1; no batch parameter; a name that is not a
+/// tensor parameter of rank >= 1; a batch whose size K does not divide
+/// (naming it and K); a value to sum that is not a tensor; a call.
+StatusOr<std::vector<std::string>> SplitMicrobatches(Module& module, std::string function,
+                                                     int64_t microbatches,
+                                                     const std::vector<std::string>& batch_params);
+
+}  // namespace distir::sharding

@@ -1,0 +1,40 @@
+// Stage assignment: which pipeline stage runs each op of a global-view
+// program (docs/transforms.md §12.7).
+//
+// Layers are found from the dataflow: the forward ops of the first
+// microbatch (microbatch.h tags them) that read a weight, in program order;
+// the weights such an op reads first belong to its layer. A weight is a
+// parameter that is not a batch input. The L layers are cut into P
+// contiguous stages, the first L mod P stages one layer longer (as
+// Megatron's uniform split). Then every op, in program order:
+//   - reads a weight: the stage of the weight's layer (the latest, if several);
+//   - else a forward or setup op: the latest stage among its operands;
+//   - else (backward, update): the latest stage among its forward operands
+//     (ReluGrad(h, da) runs where h was computed), else the earliest among
+//     its operands (a gradient sum runs where its terms were computed).
+// The stage is written into the op's `task` (pipeline_task.h); ops without
+// a task get one.
+
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/function.h"
+#include "support/status.h"
+
+namespace distir::sharding {
+
+/// Assigns a stage in [0, stages) to every op of `function`. `batch_params`
+/// names the batch inputs (microbatch parameters included).
+/// Errors (InvalidArgument): stages < 1; more stages than layers (naming both
+/// counts).
+Status AssignStages(Module& module, std::string function, int64_t stages,
+                    const std::vector<std::string>& batch_params);
+
+/// Stage of layer `layer` of `layers` cut into `stages` contiguous stages,
+/// the first layers mod stages one layer longer.
+int64_t StageOfLayer(int64_t layer, int64_t layers, int64_t stages);
+
+}  // namespace distir::sharding

@@ -1,0 +1,93 @@
+#include "sharding/task_order.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+#include "sharding/pipeline_task.h"
+#include "sharding/rebuilder.h"
+#include "transforms/pipeline_schedule.h"
+
+namespace distir::sharding {
+namespace {
+
+constexpr int64_t kFirst = -1;
+constexpr int64_t kLast = std::numeric_limits<int64_t>::max();
+
+// The timestep of each (stage, microbatch, backward) task.
+std::map<std::tuple<int64_t, int64_t, bool>, int64_t> Timesteps(int64_t stages,
+                                                               int64_t microbatches,
+                                                               PipelineSchedule schedule,
+                                                               bool training) {
+  std::map<std::tuple<int64_t, int64_t, bool>, int64_t> at;
+  auto steps = SchedulePipeline(stages, microbatches, schedule, training);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    for (const PipelineTask& t : steps[i])
+      at[{t.stage, t.microbatch, t.backward}] = static_cast<int64_t>(i);
+  }
+  return at;
+}
+
+}  // namespace
+
+Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule schedule) {
+  Function* fn = module.Lookup(function);
+  if (fn == nullptr) return NotFound() << "no function @" << function << " to schedule";
+  InheritTasks(*fn);
+  int64_t stages = 0, microbatches = 0;
+  bool training = false;
+  for (const auto& op : fn->ops()) {
+    std::optional<TaskTag> t = GetTask(*op);
+    if (!t.has_value()) continue;
+    stages = std::max(stages, t->stage + 1);
+    microbatches = std::max(microbatches, t->microbatch + 1);
+    training = training || t->phase == TaskPhase::kBackward;
+  }
+  if (stages == 0 || microbatches == 0) return Status::Ok();
+  auto at = Timesteps(stages, microbatches, schedule, training);
+  const auto& ops = fn->ops();
+  std::vector<int64_t> key(ops.size(), kFirst);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    std::optional<TaskTag> t = GetTask(*ops[i]);
+    if (!t.has_value() || t->phase == TaskPhase::kSetup) continue;
+    if (t->phase == TaskPhase::kUpdate) {
+      key[i] = kLast;
+      continue;
+    }
+    auto it = at.find({t->stage, t->microbatch, t->phase == TaskPhase::kBackward});
+    if (it == at.end())
+      return Internal(ops[i]->loc()) << ops[i]->Name() << " belongs to no task of the schedule";
+    key[i] = it->second;
+  }
+  // Within a timestep, the tasks' own ops first, then the sends between
+  // stages in stage order: a device receives only once its own task is done
+  // and does not wait for another stage's task before starting its own.
+  std::vector<int64_t> send_stage(ops.size(), -1);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i]->kind() == OpKind::kSend) send_stage[i] = GetTask(*ops[i]).value_or(TaskTag{}).stage;
+  }
+  std::vector<size_t> order(ops.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(key[a], send_stage[a]) < std::tie(key[b], send_stage[b]);
+  });
+  std::vector<bool> defined(fn->num_values(), false);
+  for (const auto& p : fn->params()) defined[p->id()] = true;
+  Rebuilder b(*fn);
+  for (size_t i : order) {
+    for (const Value* v : ops[i]->inputs()) {
+      if (!defined[v->id()])
+        return Internal(ops[i]->loc()) << "the pipeline schedule runs " << ops[i]->Name()
+                                       << " before " << v->Ref() << " is computed (by "
+                                       << v->def()->Name() << ")";
+    }
+    for (const auto& r : ops[i]->results()) defined[r->id()] = true;
+    b.Clone(*ops[i]);
+  }
+  module.ReplaceFunction(b.Finish());
+  return Status::Ok();
+}
+
+}  // namespace distir::sharding

@@ -1,0 +1,31 @@
+// Task order: a pipelined per-device program's ops sorted into its
+// schedule (docs/transforms.md §12.7).
+//
+// Each op carries its task (pipeline_task.h; ops without one inherit it).
+// The schedule (transforms/pipeline_schedule.h: GPipe or 1F1B, in
+// synchronous timesteps) gives every forward and backward task of every
+// (stage, microbatch) a timestep. The ops are stably sorted by it: setup ops
+// first, then the tasks timestep by timestep, then the update ops. Within a
+// device the program order is the order the simulator and the executors run
+// it in, so this is what makes the schedule GPipe or 1F1B. Within a
+// timestep the tasks' own ops come first, then the Sends between stages in
+// stage order (as the emitter orders them): a device that receives does not
+// wait for the sender's task before starting its own.
+
+#pragma once
+
+#include <string>
+
+#include "ir/function.h"
+#include "support/status.h"
+#include "transforms/parallel_options.h"
+
+namespace distir::sharding {
+
+/// Orders the ops of `function` by `schedule`; stages and microbatches are
+/// read from the tasks. A function without tasks is left unchanged.
+/// Errors: Internal when the order would read a value before its definition
+/// (a task read from a later one), naming both ops.
+Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule schedule);
+
+}  // namespace distir::sharding

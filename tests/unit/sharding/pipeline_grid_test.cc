@@ -1,0 +1,252 @@
+// The pipeline grid point on meshes (sharding/grid.h): microbatches, stages
+// on sub-meshes and the schedule's task order. Two checks compose into "the
+// per-device program computes the sequential training step":
+//   1. the microbatched program computes the sequential step (the sums of
+//      its microbatch losses and gradients are the whole batch's);
+//   2. every (D, T, P, K, schedule) partitioned and put in schedule order
+//      computes what its global view computes.
+// And on MLP 1B at batch 8192 it simulates like the per-model emitter it
+// replaces: the same times, and no more memory (docs/cost_model.md §10).
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "interp/infer_types.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "models/mlp.h"
+#include "sharding/annotate.h"
+#include "sharding/cleanup.h"
+#include "sharding/equivalence.h"
+#include "sharding/grid.h"
+#include "sharding/materialize.h"
+#include "sharding/microbatch.h"
+#include "sharding/partition.h"
+#include "sharding/pipeline_task.h"
+#include "sharding/propagate.h"
+#include "sharding/stage_meshes.h"
+#include "sharding/stages.h"
+#include "sharding/task_order.h"
+#include "sim/hardware_profile.h"
+#include "sim/simulator.h"
+#include "testing/test_util.h"
+#include "transforms/parallelize.h"
+
+namespace distir::sharding {
+namespace {
+
+using ::distir::testing::SourcePath;
+
+std::vector<ParamRule> MlpRules() {
+  std::vector<ParamRule> rules;
+  for (const std::string& text : MlpShardingRules()) {
+    StatusOr<ParamRule> r = ParseParamRule(text);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    rules.push_back(*r);
+  }
+  return rules;
+}
+
+MlpOptions Tiny(MlpOptimizer optimizer) {
+  MlpOptions o;
+  o.n_layer = 4;
+  o.d_model = 8;
+  o.batch = 16;
+  o.optimizer = optimizer;
+  o.device = DeviceId();  // device-generic: random inputs carry no device
+  return o;
+}
+
+// Random inputs of `fn`, Adam's second moments made non-negative.
+std::vector<HostValue> Inputs(const Function& fn, uint64_t seed) {
+  RandomInputOptions options;
+  for (const auto& p : fn.params()) {
+    if (p->name()[0] != 'v') continue;
+    DenseTensor t = RandomValue(p->type(), seed + 100).tensor();
+    for (double& x : t.values) x = std::fabs(x);
+    options.overrides[p->name()] = HostValue::Tensor(std::move(t));
+  }
+  StatusOr<std::vector<HostValue>> in = RandomInputs(fn, seed, options);
+  EXPECT_TRUE(in.ok()) << in.status().ToString();
+  return *in;
+}
+
+// Rows [begin, end) of a rank-2 tensor.
+HostValue Rows(const HostValue& v, int64_t begin, int64_t end) {
+  DenseTensor t = v.tensor();
+  const int64_t cols = t.shape[1];
+  DenseTensor out{t.dtype, {end - begin, cols}, {}};
+  out.values.assign(t.values.begin() + begin * cols, t.values.begin() + end * cols);
+  return HostValue::Tensor(std::move(out));
+}
+
+class MicrobatchTest : public ::testing::TestWithParam<std::tuple<int64_t, MlpOptimizer>> {};
+
+TEST_P(MicrobatchTest, SumsOfMicrobatchesAreTheStep) {
+  const auto [k, optimizer] = GetParam();
+  ASSERT_OK_AND_ASSIGN(Module seq, BuildMlpTraining(Tiny(optimizer)));
+  ASSERT_OK(InferTypes(seq));
+  std::vector<HostValue> in = Inputs(*seq.entry(), 3);
+  ASSERT_OK_AND_ASSIGN(std::vector<HostValue> want, Execute(seq, *seq.entry(), in));
+
+  ASSERT_OK_AND_ASSIGN(Module mb, BuildMlpTraining(Tiny(optimizer)));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> names, SplitMicrobatches(mb, "mlp", k, {"x", "y"}));
+  ASSERT_EQ(names.size(), static_cast<size_t>(2 * k));
+  // x and y (parameters 0 and 1) become k parameters each, in that order.
+  std::vector<HostValue> split;
+  const int64_t rows = 16 / k;
+  for (int p = 0; p < 2; ++p) {
+    for (int64_t m = 0; m < k; ++m) split.push_back(Rows(in[p], m * rows, (m + 1) * rows));
+  }
+  split.insert(split.end(), in.begin() + 2, in.end());
+  ASSERT_OK_AND_ASSIGN(std::vector<HostValue> got, Execute(mb, *mb.entry(), split));
+  ASSERT_OK(AllClose(got, want, 1e-5, 1e-6));
+  // Every op is tagged: forward, backward, or update (the optimizer).
+  int forward = 0, backward = 0, update = 0;
+  for (const auto& op : mb.entry()->ops()) {
+    std::optional<TaskTag> t = GetTask(*op);
+    ASSERT_TRUE(t.has_value()) << op->Name();
+    forward += t->phase == TaskPhase::kForward;
+    backward += t->phase == TaskPhase::kBackward;
+    update += t->phase == TaskPhase::kUpdate;
+  }
+  EXPECT_EQ(forward, k * (2 * 4 + 1) + (k - 1));  // MatMul, Relu per layer, MSELoss; loss sums
+  EXPECT_EQ(update, 4);
+  EXPECT_EQ(backward, k * (1 + 2 * 4) + (k - 1) * 4);  // MSELossGrad, 2 per layer; gradient sums
+}
+
+INSTANTIATE_TEST_SUITE_P(K, MicrobatchTest,
+                         ::testing::Combine(::testing::Values(1, 2, 4),
+                                            ::testing::Values(MlpOptimizer::kSgd,
+                                                              MlpOptimizer::kAdam)));
+
+TEST(MicrobatchTest, RefusesABatchThatDoesNotDivide) {
+  ASSERT_OK_AND_ASSIGN(Module mb, BuildMlpTraining(Tiny(MlpOptimizer::kSgd)));
+  StatusOr<std::vector<std::string>> r = SplitMicrobatches(mb, "mlp", 3, {"x", "y"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("does not divide into 3 microbatches"), std::string::npos);
+}
+
+TEST(StagesTest, LayersAreCutContiguouslyLongerStagesFirst) {
+  EXPECT_EQ(StageOfLayer(0, 5, 2), 0);
+  EXPECT_EQ(StageOfLayer(2, 5, 2), 0);
+  EXPECT_EQ(StageOfLayer(3, 5, 2), 1);
+  EXPECT_EQ(StageOfLayer(4, 5, 2), 1);
+  EXPECT_EQ(StageOfLayer(3, 4, 4), 3);
+}
+
+TEST(StagesTest, BackwardOpsRunOnTheirLayersStage) {
+  ASSERT_OK_AND_ASSIGN(Module m, BuildMlpTraining(Tiny(MlpOptimizer::kSgd)));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> mb, SplitMicrobatches(m, "mlp", 1, {"x", "y"}));
+  ASSERT_OK(AssignStages(m, "mlp", 2, mb));
+  const Function& fn = *m.entry();
+  auto stage = [&](const std::string& value) {
+    return GetTask(*fn.LookupValue(value)->def())->stage;
+  };
+  EXPECT_EQ(stage("h1"), 0);
+  EXPECT_EQ(stage("h2"), 1);
+  EXPECT_EQ(stage("loss"), 1);
+  EXPECT_EQ(stage("da3"), 1);  // MSELossGrad, after the last layer
+  EXPECT_EQ(stage("dh2"), 1);  // ReluGrad(h2, da2): where h2 is
+  EXPECT_EQ(stage("dh1"), 0);
+  EXPECT_EQ(stage("dw1"), 0);
+  EXPECT_EQ(stage("w3_new"), 1);
+}
+
+struct PipelinePoint {
+  int64_t dp, tp, pp, k;
+  PipelineSchedule schedule;
+  MlpOptimizer optimizer;
+};
+
+class PipelineGridTest : public ::testing::TestWithParam<PipelinePoint> {};
+
+TEST_P(PipelineGridTest, ScheduledPartitionComputesTheGlobalView) {
+  const PipelinePoint& g = GetParam();
+  ASSERT_OK_AND_ASSIGN(Module m, BuildMlpTraining(Tiny(g.optimizer)));
+  GridOptions grid;
+  grid.axes = {{"dp", g.dp}, {"tp", g.tp}};
+  grid.pp = g.pp;
+  grid.microbatches = g.k;
+  grid.schedule = g.schedule;
+  ASSERT_OK(AnnotateGrid(m, "mlp", grid, MlpRules()));
+  ASSERT_OK(PropagateShardings(m, "mlp"));
+  ASSERT_OK(MaterializeShardings(m, "mlp"));
+  RunCleanup(m, "mlp");
+  ASSERT_OK(SplitStageMeshes(m, "mlp"));
+  ASSERT_OK_AND_ASSIGN(Module parts, ParseModule(PrintModule(m), "global"));
+  ASSERT_OK(PartitionShardings(parts, "mlp"));
+  ASSERT_OK(OrderPipelineTasks(parts, "mlp", g.schedule));
+  RandomInputOptions inputs;
+  for (const auto& p : m.entry()->params()) {
+    if (p->name()[0] != 'v') continue;
+    DenseTensor t = RandomValue(p->type(), 11).tensor();
+    for (double& x : t.values) x = std::fabs(x);
+    inputs.overrides[p->name()] = HostValue::Tensor(std::move(t));
+  }
+  ASSERT_OK_AND_ASSIGN(EquivalenceReport r,
+                       CheckPartitionEquivalence(m, parts, "mlp", 7, 1e-5, 1e-6, inputs));
+  EXPECT_EQ(r.devices, g.dp * g.tp * g.pp);
+  // The per-device program is a valid DistIR program: it simulates.
+  ASSERT_OK_AND_ASSIGN(sim::HardwareProfile hw,
+                       sim::LoadHardwareProfile(SourcePath("configs/hardware/dgx2-v100.yaml")));
+  ASSERT_OK_AND_ASSIGN(sim::SimulationResult s, sim::Simulate(parts, *parts.entry(), hw));
+  EXPECT_EQ(static_cast<int64_t>(s.devices.size()), g.dp * g.tp * g.pp);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Grid, PipelineGridTest,
+    ::testing::Values(PipelinePoint{1, 1, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
+                      PipelinePoint{1, 1, 4, 4, PipelineSchedule::kGpipe, MlpOptimizer::kSgd},
+                      PipelinePoint{2, 1, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
+                      PipelinePoint{1, 2, 2, 4, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
+                      PipelinePoint{2, 2, 2, 2, PipelineSchedule::kGpipe, MlpOptimizer::kSgd},
+                      PipelinePoint{2, 2, 3, 2, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
+                      PipelinePoint{2, 1, 1, 4, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
+                      PipelinePoint{2, 2, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam},
+                      PipelinePoint{1, 1, 4, 8, PipelineSchedule::k1F1B, MlpOptimizer::kAdam}));
+
+// MLP 1B at batch 8192 on a DGX-2, pipelines with D x T x P = 16: the same
+// iteration time as the emitter (within 0.5 %: the emitter also all-reduces
+// the first layer's unused input gradient over T) and no more memory (the
+// sharding path adds each microbatch's weight gradient to its sum as soon as
+// it is computed, the emitter after the whole task).
+TEST(PipelineGridSimulationTest, MatchesThePerModelEmitterOnMlp1b) {
+  ASSERT_OK_AND_ASSIGN(sim::HardwareProfile hw,
+                       sim::LoadHardwareProfile(SourcePath("configs/hardware/dgx2-v100.yaml")));
+  MlpOptions o;
+  o.n_layer = 16;
+  o.d_model = 8192;
+  o.batch = 8192;
+  o.dtype = DType::kF16;
+  struct Point { int64_t dp, tp, pp, k; };
+  for (Point p : {Point{1, 1, 16, 4}, Point{2, 2, 4, 8}, Point{8, 1, 2, 2}, Point{1, 4, 4, 16},
+                  Point{2, 4, 2, 32}}) {
+    ASSERT_OK_AND_ASSIGN(Module seq, BuildMlpTraining(o));
+    ASSERT_OK(InferTypes(seq));
+    ParallelOptions po;
+    po.dp = p.dp;
+    po.tp = p.tp;
+    po.pp = p.pp;
+    po.microbatches = p.k;
+    ASSERT_OK_AND_ASSIGN(DistributedProgram old, Parallelize(*seq.entry(), po));
+    ASSERT_OK_AND_ASSIGN(sim::SimulationResult a, sim::Simulate(old.module, old.program(), hw));
+
+    ASSERT_OK_AND_ASSIGN(Module m, BuildMlpTraining(o));
+    GridOptions grid;
+    grid.axes = {{"dp", p.dp}, {"tp", p.tp}};
+    grid.pp = p.pp;
+    grid.microbatches = p.k;
+    ASSERT_OK(DistributeGrid(m, "mlp", grid, MlpRules()));
+    ASSERT_OK_AND_ASSIGN(sim::SimulationResult b, sim::Simulate(m, *m.entry(), hw));
+    SCOPED_TRACE("D=" + std::to_string(p.dp) + " T=" + std::to_string(p.tp) +
+                 " P=" + std::to_string(p.pp) + " K=" + std::to_string(p.k));
+    EXPECT_LE(b.PeakMemoryBytes(), a.PeakMemoryBytes());
+    EXPECT_LE(b.iteration_time_s, a.iteration_time_s * (1 + 1e-12));
+    EXPECT_GE(b.iteration_time_s, a.iteration_time_s * 0.995);
+  }
+}
+
+}  // namespace
+}  // namespace distir::sharding
