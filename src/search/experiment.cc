@@ -446,6 +446,12 @@ StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string&
   } catch (const YAML::Exception& ex) {
     return InvalidArgument(rd.Loc(ex.mark)) << "malformed YAML: " << ex.msg;
   }
+  // An empty file (or one truncated to its comments) is a document with no
+  // node at all: say so, rather than that it is not a map.
+  if (root.IsNull()) {
+    return InvalidArgument(SourceLoc{path, 1, 1, ""})
+           << "experiment is empty; it needs the keys name, model, hardware, world_size and space";
+  }
   Experiment e;
   e.path = path;
   e.yaml_text = text;
