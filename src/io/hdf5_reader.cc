@@ -13,26 +13,39 @@ namespace {
 // What a datatype holds, in the words of the messages ("holds floats").
 std::string DescribeType(hid_t type) {
   switch (H5Tget_class(type)) {
-    case H5T_INTEGER: return "integers";
-    case H5T_FLOAT: return "floats";
+    case H5T_INTEGER:
+      return "integers";
+    case H5T_FLOAT:
+      return "floats";
     case H5T_STRING:
       return H5Tis_variable_str(type) > 0 ? "variable-length strings" : "fixed-length strings";
-    case H5T_ENUM: return "enums";
-    case H5T_COMPOUND: return "compound values";
-    case H5T_ARRAY: return "arrays";
-    case H5T_VLEN: return "variable-length sequences";
-    case H5T_BITFIELD: return "bitfields";
-    case H5T_OPAQUE: return "opaque values";
-    case H5T_REFERENCE: return "references";
-    default: return "values of an unknown type";
+    case H5T_ENUM:
+      return "enums";
+    case H5T_COMPOUND:
+      return "compound values";
+    case H5T_ARRAY:
+      return "arrays";
+    case H5T_VLEN:
+      return "variable-length sequences";
+    case H5T_BITFIELD:
+      return "bitfields";
+    case H5T_OPAQUE:
+      return "opaque values";
+    case H5T_REFERENCE:
+      return "references";
+    default:
+      return "values of an unknown type";
   }
 }
 
 const char* DescribeClass(H5T_class_t element) {
   switch (element) {
-    case H5T_INTEGER: return "integers";
-    case H5T_FLOAT: return "floats";
-    default: return "variable-length strings";
+    case H5T_INTEGER:
+      return "integers";
+    case H5T_FLOAT:
+      return "floats";
+    default:
+      return "variable-length strings";
   }
 }
 
@@ -153,9 +166,9 @@ StatusOr<Hdf5Handle> Hdf5Reader::OpenAttr(const std::string& object, const std::
                                           H5T_class_t element) const {
   const std::string what = "attribute " + name + " of " + object;
   if (!HasAttr(object, name)) return InvalidArgument() << "'" << path_ << "' lacks " << what;
-  Hdf5Handle attr(H5Aopen_by_name(file_.get(), object.c_str(), name.c_str(), H5P_DEFAULT,
-                                  H5P_DEFAULT),
-                  H5Aclose);
+  Hdf5Handle attr(
+      H5Aopen_by_name(file_.get(), object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Aclose);
   Hdf5Handle space(H5Aget_space(attr.get()), H5Sclose);
   Hdf5Handle type(H5Aget_type(attr.get()), H5Tclose);
   if (!attr.ok() || !space.ok() || !type.ok()) {

@@ -84,8 +84,8 @@ Status ReplaceAttr(hid_t file, const char* object, const char* name, hid_t type,
     return Internal() << "H5Adelete_by_name " << name;
   }
   Hdf5Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  Hdf5Handle attr(H5Acreate_by_name(file, object, name, type, space.get(), H5P_DEFAULT,
-                                    H5P_DEFAULT, H5P_DEFAULT),
+  Hdf5Handle attr(H5Acreate_by_name(file, object, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                                    H5P_DEFAULT),
                   H5Aclose);
   if (!attr.ok() || H5Awrite(attr.get(), type, data) < 0) return Internal() << "H5Awrite " << name;
   return Status::Ok();
@@ -109,12 +109,14 @@ Status Apply(hid_t file, ResultsDefect defect) {
   const int64_t pairs[6] = {1, 1, 2, 2, 3, 3};
   const char* words[3] = {"one", "two", "three"};
   switch (defect) {
-    case ResultsDefect::kNone: return Status::Ok();
+    case ResultsDefect::kNone:
+      return Status::Ok();
     case ResultsDefect::kColumn2d:
       return Replace(file, "/configs/dp", H5T_NATIVE_INT64, {3, 2}, pairs);
     case ResultsDefect::kRanking2d:
       return Replace(file, "/ranking", H5T_NATIVE_INT64, {2, 2}, pairs);
-    case ResultsDefect::kHugeColumn: return ReplaceWithHugeColumn(file);
+    case ResultsDefect::kHugeColumn:
+      return ReplaceWithHugeColumn(file);
     case ResultsDefect::kStringColumn:
       return Replace(file, "/configs/dp", VariableString().get(), {3}, words);
     case ResultsDefect::kIntForFloat:

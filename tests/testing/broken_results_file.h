@@ -17,15 +17,15 @@
 namespace distir::testing {
 
 enum class ResultsDefect {
-  kNone,           ///< the valid file
-  kColumn2d,       ///< /configs/dp is 3 x 2 (h5py: np.stack([v, v], axis=1))
-  kRanking2d,      ///< /ranking is 2 x 2 (h5py: np.stack([v, v]))
-  kHugeColumn,     ///< /configs/dp declares 2^40 rows (chunked, unlimited) and stores none
-  kStringColumn,   ///< /configs/dp holds strings
-  kIntForFloat,    ///< /configs/throughput holds int64
-  kVersionArray,   ///< the root attribute format_version is int64[2]
-  kTextArray,      ///< /experiment/yaml is a 1-D array of 3 strings, not a scalar
-  kMeasured2d,     ///< /measured/config is 3 x 2
+  kNone,             ///< the valid file
+  kColumn2d,         ///< /configs/dp is 3 x 2 (h5py: np.stack([v, v], axis=1))
+  kRanking2d,        ///< /ranking is 2 x 2 (h5py: np.stack([v, v]))
+  kHugeColumn,       ///< /configs/dp declares 2^40 rows (chunked, unlimited) and stores none
+  kStringColumn,     ///< /configs/dp holds strings
+  kIntForFloat,      ///< /configs/throughput holds int64
+  kVersionArray,     ///< the root attribute format_version is int64[2]
+  kTextArray,        ///< /experiment/yaml is a 1-D array of 3 strings, not a scalar
+  kMeasured2d,       ///< /measured/config is 3 x 2
   kValidationArray,  ///< /validation's attribute spearman_rho is float64[4]
 };
 

@@ -66,16 +66,18 @@ TEST_F(Hdf5ReaderTest, RefusesA2dColumn) {
   const std::string path = Broken(ResultsDefect::kColumn2d);
   EXPECT_THAT(ReadResultsFile(path),
               StatusIs(StatusCode::kInvalidArgument,
-                       "'" + path + "': dataset /configs/dp has extent 3 x 2; the layout has a "
-                       "1-D column"));
+                       "'" + path +
+                           "': dataset /configs/dp has extent 3 x 2; the layout has a "
+                           "1-D column"));
 }
 
 TEST_F(Hdf5ReaderTest, RefusesA2dRanking) {
   const std::string path = Broken(ResultsDefect::kRanking2d);
   EXPECT_THAT(ReadResultsFile(path),
               StatusIs(StatusCode::kInvalidArgument,
-                       "'" + path + "': dataset /ranking has extent 2 x 2; the layout has a "
-                       "1-D column"));
+                       "'" + path +
+                           "': dataset /ranking has extent 2 x 2; the layout has a "
+                           "1-D column"));
 }
 
 TEST_F(Hdf5ReaderTest, BoundsADeclaredExtentByTheFilesSize) {
@@ -83,40 +85,46 @@ TEST_F(Hdf5ReaderTest, BoundsADeclaredExtentByTheFilesSize) {
   const std::string size = std::to_string(fs::file_size(path));
   EXPECT_THAT(ReadResultsFile(path),
               StatusIs(StatusCode::kInvalidArgument,
-                       "'" + path + "': dataset /configs/dp declares 1099511627776 elements of 8 "
-                       "bytes, more than the file (" + size + " bytes) can hold"));
+                       "'" + path +
+                           "': dataset /configs/dp declares 1099511627776 elements of 8 "
+                           "bytes, more than the file (" +
+                           size + " bytes) can hold"));
 }
 
 TEST_F(Hdf5ReaderTest, RefusesStringsWhereIntegersBelong) {
   const std::string path = Broken(ResultsDefect::kStringColumn);
   EXPECT_THAT(ReadResultsFile(path),
               StatusIs(StatusCode::kInvalidArgument,
-                       "'" + path + "': dataset /configs/dp holds variable-length strings; the "
-                       "layout has integers"));
+                       "'" + path +
+                           "': dataset /configs/dp holds variable-length strings; the "
+                           "layout has integers"));
 }
 
 TEST_F(Hdf5ReaderTest, RefusesIntegersWhereFloatsBelong) {
   const std::string path = Broken(ResultsDefect::kIntForFloat);
   EXPECT_THAT(ReadResultsFile(path),
               StatusIs(StatusCode::kInvalidArgument,
-                       "'" + path + "': dataset /configs/throughput holds integers; the layout "
-                       "has floats"));
+                       "'" + path +
+                           "': dataset /configs/throughput holds integers; the layout "
+                           "has floats"));
 }
 
 TEST_F(Hdf5ReaderTest, RefusesAnArrayWhereAScalarAttributeBelongs) {
   const std::string path = Broken(ResultsDefect::kVersionArray);
   EXPECT_THAT(ReadResultsFile(path),
               StatusIs(StatusCode::kInvalidArgument,
-                       "'" + path + "': attribute format_version of / has extent 2; the layout "
-                       "has a scalar"));
+                       "'" + path +
+                           "': attribute format_version of / has extent 2; the layout "
+                           "has a scalar"));
 }
 
 TEST_F(Hdf5ReaderTest, RefusesAnArrayWhereAScalarTextBelongs) {
   const std::string path = Broken(ResultsDefect::kTextArray);
   EXPECT_THAT(ReadResultsFile(path),
               StatusIs(StatusCode::kInvalidArgument,
-                       "'" + path + "': dataset /experiment/yaml has extent 3; the layout has a "
-                       "scalar"));
+                       "'" + path +
+                           "': dataset /experiment/yaml has extent 3; the layout has a "
+                           "scalar"));
 }
 
 TEST_F(Hdf5ReaderTest, MeasurementsRefuseA2dColumn) {
@@ -131,8 +139,9 @@ TEST_F(Hdf5ReaderTest, ValidationRefusesAnArrayAttribute) {
   const std::string path = Broken(ResultsDefect::kValidationArray);
   EXPECT_THAT(ReadValidation(path),
               StatusIs(StatusCode::kInvalidArgument,
-                       "'" + path + "': attribute spearman_rho of /validation has extent 4; the "
-                       "layout has a scalar"));
+                       "'" + path +
+                           "': attribute spearman_rho of /validation has extent 4; the "
+                           "layout has a scalar"));
 }
 
 TEST_F(Hdf5ReaderTest, MissingDatasetIsNamed) {

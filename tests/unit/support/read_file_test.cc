@@ -44,8 +44,9 @@ TEST_F(ReadFileTest, ReadsAnEmptyFileAsEmpty) {
 }
 
 TEST_F(ReadFileTest, MissingFileIsNotFoundNamingIt) {
-  EXPECT_THAT(ReadRegularFile(dir_ + "/none.yaml"),
-              StatusIs(StatusCode::kNotFound, "cannot open '" + dir_ + "/none.yaml': No such file"));
+  EXPECT_THAT(
+      ReadRegularFile(dir_ + "/none.yaml"),
+      StatusIs(StatusCode::kNotFound, "cannot open '" + dir_ + "/none.yaml': No such file"));
 }
 
 TEST_F(ReadFileTest, RefusesACharacterDeviceBeforeReading) {
