@@ -10,41 +10,15 @@
 #include <filesystem>
 #include <system_error>
 
+#include "io/hdf5_handle.h"
+#include "io/hdf5_reader.h"
+
 namespace distir::io {
 namespace {
 
 constexpr const char* kGroup = "/measured";
 
-class Handle {
- public:
-  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  ~Handle() {
-    if (id_ >= 0) close_(id_);
-  }
-  Handle(Handle&& other) noexcept : id_(other.id_), close_(other.close_) { other.id_ = -1; }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  hid_t get() const { return id_; }
-  bool ok() const { return id_ >= 0; }
-
- private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
-};
-
-// Silences HDF5's automatic error stack printing for the current scope.
-class QuietHdf5 {
- public:
-  QuietHdf5() {
-    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-
- private:
-  H5E_auto2_t func_ = nullptr;
-  void* data_ = nullptr;
-};
+using Handle = Hdf5Handle;
 
 Handle StringType() {
   Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
@@ -108,67 +82,31 @@ bool WriteGroup(hid_t file, const Measurements& m) {
   return ok;
 }
 
-// ---- reading
-
-hsize_t Length(hid_t set) {
-  Handle space(H5Dget_space(set), H5Sclose);
-  hsize_t n = 0;
-  if (H5Sget_simple_extent_ndims(space.get()) != 1) return static_cast<hsize_t>(-1);
-  H5Sget_simple_extent_dims(space.get(), &n, nullptr);
-  return n;
-}
-
-template <typename T>
-bool ReadColumn(hid_t g, const char* name, hid_t type, size_t n, std::vector<T>& out) {
-  Handle set(H5Dopen2(g, name, H5P_DEFAULT), H5Dclose);
-  if (!set.ok() || Length(set.get()) != n) return false;
-  out.resize(n);
-  return n == 0 || H5Dread(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) >= 0;
-}
-
-bool ReadStrings(hid_t g, const char* name, size_t n, std::vector<std::string>& out) {
-  Handle type = StringType();
-  std::vector<char*> ptrs;
-  if (!ReadColumn(g, name, type.get(), n, ptrs)) return false;
-  for (char* p : ptrs) out.emplace_back(p != nullptr ? p : "");
-  if (n > 0) {
-    Handle set(H5Dopen2(g, name, H5P_DEFAULT), H5Dclose);
-    Handle space(H5Dget_space(set.get()), H5Sclose);
-    H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, ptrs.data());
+// Reads the group's columns and attributes; every column must have as many
+// rows as /measured/config.
+Status ReadGroup(const Hdf5Reader& r, Measurements& m) {
+  DISTIR_ASSIGN_OR_RETURN(std::vector<int64_t> config, r.ReadInts("/measured/config"));
+  DISTIR_ASSIGN_OR_RETURN(std::vector<double> time, r.ReadDoubles("/measured/iteration_time_s"));
+  DISTIR_ASSIGN_OR_RETURN(std::vector<double> throughput, r.ReadDoubles("/measured/throughput"));
+  DISTIR_ASSIGN_OR_RETURN(std::vector<int64_t> iterations, r.ReadInts("/measured/iterations"));
+  DISTIR_ASSIGN_OR_RETURN(std::vector<int64_t> peak, r.ReadInts("/measured/planned_peak_bytes"));
+  DISTIR_ASSIGN_OR_RETURN(std::vector<std::string> status, r.ReadStrings("/measured/status"));
+  DISTIR_ASSIGN_OR_RETURN(std::vector<std::string> reason, r.ReadStrings("/measured/reason"));
+  const size_t n = config.size();
+  for (size_t size : {time.size(), throughput.size(), iterations.size(), peak.size(),
+                      status.size(), reason.size()}) {
+    if (size != n) {
+      return InvalidArgument() << r.path()
+                               << ": malformed /measured group (datasets of unequal length)";
+    }
   }
-  return true;
-}
-
-bool ReadTextAttr(hid_t g, const char* name, std::string& out) {
-  Handle a(H5Aopen(g, name, H5P_DEFAULT), H5Aclose);
-  Handle type = StringType();
-  char* p = nullptr;
-  if (!a.ok() || H5Aread(a.get(), type.get(), &p) < 0) return false;
-  out = p != nullptr ? p : "";
-  H5free_memory(p);
-  return true;
-}
-
-bool ReadGroup(hid_t g, Measurements& m) {
-  Handle set(H5Dopen2(g, "config", H5P_DEFAULT), H5Dclose);
-  if (!set.ok()) return false;
-  const size_t n = Length(set.get());
-  std::vector<int64_t> config, iterations, peak;
-  std::vector<double> time, throughput;
-  std::vector<std::string> status, reason;
-  bool ok = ReadColumn(g, "config", H5T_NATIVE_INT64, n, config) &&
-            ReadColumn(g, "iteration_time_s", H5T_NATIVE_DOUBLE, n, time) &&
-            ReadColumn(g, "throughput", H5T_NATIVE_DOUBLE, n, throughput) &&
-            ReadColumn(g, "iterations", H5T_NATIVE_INT64, n, iterations) &&
-            ReadColumn(g, "planned_peak_bytes", H5T_NATIVE_INT64, n, peak) &&
-            ReadStrings(g, "status", n, status) && ReadStrings(g, "reason", n, reason);
-  Handle a(H5Aopen(g, "ranks", H5P_DEFAULT), H5Aclose);
-  ok = ok && a.ok() && H5Aread(a.get(), H5T_NATIVE_INT64, &m.ranks) >= 0;
-  ok = ok && ReadTextAttr(g, "backend", m.backend) && ReadTextAttr(g, "started_at", m.started_at);
-  for (size_t i = 0; ok && i < n; ++i) {
+  DISTIR_ASSIGN_OR_RETURN(m.ranks, r.ReadIntAttr(kGroup, "ranks"));
+  DISTIR_ASSIGN_OR_RETURN(m.backend, r.ReadTextAttr(kGroup, "backend"));
+  DISTIR_ASSIGN_OR_RETURN(m.started_at, r.ReadTextAttr(kGroup, "started_at"));
+  for (size_t i = 0; i < n; ++i) {
     m.rows.push_back({config[i], time[i], throughput[i], iterations[i], peak[i], status[i], reason[i]});
   }
-  return ok;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -198,17 +136,13 @@ Status WriteMeasurements(const std::string& path, const Measurements& m) {
 StatusOr<Measurements> ReadMeasurements(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return NotFound() << path << ": no such results file";
-  QuietHdf5 quiet;
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) return InvalidArgument() << path << ": not an HDF5 file";
-  if (H5Lexists(file.get(), kGroup, H5P_DEFAULT) <= 0) {
+  StatusOr<Hdf5Reader> reader = Hdf5Reader::Open(path);
+  if (!reader.ok()) return InvalidArgument() << path << ": not an HDF5 file";
+  if (!reader->Has(kGroup)) {
     return NotFound() << path << " has no /measured group: run `distir run` first";
   }
-  Handle g(H5Gopen2(file.get(), kGroup, H5P_DEFAULT), H5Gclose);
   Measurements m;
-  if (!g.ok() || !ReadGroup(g.get(), m)) {
-    return InvalidArgument() << path << ": malformed /measured group (missing or unequal datasets)";
-  }
+  DISTIR_RETURN_IF_ERROR(ReadGroup(*reader, m));
   return m;
 }
 

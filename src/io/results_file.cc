@@ -7,26 +7,13 @@
 #include <cstring>
 #include <functional>
 
+#include "io/hdf5_handle.h"
+#include "io/hdf5_reader.h"
+
 namespace distir::io {
 namespace {
 
-// Closes an HDF5 handle on scope exit.
-class Handle {
- public:
-  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  Handle(Handle&& other) noexcept : id_(other.id_), close_(other.close_) { other.id_ = -1; }
-  ~Handle() {
-    if (id_ >= 0) close_(id_);
-  }
-  hid_t get() const { return id_; }
-  bool ok() const { return id_ >= 0; }
-
- private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
-};
+using Handle = Hdf5Handle;
 
 Handle StringType() {
   Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
@@ -156,7 +143,7 @@ void WriteTrace(Writer& w, hid_t traces, const TraceRecord& t) {
 
 Status WriteResultsFile(const std::string& path, const ResultsFile& f) {
   const std::string tmp = ResultsTempPath(path);
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  QuietHdf5 quiet;
   hid_t file = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (file < 0) return InvalidArgument() << "cannot create '" << tmp << "'";
   Writer w(file);
@@ -195,132 +182,129 @@ Status WriteResultsFile(const std::string& path, const ResultsFile& f) {
 
 namespace {
 
-template <typename T>
-bool ReadArray(hid_t file, const char* name, hid_t type, std::vector<T>& out) {
-  Handle set(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
-  if (!set.ok()) return false;
-  Handle space(H5Dget_space(set.get()), H5Sclose);
-  hsize_t n = 0;
-  H5Sget_simple_extent_dims(space.get(), &n, nullptr);
-  out.resize(n);
-  return n == 0 || H5Dread(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) >= 0;
+// The /configs columns, as read, before they are checked to agree in length.
+struct Columns {
+  std::vector<int64_t> index, batch, dp, tp, pp, k, zero, peak, ops, rank;
+  std::vector<double> time, throughput;
+  std::vector<int8_t> recompute, fits;
+  std::vector<std::string> schedule, status, reason;
+};
+
+// Text the layout documents but a file written by hand may lack: absent reads
+// as "", present must have the documented layout.
+Status ReadOptionalAttr(const Hdf5Reader& r, const char* name, std::string& out) {
+  if (!r.HasAttr("/", name)) return Status::Ok();
+  DISTIR_ASSIGN_OR_RETURN(out, r.ReadTextAttr("/", name));
+  return Status::Ok();
 }
 
-bool ReadStrings(hid_t file, const char* name, std::vector<std::string>& out) {
-  Handle type = StringType();
-  std::vector<char*> ptrs;
-  if (!ReadArray(file, name, type.get(), ptrs)) return false;
-  for (char* p : ptrs) {
-    out.emplace_back(p ? p : "");
-    free(p);
+Status ReadOptionalText(const Hdf5Reader& r, const char* dataset, std::string& out) {
+  if (!r.Has(dataset)) return Status::Ok();
+  DISTIR_ASSIGN_OR_RETURN(out, r.ReadText(dataset));
+  return Status::Ok();
+}
+
+Status ReadVersion(const Hdf5Reader& r) {
+  if (!r.HasAttr("/", "format_version")) {
+    return InvalidArgument() << "'" << r.path() << "' is not a DistIR results file (no format_version)";
   }
-  return true;
+  DISTIR_ASSIGN_OR_RETURN(int64_t version, r.ReadIntAttr("/", "format_version"));
+  if (version != kResultsFormatVersion) {
+    return InvalidArgument() << "'" << r.path() << "' has results format " << version
+                             << "; this tool reads " << kResultsFormatVersion;
+  }
+  return Status::Ok();
 }
 
-bool ReadText(hid_t where, const char* name, std::string& out) {
-  Handle set(H5Dopen2(where, name, H5P_DEFAULT), H5Dclose);
-  if (!set.ok()) return false;
-  Handle type = StringType();
-  char* p = nullptr;
-  if (H5Dread(set.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &p) < 0) return false;
-  out = p ? p : "";
-  free(p);
-  return true;
+Status ReadMetadata(const Hdf5Reader& r, ResultsFile& out) {
+  DISTIR_RETURN_IF_ERROR(ReadOptionalAttr(r, "tool_version", out.tool_version));
+  DISTIR_RETURN_IF_ERROR(ReadOptionalAttr(r, "git_revision", out.git_revision));
+  DISTIR_RETURN_IF_ERROR(ReadOptionalAttr(r, "experiment", out.experiment_name));
+  DISTIR_RETURN_IF_ERROR(ReadOptionalAttr(r, "model", out.model));
+  DISTIR_RETURN_IF_ERROR(ReadOptionalAttr(r, "hardware", out.hardware));
+  DISTIR_RETURN_IF_ERROR(ReadOptionalText(r, "/experiment/yaml", out.experiment_yaml));
+  return ReadOptionalText(r, "/experiment/hardware_yaml", out.hardware_yaml);
 }
 
-bool ReadAttrText(hid_t where, const char* name, std::string& out) {
-  Handle a(H5Aopen(where, name, H5P_DEFAULT), H5Aclose);
-  if (!a.ok()) return false;
-  Handle type = StringType();
-  char* p = nullptr;
-  if (H5Aread(a.get(), type.get(), &p) < 0) return false;
-  out = p ? p : "";
-  free(p);
-  return true;
+Status ReadColumns(const Hdf5Reader& r, Columns& c) {
+  DISTIR_ASSIGN_OR_RETURN(c.index, r.ReadInts("/configs/index"));
+  DISTIR_ASSIGN_OR_RETURN(c.batch, r.ReadInts("/configs/batch"));
+  DISTIR_ASSIGN_OR_RETURN(c.dp, r.ReadInts("/configs/dp"));
+  DISTIR_ASSIGN_OR_RETURN(c.tp, r.ReadInts("/configs/tp"));
+  DISTIR_ASSIGN_OR_RETURN(c.pp, r.ReadInts("/configs/pp"));
+  DISTIR_ASSIGN_OR_RETURN(c.k, r.ReadInts("/configs/microbatches"));
+  DISTIR_ASSIGN_OR_RETURN(c.zero, r.ReadInts("/configs/zero_stage"));
+  DISTIR_ASSIGN_OR_RETURN(c.peak, r.ReadInts("/configs/peak_memory_bytes"));
+  DISTIR_ASSIGN_OR_RETURN(c.ops, r.ReadInts("/configs/num_ops"));
+  DISTIR_ASSIGN_OR_RETURN(c.rank, r.ReadInts("/configs/rank"));
+  DISTIR_ASSIGN_OR_RETURN(c.time, r.ReadDoubles("/configs/iteration_time_s"));
+  DISTIR_ASSIGN_OR_RETURN(c.throughput, r.ReadDoubles("/configs/throughput"));
+  DISTIR_ASSIGN_OR_RETURN(c.recompute, r.ReadInt8s("/configs/recompute"));
+  DISTIR_ASSIGN_OR_RETURN(c.fits, r.ReadInt8s("/configs/fits"));
+  DISTIR_ASSIGN_OR_RETURN(c.schedule, r.ReadStrings("/configs/schedule"));
+  DISTIR_ASSIGN_OR_RETURN(c.status, r.ReadStrings("/configs/status"));
+  DISTIR_ASSIGN_OR_RETURN(c.reason, r.ReadStrings("/configs/reason"));
+  return Status::Ok();
+}
+
+// Every column must have one entry per row, and /ranking must name rows.
+Status CheckColumns(const std::string& path, const Columns& c, const std::vector<int64_t>& ranking) {
+  const size_t n = c.index.size();
+  for (size_t size : {c.batch.size(), c.dp.size(), c.tp.size(), c.pp.size(), c.k.size(),
+                      c.zero.size(), c.peak.size(), c.ops.size(), c.rank.size(), c.time.size(),
+                      c.throughput.size(), c.recompute.size(), c.fits.size(), c.schedule.size(),
+                      c.status.size(), c.reason.size()}) {
+    if (size != n) {
+      return InvalidArgument() << "'" << path << "': the /configs columns differ in length";
+    }
+  }
+  for (int64_t row : ranking) {
+    if (row < 0 || static_cast<size_t>(row) >= n) {
+      return InvalidArgument() << "'" << path << "': /ranking names row " << row << " of " << n;
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<ResultRow> BuildRows(const Columns& c) {
+  std::vector<ResultRow> rows;
+  rows.reserve(c.index.size());
+  for (size_t i = 0; i < c.index.size(); ++i) {
+    ResultRow r;
+    r.index = c.index[i];
+    r.batch = c.batch[i];
+    r.dp = c.dp[i];
+    r.tp = c.tp[i];
+    r.pp = c.pp[i];
+    r.microbatches = c.k[i];
+    r.schedule = c.schedule[i];
+    r.recompute = c.recompute[i] != 0;
+    r.zero_stage = c.zero[i];
+    r.status = c.status[i];
+    r.reason = c.reason[i];
+    r.iteration_time_s = c.time[i];
+    r.throughput = c.throughput[i];
+    r.peak_memory_bytes = c.peak[i];
+    r.fits = c.fits[i] != 0;
+    r.num_ops = c.ops[i];
+    r.rank = c.rank[i];
+    rows.push_back(std::move(r));
+  }
+  return rows;
 }
 
 }  // namespace
 
 StatusOr<ResultsFile> ReadResultsFile(const std::string& path) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) return NotFound() << "cannot open '" << path << "' as an HDF5 file";
-  hid_t f = file.get();
-  int64_t version = 0;
-  {
-    Handle a(H5Aopen(f, "format_version", H5P_DEFAULT), H5Aclose);
-    if (!a.ok() || H5Aread(a.get(), H5T_NATIVE_INT64, &version) < 0) {
-      return InvalidArgument() << "'" << path << "' is not a DistIR results file (no format_version)";
-    }
-  }
-  if (version != kResultsFormatVersion) {
-    return InvalidArgument() << "'" << path << "' has results format " << version << "; this tool reads "
-                             << kResultsFormatVersion;
-  }
+  DISTIR_ASSIGN_OR_RETURN(Hdf5Reader reader, Hdf5Reader::Open(path));
+  DISTIR_RETURN_IF_ERROR(ReadVersion(reader));
   ResultsFile out;
-  ReadAttrText(f, "tool_version", out.tool_version);
-  ReadAttrText(f, "git_revision", out.git_revision);
-  ReadAttrText(f, "experiment", out.experiment_name);
-  ReadAttrText(f, "model", out.model);
-  ReadAttrText(f, "hardware", out.hardware);
-  ReadText(f, "/experiment/yaml", out.experiment_yaml);
-  ReadText(f, "/experiment/hardware_yaml", out.hardware_yaml);
-  std::vector<int64_t> index, batch, dp, tp, pp, k, zero, peak, ops, rank;
-  std::vector<double> time, throughput;
-  std::vector<int8_t> recompute, fits;
-  std::vector<std::string> schedule, status, reason;
-  bool ok = ReadArray(f, "/configs/index", H5T_NATIVE_INT64, index) &&
-            ReadArray(f, "/configs/batch", H5T_NATIVE_INT64, batch) &&
-            ReadArray(f, "/configs/dp", H5T_NATIVE_INT64, dp) &&
-            ReadArray(f, "/configs/tp", H5T_NATIVE_INT64, tp) &&
-            ReadArray(f, "/configs/pp", H5T_NATIVE_INT64, pp) &&
-            ReadArray(f, "/configs/microbatches", H5T_NATIVE_INT64, k) &&
-            ReadArray(f, "/configs/zero_stage", H5T_NATIVE_INT64, zero) &&
-            ReadArray(f, "/configs/peak_memory_bytes", H5T_NATIVE_INT64, peak) &&
-            ReadArray(f, "/configs/num_ops", H5T_NATIVE_INT64, ops) &&
-            ReadArray(f, "/configs/rank", H5T_NATIVE_INT64, rank) &&
-            ReadArray(f, "/configs/iteration_time_s", H5T_NATIVE_DOUBLE, time) &&
-            ReadArray(f, "/configs/throughput", H5T_NATIVE_DOUBLE, throughput) &&
-            ReadArray(f, "/configs/recompute", H5T_NATIVE_INT8, recompute) &&
-            ReadArray(f, "/configs/fits", H5T_NATIVE_INT8, fits) &&
-            ReadStrings(f, "/configs/schedule", schedule) &&
-            ReadStrings(f, "/configs/status", status) && ReadStrings(f, "/configs/reason", reason) &&
-            ReadArray(f, "/ranking", H5T_NATIVE_INT64, out.ranking);
-  if (!ok) return InvalidArgument() << "'" << path << "' lacks a /configs column or /ranking";
-  const size_t n = index.size();
-  for (size_t size : {batch.size(), dp.size(), tp.size(), pp.size(), k.size(), zero.size(),
-                      peak.size(), ops.size(), rank.size(), time.size(), throughput.size(),
-                      recompute.size(), fits.size(), schedule.size(), status.size(), reason.size()}) {
-    if (size != n) {
-      return InvalidArgument() << "'" << path << "': the /configs columns differ in length";
-    }
-  }
-  for (int64_t row : out.ranking) {
-    if (row < 0 || static_cast<size_t>(row) >= n) {
-      return InvalidArgument() << "'" << path << "': /ranking names row " << row << " of " << n;
-    }
-  }
-  for (size_t i = 0; i < index.size(); ++i) {
-    ResultRow r;
-    r.index = index[i];
-    r.batch = batch[i];
-    r.dp = dp[i];
-    r.tp = tp[i];
-    r.pp = pp[i];
-    r.microbatches = k[i];
-    r.schedule = schedule[i];
-    r.recompute = recompute[i] != 0;
-    r.zero_stage = zero[i];
-    r.status = status[i];
-    r.reason = reason[i];
-    r.iteration_time_s = time[i];
-    r.throughput = throughput[i];
-    r.peak_memory_bytes = peak[i];
-    r.fits = fits[i] != 0;
-    r.num_ops = ops[i];
-    r.rank = rank[i];
-    out.rows.push_back(std::move(r));
-  }
+  DISTIR_RETURN_IF_ERROR(ReadMetadata(reader, out));
+  Columns columns;
+  DISTIR_RETURN_IF_ERROR(ReadColumns(reader, columns));
+  DISTIR_ASSIGN_OR_RETURN(out.ranking, reader.ReadInts("/ranking"));
+  DISTIR_RETURN_IF_ERROR(CheckColumns(path, columns, out.ranking));
+  out.rows = BuildRows(columns);
   return out;
 }
 

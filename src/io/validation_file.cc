@@ -6,39 +6,21 @@
 #include <filesystem>
 #include <system_error>
 
+#include "io/hdf5_handle.h"
+#include "io/hdf5_reader.h"
+
 namespace distir::io {
 namespace {
 
 constexpr const char* kGroup = "/validation";
 
-// Closes an HDF5 handle on scope exit.
-class Handle {
- public:
-  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  ~Handle() {
-    if (id_ >= 0) close_(id_);
-  }
-  hid_t get() const { return id_; }
-  bool ok() const { return id_ >= 0; }
-
- private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
-};
+using Handle = Hdf5Handle;
 
 template <typename T>
 bool WriteAttr(hid_t where, const char* name, hid_t type, T value) {
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   Handle a(H5Acreate2(where, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   return a.ok() && H5Awrite(a.get(), type, &value) >= 0;
-}
-
-template <typename T>
-bool ReadAttr(hid_t where, const char* name, hid_t type, T& value) {
-  Handle a(H5Aopen(where, name, H5P_DEFAULT), H5Aclose);
-  return a.ok() && H5Aread(a.get(), type, &value) >= 0;
 }
 
 // Writes the group into an open file, replacing an earlier one. Deleting the old
@@ -68,7 +50,7 @@ Status Discard(const std::string& tmp, Status status) {
 }  // namespace
 
 Status WriteValidation(const std::string& path, const ValidationRecord& record) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  QuietHdf5 quiet;
   {
     // Checked before copying so that a wrong path is a NotFound, not a failed copy.
     Handle probe(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
@@ -93,27 +75,21 @@ Status WriteValidation(const std::string& path, const ValidationRecord& record) 
 }
 
 StatusOr<ValidationRecord> ReadValidation(const std::string& path) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) return NotFound() << "cannot open '" << path << "' as an HDF5 file";
-  if (H5Lexists(file.get(), kGroup, H5P_DEFAULT) <= 0) {
+  DISTIR_ASSIGN_OR_RETURN(Hdf5Reader r, Hdf5Reader::Open(path));
+  if (!r.Has(kGroup)) {
     return NotFound() << "'" << path << "' has no /validation group; run 'distir validate' first";
   }
-  Handle g(H5Gopen2(file.get(), kGroup, H5P_DEFAULT), H5Gclose);
-  ValidationRecord r;
-  int8_t match = 0;
-  const hid_t i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;
-  const bool ok = g.ok() && ReadAttr(g.get(), "n", i64, r.n) &&
-                  ReadAttr(g.get(), "spearman_rho", f64, r.spearman_rho) &&
-                  ReadAttr(g.get(), "spearman_p", f64, r.spearman_p) &&
-                  ReadAttr(g.get(), "kendall_tau", f64, r.kendall_tau) &&
-                  ReadAttr(g.get(), "mape_iteration_time", f64, r.mape_iteration_time) &&
-                  ReadAttr(g.get(), "top1_match", H5T_NATIVE_INT8, match) &&
-                  ReadAttr(g.get(), "simulated_top1_config", i64, r.simulated_top1_config) &&
-                  ReadAttr(g.get(), "measured_top1_config", i64, r.measured_top1_config);
-  if (!ok) return InvalidArgument() << "'" << path << "': /validation lacks an attribute";
-  r.top1_match = match != 0;
-  return r;
+  ValidationRecord v;
+  DISTIR_ASSIGN_OR_RETURN(v.n, r.ReadIntAttr(kGroup, "n"));
+  DISTIR_ASSIGN_OR_RETURN(v.spearman_rho, r.ReadDoubleAttr(kGroup, "spearman_rho"));
+  DISTIR_ASSIGN_OR_RETURN(v.spearman_p, r.ReadDoubleAttr(kGroup, "spearman_p"));
+  DISTIR_ASSIGN_OR_RETURN(v.kendall_tau, r.ReadDoubleAttr(kGroup, "kendall_tau"));
+  DISTIR_ASSIGN_OR_RETURN(v.mape_iteration_time, r.ReadDoubleAttr(kGroup, "mape_iteration_time"));
+  DISTIR_ASSIGN_OR_RETURN(int64_t match, r.ReadIntAttr(kGroup, "top1_match"));
+  v.top1_match = match != 0;
+  DISTIR_ASSIGN_OR_RETURN(v.simulated_top1_config, r.ReadIntAttr(kGroup, "simulated_top1_config"));
+  DISTIR_ASSIGN_OR_RETURN(v.measured_top1_config, r.ReadIntAttr(kGroup, "measured_top1_config"));
+  return v;
 }
 
 }  // namespace distir::io

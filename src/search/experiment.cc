@@ -5,13 +5,12 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "importers/onnx/onnx_importer.h"
 #include "models/mlp.h"
 #include "sharding/annotate.h"
+#include "support/read_file.h"
 
 namespace distir::search {
 namespace {
@@ -21,11 +20,14 @@ class Reader {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
-  SourceLoc Loc(const YAML::Node& node) const {
-    const YAML::Mark mark = node.Mark();
-    if (mark.is_null()) return SourceLoc{file_, 0, 0, ""};
+  // yaml-cpp marks are 0-based; ours are 1-based. A null mark (the root of an
+  // empty document, a missing key, an error at the end of the input) points at
+  // the start of the file, so that every error still reads file:line:col.
+  SourceLoc Loc(const YAML::Mark& mark) const {
+    if (mark.is_null()) return SourceLoc{file_, 1, 1, ""};
     return SourceLoc{file_, mark.line + 1, mark.column + 1, ""};
   }
+  SourceLoc Loc(const YAML::Node& node) const { return Loc(node.Mark()); }
 
   // Checks that `node` is a map whose keys are all in `allowed`.
   Status CheckMap(const YAML::Node& node, const std::string& what,
@@ -309,12 +311,13 @@ Status ParseHardware(const Reader& rd, const YAML::Node& node, Experiment& e) {
     const std::filesystem::path beside = std::filesystem::path(rd.file()).parent_path() / p;
     if (std::filesystem::exists(beside)) p = beside;
   }
-  std::ifstream in(p);
-  if (!in) return InvalidArgument(rd.Loc(node)) << "cannot read hardware profile '" << path << "'";
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  StatusOr<std::string> text = ReadRegularFile(p.string());
+  if (!text.ok()) {
+    return InvalidArgument(rd.Loc(node))
+           << "cannot read hardware profile: " << text.status().message();
+  }
   e.hardware_path = p.string();
-  e.hardware_text = buffer.str();
+  e.hardware_text = std::move(text).value();
   DISTIR_ASSIGN_OR_RETURN(e.hardware, sim::ParseHardwareProfile(e.hardware_text, p.string()));
   return Status::Ok();
 }
@@ -441,8 +444,13 @@ StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string&
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& ex) {
-    return InvalidArgument(SourceLoc{path, ex.mark.line + 1, ex.mark.column + 1, ""})
-           << "malformed YAML: " << ex.msg;
+    return InvalidArgument(rd.Loc(ex.mark)) << "malformed YAML: " << ex.msg;
+  }
+  // An empty file (or one truncated to its comments) is a document with no
+  // node at all: say so, rather than that it is not a map.
+  if (root.IsNull()) {
+    return InvalidArgument(SourceLoc{path, 1, 1, ""})
+           << "experiment is empty; it needs the keys name, model, hardware, world_size and space";
   }
   Experiment e;
   e.path = path;
@@ -511,11 +519,8 @@ StatusOr<Module> ImportOnnxModel(const OnnxModel& model, int64_t batch) {
 }
 
 StatusOr<Experiment> LoadExperiment(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound() << "cannot read experiment file '" << path << "'";
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseExperiment(buffer.str(), path);
+  DISTIR_ASSIGN_OR_RETURN(std::string text, ReadRegularFile(path));
+  return ParseExperiment(text, path);
 }
 
 }  // namespace distir::search

@@ -10,17 +10,15 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <string_view>
 #include <utility>
 
 #include "support/check.h"
+#include "support/read_file.h"
 
 namespace distir::sim {
 
@@ -223,9 +221,11 @@ class ProfileReader {
  public:
   explicit ProfileReader(std::string filename) : filename_(std::move(filename)) {}
 
-  /// yaml-cpp marks are 0-based; ours are 1-based.
+  /// yaml-cpp marks are 0-based; ours are 1-based. A null mark (the root of an
+  /// empty document, an error at the end of the input) is the file's start, so
+  /// that every error reads file:line:col.
   SourceLoc Loc(const YAML::Mark& mark) const {
-    if (mark.is_null()) return SourceLoc{filename_, 0, 0, ""};
+    if (mark.is_null()) return SourceLoc{filename_, 1, 1, ""};
     return SourceLoc{filename_, mark.line + 1, mark.column + 1, ""};
   }
   SourceLoc Loc(const YAML::Node& node) const { return Loc(node.Mark()); }
@@ -534,7 +534,7 @@ StatusOr<HardwareProfile> ParseHardwareProfile(const std::string& yaml_text,
   try {
     YAML::Node root = YAML::Load(yaml_text);
     if (root.IsNull()) {
-      return InvalidArgument(SourceLoc{filename, 0, 0, ""}) << "hardware profile is empty";
+      return InvalidArgument(SourceLoc{filename, 1, 1, ""}) << "hardware profile is empty";
     }
     return ReadProfile(reader, root);
   } catch (const YAML::Exception& e) {
@@ -545,14 +545,12 @@ StatusOr<HardwareProfile> ParseHardwareProfile(const std::string& yaml_text,
 }
 
 StatusOr<HardwareProfile> LoadHardwareProfile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return NotFound(SourceLoc{path, 0, 0, ""})
-           << "cannot open hardware profile: " << std::strerror(errno);
+  StatusOr<std::string> text = ReadRegularFile(path);
+  if (!text.ok()) {
+    return Status(text.status().code(), "cannot open hardware profile: " + text.status().message(),
+                  SourceLoc{path, 0, 0, ""});
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  DISTIR_ASSIGN_OR_RETURN(HardwareProfile hw, ParseHardwareProfile(text.str(), path));
+  DISTIR_ASSIGN_OR_RETURN(HardwareProfile hw, ParseHardwareProfile(*text, path));
   hw.source_path = path;
   return hw;
 }

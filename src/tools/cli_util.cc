@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "support/diagnostic.h"
+#include "support/read_file.h"
 #include "support/str_util.h"
 #include "tools/commands.h"
 
@@ -20,11 +21,11 @@ StatusOr<std::string> ReadInput(const std::string& path) {
   if (path == "-") {
     return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   }
-  std::string contents;
-  if (!ReadFileToString(path, &contents)) {
-    return InvalidArgument(SourceLoc{path, 0, 0, ""}) << "cannot read file";
-  }
-  return contents;
+  StatusOr<std::string> contents = ReadRegularFile(path);
+  if (contents.ok()) return contents;
+  Status error = std::move(contents).status();
+  error.WithLocIfMissing(SourceLoc{path, 0, 0, ""});
+  return error;
 }
 
 Status WriteOutputAtomically(const std::string& path, const std::string& contents) {

@@ -181,7 +181,12 @@ int RunOn(const SearchFlags& f, int rank) {
   StatusOr<std::string> text = ReadInput(f.experiment);
   if (!text.ok()) return rank == 0 ? ReportError(text.status()) : kExitInputError;
   StatusOr<search::Experiment> e = search::ParseExperiment(*text, f.experiment);
-  if (!e.ok()) return rank == 0 ? ReportError(e.status(), *text) : kExitInputError;
+  if (!e.ok()) {
+    // The excerpt only for errors in the experiment itself: one in its hardware
+    // profile is located in the profile, whose text is not at hand here.
+    const bool in_experiment = e.status().loc().file == f.experiment;
+    return rank == 0 ? ReportError(e.status(), in_experiment ? *text : "") : kExitInputError;
+  }
   if (search::EnumerateConfigs(*e).empty()) {
     if (rank == 0) {
       std::cerr << f.experiment << ": error: the search space has no configuration (check "

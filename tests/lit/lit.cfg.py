@@ -1,5 +1,6 @@
 # lit configuration for DistIR's golden-text tests (STYLE.md §7).
-# Substitutions: `distir` (the built binary), `FileCheck` and `not` (llvm-14-tools),
+# Substitutions: `distir` (the built binary), `distir-break-results` (tests/testing),
+# `FileCheck` and `not` (llvm-14-tools),
 # %distir_src (the source tree, for data/ files).
 import os
 
@@ -13,8 +14,10 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(os.path.dirname(config.distir_bin), "..", "..", "tests", "lit-out")
 
 config.substitutions.append(("%distir_src", config.distir_src_root))
+# tests/testing holds the test tools, e.g. distir-break-results (broken results files).
 config.environment["PATH"] = os.pathsep.join(
-    [os.path.dirname(config.distir_bin), config.llvm_tools_dir, config.environment.get("PATH", "")])
+    [os.path.dirname(config.distir_bin), config.distir_test_tools_dir, config.llvm_tools_dir,
+     config.environment.get("PATH", "")])
 
 # `distir search` and `run` start MPI. Under LeakSanitizer (the sanitizer stage of
 # scripts/test.sh sets LSAN_OPTIONS), keep Open MPI's plugins loaded and unwind

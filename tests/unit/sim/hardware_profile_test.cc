@@ -295,12 +295,22 @@ TEST(HardwareProfileTest, TurnsYamlSyntaxErrorsIntoStatus) {
   EXPECT_GE(hw.status().loc().line, 12);
   EXPECT_EQ(ErrorOf("name: [a\n"),
             "t.yaml:2:1: error: invalid YAML: end of sequence flow not found");
-  EXPECT_EQ(ErrorOf(""), "t.yaml: error: hardware profile is empty");
+  EXPECT_EQ(ErrorOf(""), "t.yaml:1:1: error: hardware profile is empty");
 }
 
 TEST(HardwareProfileTest, MissingFileIsNotFound) {
   StatusOr<HardwareProfile> hw = LoadHardwareProfile(SourcePath("configs/hardware/nope.yaml"));
   EXPECT_THAT(hw, StatusIs(StatusCode::kNotFound, "cannot open hardware profile"));
+}
+
+// Issue 20: a profile path that is a device is refused before reading (std::ifstream
+// read /dev/zero until memory ran out).
+TEST(HardwareProfileTest, RefusesAPathThatIsNotARegularFile) {
+  StatusOr<HardwareProfile> hw = LoadHardwareProfile("/dev/zero");
+  EXPECT_THAT(hw, StatusIs(StatusCode::kInvalidArgument,
+                           "cannot open hardware profile: '/dev/zero' is a character device, "
+                           "not a regular file"));
+  EXPECT_EQ(hw.status().loc().file, "/dev/zero");
 }
 
 // Issue 20: values whose unit scaling leaves [1e-30, 1e30] in their base unit
