@@ -21,7 +21,10 @@ StatusOr<std::string> ReadInput(const std::string& path) {
   if (path == "-") {
     return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   }
-  StatusOr<std::string> contents = ReadRegularFile(path);
+  // Programs can be large (an emitted GPT-3 program is hundreds of MB): a
+  // regular file's size is its own bound, the cap only stops the absurd.
+  constexpr int64_t kMaxProgramBytes = int64_t{4} << 30;
+  StatusOr<std::string> contents = ReadRegularFile(path, kMaxProgramBytes);
   if (contents.ok()) return contents;
   Status error = std::move(contents).status();
   error.WithLocIfMissing(SourceLoc{path, 0, 0, ""});
