@@ -6,7 +6,7 @@
 //   2. every (D, T, P, K, schedule) partitioned and put in schedule order
 //      computes what its global view computes.
 // And on MLP 1B at batch 8192 it simulates like the per-model emitter it
-// replaces: the same times, and no more memory (docs/cost_model.md §10).
+// replaces: the same times, and no more memory (docs/cost_model.md §4.1).
 
 #include <gtest/gtest.h>
 
