@@ -7,6 +7,7 @@
 #include "sharding/microbatch.h"
 #include "sharding/partition.h"
 #include "sharding/propagate.h"
+#include "sharding/recompute.h"
 #include "sharding/stage_meshes.h"
 #include "sharding/stages.h"
 #include "sharding/task_order.h"
@@ -41,6 +42,10 @@ StatusOr<GridOptions> ParseGridSpec(const std::string& text) {
       DISTIR_ASSIGN_OR_RETURN(grid.microbatches, PositiveInt(key, value));
     } else if (key == "schedule") {
       DISTIR_ASSIGN_OR_RETURN(grid.schedule, ParseSchedule(value));
+    } else if (key == "recompute") {
+      if (value != "" && value != "0" && value != "1")
+        return InvalidArgument() << "'" << item << "' must read recompute, recompute=0 or recompute=1";
+      grid.recompute = value != "0";
     } else {
       axes += (axes.empty() ? "" : ",") + item;
     }
@@ -72,10 +77,11 @@ Status AnnotateGrid(Module& module, std::string function, const GridOptions& gri
   if (fn == nullptr) return NotFound() << "no function @" << function << " to distribute";
   std::vector<std::string> batch = BatchParams(*fn, rules);
   DISTIR_RETURN_IF_ERROR(AnnotateMesh(module, function, grid.axes, rules));
-  if (grid.pp == 1 && grid.microbatches == 1) return Status::Ok();
+  if (grid.pp == 1 && grid.microbatches == 1 && !grid.recompute) return Status::Ok();
   DISTIR_ASSIGN_OR_RETURN(std::vector<std::string> mb,
                           SplitMicrobatches(module, function, grid.microbatches, batch));
-  return AssignStages(module, function, grid.pp, mb);
+  DISTIR_RETURN_IF_ERROR(AssignStages(module, function, grid.pp, mb));
+  return grid.recompute ? RecomputeForward(module, function) : Status::Ok();
 }
 
 Status DistributeGrid(Module& module, std::string function, const GridOptions& grid,

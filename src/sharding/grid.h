@@ -8,7 +8,9 @@
 // stage (stages.h). Then shardings are propagated, materialised and cleaned
 // up on @mesh, the stages move to sub-meshes @mesh.s<k> of the world
 // [dp, pp, tp] (stage_meshes.h), the program is partitioned per device and
-// each device's ops are put in schedule order (task_order.h).
+// each device's ops are put in schedule order (task_order.h). With
+// recomputation, backward tasks recompute their forward values (recompute.h)
+// before propagation, so the recomputed ops are sharded like the originals.
 
 #pragma once
 
@@ -29,10 +31,12 @@ struct GridOptions {
   int64_t pp = 1;              ///< P pipeline stages
   int64_t microbatches = 1;    ///< K
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
+  bool recompute = false;      ///< backward tasks recompute their forward values (recompute.h)
 };
 
-/// Parses "dp=2,tp=4,pp=2,microbatches=8,schedule=gpipe": pp, microbatches
-/// and schedule are the pipeline's, every other NAME=SIZE a mesh axis.
+/// Parses "dp=2,tp=4,pp=2,microbatches=8,schedule=gpipe,recompute": pp,
+/// microbatches, schedule and recompute (alone, or =0 / =1) are the
+/// pipeline's, every other NAME=SIZE a mesh axis.
 StatusOr<GridOptions> ParseGridSpec(const std::string& text);
 
 /// The parameters of `fn` whose first matching rule splits dim 0 over
@@ -41,7 +45,8 @@ std::vector<std::string> BatchParams(const Function& fn, const std::vector<Param
                                      const std::string& data_axis = "dp");
 
 /// Annotates `function` as a global-view program of the grid point: the mesh
-/// and the rules' shardings, then (K > 1 or P > 1) microbatches and stages.
+/// and the rules' shardings, then (K > 1, P > 1 or recomputation)
+/// microbatches and stages, then recomputation.
 Status AnnotateGrid(Module& module, std::string function, const GridOptions& grid,
                     const std::vector<ParamRule>& rules);
 

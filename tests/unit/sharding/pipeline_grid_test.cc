@@ -158,6 +158,7 @@ struct PipelinePoint {
   int64_t dp, tp, pp, k;
   PipelineSchedule schedule;
   MlpOptimizer optimizer;
+  bool recompute = false;
 };
 
 class PipelineGridTest : public ::testing::TestWithParam<PipelinePoint> {};
@@ -170,6 +171,7 @@ TEST_P(PipelineGridTest, ScheduledPartitionComputesTheGlobalView) {
   grid.pp = g.pp;
   grid.microbatches = g.k;
   grid.schedule = g.schedule;
+  grid.recompute = g.recompute;
   ASSERT_OK(AnnotateGrid(m, "mlp", grid, MlpRules()));
   ASSERT_OK(PropagateShardings(m, "mlp"));
   ASSERT_OK(MaterializeShardings(m, "mlp"));
@@ -205,9 +207,13 @@ INSTANTIATE_TEST_SUITE_P(
                       PipelinePoint{2, 2, 3, 2, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
                       PipelinePoint{2, 1, 1, 4, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
                       PipelinePoint{2, 2, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam},
-                      PipelinePoint{1, 1, 4, 8, PipelineSchedule::k1F1B, MlpOptimizer::kAdam}));
+                      PipelinePoint{1, 1, 4, 8, PipelineSchedule::k1F1B, MlpOptimizer::kAdam},
+                      PipelinePoint{1, 1, 1, 1, PipelineSchedule::k1F1B, MlpOptimizer::kSgd, true},
+                      PipelinePoint{2, 2, 2, 4, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, true},
+                      PipelinePoint{1, 2, 4, 2, PipelineSchedule::kGpipe, MlpOptimizer::kSgd, true}));
 
-// MLP 1B at batch 8192 on a DGX-2, pipelines with D x T x P = 16: the same
+// MLP 1B at batch 8192 on a DGX-2, pipelines with D x T x P = 16, with and
+// without recomputation: the same
 // iteration time as the emitter (within 0.5 %: the emitter also all-reduces
 // the first layer's unused input gradient over T) and no more memory (the
 // sharding path adds each microbatch's weight gradient to its sum as soon as
@@ -220,9 +226,10 @@ TEST(PipelineGridSimulationTest, MatchesThePerModelEmitterOnMlp1b) {
   o.d_model = 8192;
   o.batch = 8192;
   o.dtype = DType::kF16;
-  struct Point { int64_t dp, tp, pp, k; };
-  for (Point p : {Point{1, 1, 16, 4}, Point{2, 2, 4, 8}, Point{8, 1, 2, 2}, Point{1, 4, 4, 16},
-                  Point{2, 4, 2, 32}}) {
+  struct Point { int64_t dp, tp, pp, k; bool recompute; };
+  for (Point p : {Point{1, 1, 16, 4, false}, Point{2, 2, 4, 8, false}, Point{8, 1, 2, 2, false},
+                  Point{1, 4, 4, 16, false}, Point{2, 4, 2, 32, false}, Point{1, 1, 16, 4, true},
+                  Point{2, 2, 4, 8, true}, Point{16, 1, 1, 1, true}}) {
     ASSERT_OK_AND_ASSIGN(Module seq, BuildMlpTraining(o));
     ASSERT_OK(InferTypes(seq));
     ParallelOptions po;
@@ -230,6 +237,7 @@ TEST(PipelineGridSimulationTest, MatchesThePerModelEmitterOnMlp1b) {
     po.tp = p.tp;
     po.pp = p.pp;
     po.microbatches = p.k;
+    po.recompute = p.recompute;
     ASSERT_OK_AND_ASSIGN(DistributedProgram old, Parallelize(*seq.entry(), po));
     ASSERT_OK_AND_ASSIGN(sim::SimulationResult a, sim::Simulate(old.module, old.program(), hw));
 
@@ -238,10 +246,12 @@ TEST(PipelineGridSimulationTest, MatchesThePerModelEmitterOnMlp1b) {
     grid.axes = {{"dp", p.dp}, {"tp", p.tp}};
     grid.pp = p.pp;
     grid.microbatches = p.k;
+    grid.recompute = p.recompute;
     ASSERT_OK(DistributeGrid(m, "mlp", grid, MlpRules()));
     ASSERT_OK_AND_ASSIGN(sim::SimulationResult b, sim::Simulate(m, *m.entry(), hw));
     SCOPED_TRACE("D=" + std::to_string(p.dp) + " T=" + std::to_string(p.tp) +
-                 " P=" + std::to_string(p.pp) + " K=" + std::to_string(p.k));
+                 " P=" + std::to_string(p.pp) + " K=" + std::to_string(p.k) +
+                 (p.recompute ? " recompute" : ""));
     EXPECT_LE(b.PeakMemoryBytes(), a.PeakMemoryBytes());
     EXPECT_LE(b.iteration_time_s, a.iteration_time_s * (1 + 1e-12));
     EXPECT_GE(b.iteration_time_s, a.iteration_time_s * 0.995);
