@@ -136,9 +136,6 @@ ConfigResult Evaluator::Evaluate(const Config& c) {
 }
 
 StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& o) const {
-  if (o.zero_stage != 0)
-    return InvalidArgument() << "the sharding path (experiment key 'sharding') distributes dp, "
-                                "tp, pp, microbatches and recompute so far; zero is next";
   const int64_t devices = o.dp * o.tp * o.pp;
   if (e_.world_rule == WorldRule::kEqual ? devices != e_.world_size : devices > e_.world_size)
     return InvalidArgument() << "D*T*P = " << devices << " does not fit world_size "
@@ -154,6 +151,7 @@ StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& 
   grid.microbatches = o.microbatches;
   grid.schedule = o.schedule;
   grid.recompute = o.recompute;
+  grid.zero_stage = o.zero_stage;
   // The annotation rewrites the function: work on a copy of the cached one.
   DISTIR_ASSIGN_OR_RETURN(Module m, ParseModule(PrintFunction(seq), seq.name()));
   DISTIR_RETURN_IF_ERROR(sharding::DistributeGrid(m, seq.name(), grid, rules));

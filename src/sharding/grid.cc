@@ -11,6 +11,7 @@
 #include "sharding/stage_meshes.h"
 #include "sharding/stages.h"
 #include "sharding/task_order.h"
+#include "sharding/zero.h"
 
 namespace distir::sharding {
 namespace {
@@ -46,6 +47,10 @@ StatusOr<GridOptions> ParseGridSpec(const std::string& text) {
       if (value != "" && value != "0" && value != "1")
         return InvalidArgument() << "'" << item << "' must read recompute, recompute=0 or recompute=1";
       grid.recompute = value != "0";
+    } else if (key == "zero") {
+      if (value.size() != 1 || value[0] < '0' || value[0] > '3')
+        return InvalidArgument() << "'" << item << "' must read zero=0, 1, 2 or 3";
+      grid.zero_stage = value[0] - '0';
     } else {
       axes += (axes.empty() ? "" : ",") + item;
     }
@@ -77,11 +82,13 @@ Status AnnotateGrid(Module& module, std::string function, const GridOptions& gri
   if (fn == nullptr) return NotFound() << "no function @" << function << " to distribute";
   std::vector<std::string> batch = BatchParams(*fn, rules);
   DISTIR_RETURN_IF_ERROR(AnnotateMesh(module, function, grid.axes, rules));
-  if (grid.pp == 1 && grid.microbatches == 1 && !grid.recompute) return Status::Ok();
-  DISTIR_ASSIGN_OR_RETURN(std::vector<std::string> mb,
-                          SplitMicrobatches(module, function, grid.microbatches, batch));
-  DISTIR_RETURN_IF_ERROR(AssignStages(module, function, grid.pp, mb));
-  return grid.recompute ? RecomputeForward(module, function) : Status::Ok();
+  if (grid.pp > 1 || grid.microbatches > 1 || grid.recompute) {
+    DISTIR_ASSIGN_OR_RETURN(std::vector<std::string> mb,
+                            SplitMicrobatches(module, function, grid.microbatches, batch));
+    DISTIR_RETURN_IF_ERROR(AssignStages(module, function, grid.pp, mb));
+    if (grid.recompute) DISTIR_RETURN_IF_ERROR(RecomputeForward(module, function));
+  }
+  return ApplyZero(module, function, grid.zero_stage);
 }
 
 Status DistributeGrid(Module& module, std::string function, const GridOptions& grid,

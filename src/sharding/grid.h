@@ -10,7 +10,9 @@
 // [dp, pp, tp] (stage_meshes.h), the program is partitioned per device and
 // each device's ops are put in schedule order (task_order.h). With
 // recomputation, backward tasks recompute their forward values (recompute.h)
-// before propagation, so the recomputed ops are sharded like the originals.
+// before propagation, so the recomputed ops are sharded like the originals;
+// ZeRO is shardings and Shard ops over dp on the optimizer's operands
+// (zero.h), added last.
 
 #pragma once
 
@@ -32,11 +34,12 @@ struct GridOptions {
   int64_t microbatches = 1;    ///< K
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   bool recompute = false;      ///< backward tasks recompute their forward values (recompute.h)
+  int zero_stage = 0;          ///< ZeRO 0..3 over dp (zero.h)
 };
 
-/// Parses "dp=2,tp=4,pp=2,microbatches=8,schedule=gpipe,recompute": pp,
-/// microbatches, schedule and recompute (alone, or =0 / =1) are the
-/// pipeline's, every other NAME=SIZE a mesh axis.
+/// Parses "dp=2,tp=4,pp=2,microbatches=8,schedule=gpipe,recompute,zero=1":
+/// pp, microbatches, schedule, recompute (alone, or =0 / =1) and zero (0..3)
+/// are the grid point's, every other NAME=SIZE a mesh axis.
 StatusOr<GridOptions> ParseGridSpec(const std::string& text);
 
 /// The parameters of `fn` whose first matching rule splits dim 0 over
@@ -46,7 +49,7 @@ std::vector<std::string> BatchParams(const Function& fn, const std::vector<Param
 
 /// Annotates `function` as a global-view program of the grid point: the mesh
 /// and the rules' shardings, then (K > 1, P > 1 or recomputation)
-/// microbatches and stages, then recomputation.
+/// microbatches and stages, then recomputation, then ZeRO.
 Status AnnotateGrid(Module& module, std::string function, const GridOptions& grid,
                     const std::vector<ParamRule>& rules);
 

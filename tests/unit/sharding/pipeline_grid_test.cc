@@ -159,6 +159,7 @@ struct PipelinePoint {
   PipelineSchedule schedule;
   MlpOptimizer optimizer;
   bool recompute = false;
+  int zero = 0;
 };
 
 class PipelineGridTest : public ::testing::TestWithParam<PipelinePoint> {};
@@ -172,6 +173,7 @@ TEST_P(PipelineGridTest, ScheduledPartitionComputesTheGlobalView) {
   grid.microbatches = g.k;
   grid.schedule = g.schedule;
   grid.recompute = g.recompute;
+  grid.zero_stage = g.zero;
   ASSERT_OK(AnnotateGrid(m, "mlp", grid, MlpRules()));
   ASSERT_OK(PropagateShardings(m, "mlp"));
   ASSERT_OK(MaterializeShardings(m, "mlp"));
@@ -210,10 +212,16 @@ INSTANTIATE_TEST_SUITE_P(
                       PipelinePoint{1, 1, 4, 8, PipelineSchedule::k1F1B, MlpOptimizer::kAdam},
                       PipelinePoint{1, 1, 1, 1, PipelineSchedule::k1F1B, MlpOptimizer::kSgd, true},
                       PipelinePoint{2, 2, 2, 4, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, true},
-                      PipelinePoint{1, 2, 4, 2, PipelineSchedule::kGpipe, MlpOptimizer::kSgd, true}));
+                      PipelinePoint{1, 2, 4, 2, PipelineSchedule::kGpipe, MlpOptimizer::kSgd, true},
+                      PipelinePoint{2, 1, 1, 1, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, false, 1},
+                      PipelinePoint{2, 2, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, false, 1},
+                      PipelinePoint{2, 2, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, false, 2},
+                      PipelinePoint{4, 1, 1, 2, PipelineSchedule::k1F1B, MlpOptimizer::kSgd, false, 2},
+                      PipelinePoint{2, 2, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, true, 3},
+                      PipelinePoint{2, 1, 2, 4, PipelineSchedule::kGpipe, MlpOptimizer::kSgd, false, 3}));
 
 // MLP 1B at batch 8192 on a DGX-2, pipelines with D x T x P = 16, with and
-// without recomputation: the same
+// without recomputation and ZeRO: the same
 // iteration time as the emitter (within 0.5 %: the emitter also all-reduces
 // the first layer's unused input gradient over T) and no more memory (the
 // sharding path adds each microbatch's weight gradient to its sum as soon as
@@ -226,10 +234,13 @@ TEST(PipelineGridSimulationTest, MatchesThePerModelEmitterOnMlp1b) {
   o.d_model = 8192;
   o.batch = 8192;
   o.dtype = DType::kF16;
-  struct Point { int64_t dp, tp, pp, k; bool recompute; };
-  for (Point p : {Point{1, 1, 16, 4, false}, Point{2, 2, 4, 8, false}, Point{8, 1, 2, 2, false},
-                  Point{1, 4, 4, 16, false}, Point{2, 4, 2, 32, false}, Point{1, 1, 16, 4, true},
-                  Point{2, 2, 4, 8, true}, Point{16, 1, 1, 1, true}}) {
+  struct Point { int64_t dp, tp, pp, k; bool recompute; int zero; };
+  for (Point p : {Point{1, 1, 16, 4, false, 0}, Point{2, 2, 4, 8, false, 0},
+                  Point{8, 1, 2, 2, false, 0}, Point{1, 4, 4, 16, false, 0},
+                  Point{2, 4, 2, 32, false, 0}, Point{1, 1, 16, 4, true, 0},
+                  Point{2, 2, 4, 8, true, 0}, Point{16, 1, 1, 1, true, 0},
+                  Point{16, 1, 1, 1, false, 3}, Point{2, 2, 2, 4, false, 3},
+                  Point{4, 1, 2, 4, false, 1}, Point{8, 2, 1, 2, false, 2}}) {
     ASSERT_OK_AND_ASSIGN(Module seq, BuildMlpTraining(o));
     ASSERT_OK(InferTypes(seq));
     ParallelOptions po;
@@ -238,6 +249,7 @@ TEST(PipelineGridSimulationTest, MatchesThePerModelEmitterOnMlp1b) {
     po.pp = p.pp;
     po.microbatches = p.k;
     po.recompute = p.recompute;
+    po.zero_stage = p.zero;
     ASSERT_OK_AND_ASSIGN(DistributedProgram old, Parallelize(*seq.entry(), po));
     ASSERT_OK_AND_ASSIGN(sim::SimulationResult a, sim::Simulate(old.module, old.program(), hw));
 
@@ -247,14 +259,17 @@ TEST(PipelineGridSimulationTest, MatchesThePerModelEmitterOnMlp1b) {
     grid.pp = p.pp;
     grid.microbatches = p.k;
     grid.recompute = p.recompute;
+    grid.zero_stage = p.zero;
     ASSERT_OK(DistributeGrid(m, "mlp", grid, MlpRules()));
     ASSERT_OK_AND_ASSIGN(sim::SimulationResult b, sim::Simulate(m, *m.entry(), hw));
     SCOPED_TRACE("D=" + std::to_string(p.dp) + " T=" + std::to_string(p.tp) +
                  " P=" + std::to_string(p.pp) + " K=" + std::to_string(p.k) +
-                 (p.recompute ? " recompute" : ""));
+                 (p.recompute ? " recompute" : "") + " zero=" + std::to_string(p.zero));
     EXPECT_LE(b.PeakMemoryBytes(), a.PeakMemoryBytes());
     EXPECT_LE(b.iteration_time_s, a.iteration_time_s * (1 + 1e-12));
-    EXPECT_GE(b.iteration_time_s, a.iteration_time_s * 0.995);
+    // ZeRO-1/2: the emitter splits the whole weight to update one piece (a
+    // full-weight copy per layer); this path slices the piece: up to 8 % less.
+    EXPECT_GE(b.iteration_time_s, a.iteration_time_s * (p.zero == 1 || p.zero == 2 ? 0.92 : 0.995));
   }
 }
 
