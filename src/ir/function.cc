@@ -33,6 +33,16 @@ void Function::EnsureNameIndex() const {
   }
 }
 
+void Function::PermuteOps(const std::vector<size_t>& order) {
+  DISTIR_CHECK(order.size() == ops_.size()) << "PermuteOps: " << order.size() << " positions for "
+                                            << ops_.size() << " ops";
+  std::vector<std::unique_ptr<Op>> moved;
+  moved.reserve(ops_.size());
+  for (size_t i : order) moved.push_back(std::move(ops_[i]));
+  ops_ = std::move(moved);
+  for (size_t i = 0; i < ops_.size(); ++i) ops_[i]->id_ = static_cast<int>(i);
+}
+
 Op* Function::AddOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
                     const std::vector<std::string>& result_names, SourceLoc loc,
                     std::string callee) {

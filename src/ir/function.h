@@ -62,6 +62,12 @@ class Function {
   /// device of the call that invokes it.
   bool IsDeviceGeneric() const;
 
+  /// Reorders the ops in place: the op at position order[i] moves to position
+  /// i, and ids follow positions again. Values, names and uses are untouched.
+  /// REQUIRES: `order` is a permutation of 0 .. ops().size() - 1 in which every
+  /// op comes after the ops defining its inputs (not checked here).
+  void PermuteOps(const std::vector<size_t>& order);
+
  private:
   std::string name_;
   SourceLoc loc_;

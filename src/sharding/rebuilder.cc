@@ -54,10 +54,30 @@ std::vector<int> CountUses(const Function& fn) {
   return uses;
 }
 
+Rebuilder::Rebuilder(const Function& fn, ProbeTag)
+    : fn_(fn), out_(std::make_unique<Function>(fn.name())), map_(fn.num_values(), nullptr) {
+  for (const auto& p : fn.params()) map_[p->id()] = p.get();
+  for (const auto& op : fn.ops()) {
+    for (const auto& r : op->results()) map_[r->id()] = r.get();
+  }
+}
+
+Rebuilder Rebuilder::Probe(const Function& fn) { return Rebuilder(fn, ProbeTag{}); }
+
 bool RewriteOps(Module& module, std::string function,
                 const std::function<bool(const Op&, const std::vector<int>&, Rebuilder&)>& rewrite) {
   const Function& fn = *module.Lookup(function);
   std::vector<int> uses = CountUses(fn);
+  // Most calls of a clean-up to a fixpoint rewrite nothing: find out before
+  // copying the function (the copy was most of the clean-up's time).
+  bool applies = false;
+  {
+    Rebuilder probe = Rebuilder::Probe(fn);
+    for (const auto& op : fn.ops()) {
+      if ((applies = rewrite(*op, uses, probe))) break;
+    }
+  }
+  if (!applies) return false;
   Rebuilder b(fn);
   bool changed = false;
   for (const auto& op : fn.ops()) {

@@ -22,6 +22,11 @@ class Rebuilder {
   /// Starts the copy of `fn`: its parameters are copied at once.
   explicit Rebuilder(const Function& fn);
 
+  /// A probe: every value of `fn` maps to itself and what is emitted goes to
+  /// a scratch function that is thrown away. RewriteOps asks a rewrite with
+  /// a probe whether it applies anywhere before it copies the function.
+  static Rebuilder Probe(const Function& fn);
+
   /// The new value standing for `old`. REQUIRES: `old` was bound.
   Value* Map(const Value* old) const { return map_[old->id()]; }
   /// Makes `now` stand for `old`.
@@ -39,6 +44,9 @@ class Rebuilder {
   std::unique_ptr<Function> Finish();
 
  private:
+  struct ProbeTag {};
+  Rebuilder(const Function& fn, ProbeTag);
+
   const Function& fn_;
   std::unique_ptr<Function> out_;
   std::vector<Value*> map_;
@@ -49,6 +57,8 @@ class Rebuilder {
 /// true, or returns false and the op is cloned. `uses` counts the uses of the
 /// old function's values. When anything was rewritten the function is
 /// replaced and mesh collectives left unused are removed; returns whether.
+/// A rewrite must emit nothing when it returns false: the function is first
+/// probed (Rebuilder::Probe) and copied only when some op is rewritten.
 /// The skeleton of every clean-up pass (cleanup.h).
 bool RewriteOps(Module& module, std::string function,
                 const std::function<bool(const Op&, const std::vector<int>&, Rebuilder&)>& rewrite);

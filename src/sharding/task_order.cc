@@ -7,7 +7,6 @@
 #include <tuple>
 
 #include "sharding/pipeline_task.h"
-#include "sharding/rebuilder.h"
 #include "transforms/pipeline_schedule.h"
 
 namespace distir::sharding {
@@ -75,7 +74,6 @@ Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule
   });
   std::vector<bool> defined(fn->num_values(), false);
   for (const auto& p : fn->params()) defined[p->id()] = true;
-  Rebuilder b(*fn);
   for (size_t i : order) {
     for (const Value* v : ops[i]->inputs()) {
       if (!defined[v->id()])
@@ -84,9 +82,8 @@ Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule
                                        << v->def()->Name() << ")";
     }
     for (const auto& r : ops[i]->results()) defined[r->id()] = true;
-    b.Clone(*ops[i]);
   }
-  module.ReplaceFunction(b.Finish());
+  fn->PermuteOps(order);
   return Status::Ok();
 }
 
