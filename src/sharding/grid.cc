@@ -1,5 +1,6 @@
 #include "sharding/grid.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "sharding/cleanup.h"
@@ -76,11 +77,36 @@ std::vector<std::string> BatchParams(const Function& fn, const std::vector<Param
   return out;
 }
 
+namespace {
+
+// A grid point's batch is micro-batch x D x K (Megatron's global batch): each
+// replica's microbatches have whole, equal micro-batches.
+Status CheckBatchPieces(const Function& fn, const std::vector<std::string>& batch,
+                        const GridOptions& grid) {
+  int64_t dp = 1;
+  for (const MeshAxis& a : grid.axes) dp = a.name == "dp" ? a.size : dp;
+  const int64_t pieces = dp * grid.microbatches;
+  for (const auto& p : fn.params()) {
+    if (std::find(batch.begin(), batch.end(), p->name()) == batch.end()) continue;
+    if (!p->type().is_tensor() || p->type().rank() < 1) continue;  // SplitMicrobatches says why
+    const int64_t b = p->type().shape()[0];
+    if (b % pieces != 0)
+      return InvalidArgument(p->loc()) << "the batch of " << p->Ref() << " (" << b
+                                       << ") does not divide into D x K = " << dp << " x "
+                                       << grid.microbatches
+                                       << " micro-batches (batch = micro-batch x D x K)";
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status AnnotateGrid(Module& module, std::string function, const GridOptions& grid,
                     const std::vector<ParamRule>& rules) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to distribute";
   std::vector<std::string> batch = BatchParams(*fn, rules);
+  DISTIR_RETURN_IF_ERROR(CheckBatchPieces(*fn, batch, grid));
   DISTIR_RETURN_IF_ERROR(AnnotateMesh(module, function, grid.axes, rules));
   if (grid.pp > 1 || grid.microbatches > 1 || grid.recompute) {
     DISTIR_ASSIGN_OR_RETURN(std::vector<std::string> mb,

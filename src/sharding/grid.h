@@ -49,7 +49,9 @@ std::vector<std::string> BatchParams(const Function& fn, const std::vector<Param
 
 /// Annotates `function` as a global-view program of the grid point: the mesh
 /// and the rules' shardings, then (K > 1, P > 1 or recomputation)
-/// microbatches and stages, then recomputation, then ZeRO.
+/// microbatches and stages, then recomputation, then ZeRO. InvalidArgument
+/// when a batch input's dim 0 is not a multiple of D x K (the batch is
+/// micro-batch x D x K, as Megatron's global batch), or as the passes say.
 Status AnnotateGrid(Module& module, std::string function, const GridOptions& grid,
                     const std::vector<ParamRule>& rules);
 
