@@ -24,8 +24,8 @@ double TileExtent(int64_t tile, double extent) {
 
 }  // namespace
 
-TiledGemmEstimate EstimateTiledGemm(const DeviceSpec& device, const GemmTiling& tiling,
-                                    DType dtype, const GemmShape& shape, double bytes) {
+TiledGemmEstimate EstimateTiledGemm(const DeviceSpec& device, const GemmTiling& tiling, DType dtype,
+                                    const GemmShape& shape, double bytes) {
   TiledGemmEstimate e;
   const double tile_m = TileExtent(tiling.tile_m, shape.m);
   const double tile_n = TileExtent(tiling.tile_n, shape.n);

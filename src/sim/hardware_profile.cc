@@ -443,9 +443,9 @@ StatusOr<double> ReadEfficiency(const ProfileReader& r, const Section& s) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (!v.IsScalar() || ec != std::errc() || end != text.data() + text.size() ||
       !(value > 0 && value <= 1)) {
-    return InvalidArgument(r.Loc(v)) << s.Name("max_efficiency")
-                                     << " must be a number in (0, 1] (a fraction of the peak), got "
-                                     << NodeKindName(v);
+    return InvalidArgument(r.Loc(v))
+           << s.Name("max_efficiency")
+           << " must be a number in (0, 1] (a fraction of the peak), got " << NodeKindName(v);
   }
   return value;
 }
@@ -456,8 +456,9 @@ StatusOr<double> ReadEfficiency(const ProfileReader& r, const Section& s) {
 Status ReadTile(const ProfileReader& r, const Section& s, GemmTiling& g) {
   const YAML::Node* v = s.Find("tile");
   if (v == nullptr) return Status::Ok();
-  constexpr const char* kRule = " must be a list of two integers [tile_m, tile_n], each from 1 to "
-                                "1048576, got ";
+  constexpr const char* kRule =
+      " must be a list of two integers [tile_m, tile_n], each from 1 to "
+      "1048576, got ";
   if (!v->IsSequence() || v->size() != 2) {
     return InvalidArgument(r.Loc(*v))
            << s.Name("tile") << kRule
@@ -480,10 +481,9 @@ Status ReadTile(const ProfileReader& r, const Section& s, GemmTiling& g) {
 
 // device.gemm: the tiled GEMM model's parameters (docs/configs.md, docs/cost_model.md §2.2.1).
 StatusOr<GemmTiling> ReadGemm(const ProfileReader& r, const YAML::Node& node) {
-  DISTIR_ASSIGN_OR_RETURN(
-      Section s, r.OpenSection(node, "device.gemm",
-                               {"model", "sm_count", "ctas_per_sm", "tile", "max_efficiency",
-                                "tile_overhead"}));
+  DISTIR_ASSIGN_OR_RETURN(Section s, r.OpenSection(node, "device.gemm",
+                                                   {"model", "sm_count", "ctas_per_sm", "tile",
+                                                    "max_efficiency", "tile_overhead"}));
   DISTIR_ASSIGN_OR_RETURN(std::string model, r.ReadString(s, "model"));
   if (model != "tiled") {
     return InvalidArgument(r.Loc(*s.Find("model")))
@@ -505,10 +505,10 @@ StatusOr<GemmTiling> ReadGemm(const ProfileReader& r, const YAML::Node& node) {
 
 StatusOr<DeviceSpec> ReadDevice(const ProfileReader& r, const YAML::Node& node) {
   DISTIR_ASSIGN_OR_RETURN(
-      Section s, r.OpenSection(node, "device",
-                               {"name", "peak_flops", "vector_flops", "dram_bandwidth",
-                                "memory_capacity", "kernel_launch_overhead", "matmul_regression",
-                                "gemm"}));
+      Section s,
+      r.OpenSection(node, "device",
+                    {"name", "peak_flops", "vector_flops", "dram_bandwidth", "memory_capacity",
+                     "kernel_launch_overhead", "matmul_regression", "gemm"}));
   DeviceSpec d;
   DISTIR_ASSIGN_OR_RETURN(d.name, r.ReadString(s, "name"));
   DISTIR_ASSIGN_OR_RETURN(YAML::Node flops, r.Require(s, "peak_flops"));

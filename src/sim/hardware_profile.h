@@ -36,11 +36,11 @@ struct MatMulRegression {
 /// are timed as thread-block tiles run in waves over the SMs instead of by the
 /// flat roofline. Every field is validated by the profile reader.
 struct GemmTiling {
-  int sm_count = 0;         ///< streaming multiprocessors, >= 1
-  int ctas_per_sm = 1;      ///< thread blocks resident per SM at once, >= 1
-  int64_t tile_m = 128;     ///< rows of the output tile one thread block computes, >= 1
-  int64_t tile_n = 128;     ///< columns of that tile, >= 1
-  double max_efficiency = 1;  ///< fraction of the peak a full wave sustains, in (0, 1]
+  int sm_count = 0;            ///< streaming multiprocessors, >= 1
+  int ctas_per_sm = 1;         ///< thread blocks resident per SM at once, >= 1
+  int64_t tile_m = 128;        ///< rows of the output tile one thread block computes, >= 1
+  int64_t tile_n = 128;        ///< columns of that tile, >= 1
+  double max_efficiency = 1;   ///< fraction of the peak a full wave sustains, in (0, 1]
   double tile_overhead_s = 0;  ///< seconds each wave adds (pipeline fill and epilogue), >= 0
 };
 

@@ -9,9 +9,9 @@
 
 #include "sim/gemm_model.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "sim/cost_model.h"
 #include "sim_test_util.h"
@@ -91,9 +91,10 @@ TEST(GemmModelTest, LargeSquareGemmApproachesMaxEfficiencyOfThePeak) {
   // ... while the flat roofline would claim the whole peak.
   DeviceSpec flat = A100Like();
   flat.gemm.reset();
-  EXPECT_GT(2 * n * n * n / (MatMulKernelTime(flat, DType::kF16, 2 * n * n * n,
-                                              F16Bytes({1, n, n, n})) * 312e12),
-            0.99);
+  EXPECT_GT(
+      2 * n * n * n /
+          (MatMulKernelTime(flat, DType::kF16, 2 * n * n * n, F16Bytes({1, n, n, n})) * 312e12),
+      0.99);
 }
 
 TEST(GemmModelTest, TinyGemmIsLaunchBound) {
@@ -169,9 +170,9 @@ TEST(GemmModelTest, MatMulFoldsTheBatchIntoRowsAgainstAMatrix) {
   // [4, 384, 1024] x [1024, 1152] is one GEMM of 1536 x 1152 x 1024 (the GPU
   // executor's call): 108 tiles, one wave.
   const GemmShape folded{1, 1536, 1152, 1024};
-  ExpectSeconds(OpCost(OpKind::kMatMul, {F16({4, 384, 1024}), F16({1024, 1152})},
-                       {F16({4, 384, 1152})}),
-                Estimate(folded).time_s);
+  ExpectSeconds(
+      OpCost(OpKind::kMatMul, {F16({4, 384, 1024}), F16({1024, 1152})}, {F16({4, 384, 1152})}),
+      Estimate(folded).time_s);
 }
 
 TEST(GemmModelTest, BatchedMatMulIsStridedBatched) {
@@ -193,10 +194,10 @@ TEST(GemmModelTest, MatMulGradIsTwoGemms) {
   const double expected =
       EstimateTiledGemm(d, *d.gemm, DType::kF16, {1, 1536, 1024, 1152}, dx_bytes).time_s +
       EstimateTiledGemm(d, *d.gemm, DType::kF16, {1, 1024, 1152, 1536}, dw_bytes).time_s;
-  ExpectSeconds(OpCost(OpKind::kMatMulGrad,
-                       {F16({1536, 1024}), F16({1024, 1152}), F16({1536, 1152})},
-                       {F16({1536, 1024}), F16({1024, 1152})}),
-                expected);
+  ExpectSeconds(
+      OpCost(OpKind::kMatMulGrad, {F16({1536, 1024}), F16({1024, 1152}), F16({1536, 1152})},
+             {F16({1536, 1024}), F16({1024, 1152})}),
+      expected);
 }
 
 TEST(GemmModelTest, F32UsesTheF32Peak) {
