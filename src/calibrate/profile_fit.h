@@ -12,7 +12,9 @@
 //       (Send: 1 step, bus S; AllReduce: 2(n-1), 2(n-1)/n S; AllGather: n-1, (n-1)/n S)
 //                                          -> collectives.launch_overhead L_c,
 //                                             intra_node.latency alpha, .bandwidth B_link
-// Every fit is non-negative least squares on relative error (linear_fit.h).
+//   MatMul again, when the base profile has a device.gemm section (the tiled
+//   model): its max_efficiency, by a one-dimensional fit (gemm_fit.h)
+// Every linear fit is non-negative least squares on relative error (linear_fit.h).
 // Whatever the measurements cannot tell (no communication on one rank; no f16
 // MatMul on a CPU) keeps the base profile's value, and a note says so.
 

@@ -35,6 +35,18 @@ const char* AlgorithmName(sim::AllReduceAlgorithm a) {
   return "ring";
 }
 
+// The tiled GEMM model's section, every key written (defaults included) so
+// that the calibrated profile says what it assumes.
+void EmitGemm(const sim::GemmTiling& g, std::ostream& os) {
+  std::ostringstream eff;
+  eff.precision(7);
+  eff << g.max_efficiency;
+  os << "  gemm:\n    model: tiled\n    sm_count: " << g.sm_count
+     << "\n    ctas_per_sm: " << g.ctas_per_sm << "\n    tile: [" << g.tile_m << ", " << g.tile_n
+     << "]\n    max_efficiency: " << eff.str()
+     << "\n    tile_overhead: " << Q(g.tile_overhead_s, "s") << "\n";
+}
+
 void EmitDevice(const sim::DeviceSpec& d, std::ostream& os) {
   os << "device:\n  name: " << Quoted(d.name) << "\n  peak_flops:\n"
      << "    f16: " << Q(d.peak_flops_f16, "FLOP/s") << "\n";
@@ -45,11 +57,13 @@ void EmitDevice(const sim::DeviceSpec& d, std::ostream& os) {
      << "  dram_bandwidth: " << Q(d.dram_bandwidth, "B/s") << "\n"
      << "  memory_capacity: " << d.memory_capacity << " B\n"
      << "  kernel_launch_overhead: " << Q(d.kernel_launch_overhead, "s") << "\n";
-  if (!d.matmul_regression.has_value()) return;
-  const sim::MatMulRegression& r = *d.matmul_regression;
-  os << "  matmul_regression:\n    intercept: " << Q(r.intercept_s, "s")
-     << "\n    per_flop: " << Q(r.per_flop_s, "s/FLOP")
-     << "\n    per_byte: " << Q(r.per_byte_s, "s/B") << "\n";
+  if (d.matmul_regression.has_value()) {
+    const sim::MatMulRegression& r = *d.matmul_regression;
+    os << "  matmul_regression:\n    intercept: " << Q(r.intercept_s, "s")
+       << "\n    per_flop: " << Q(r.per_flop_s, "s/FLOP")
+       << "\n    per_byte: " << Q(r.per_byte_s, "s/B") << "\n";
+  }
+  if (d.gemm.has_value()) EmitGemm(*d.gemm, os);
 }
 
 void EmitLink(const char* key, const sim::LinkSpec& link, std::ostream& os) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "sim/cost_model.h"
+#include "sim/gemm_model.h"
 
 namespace distir::sim {
 namespace {
@@ -64,19 +65,44 @@ StatusOr<double> Indexing(const Op& op, const HardwareProfile& hw) {
   return RooflineTime(hw.device, bytes, 0);
 }
 
+// The product count of a MatMul's result type given its matrix extents m x n:
+// 1 for a plain matrix product, the broadcast batch otherwise.
+double BatchOf(const Type& result, double m, double n) {
+  const double mn = m * n;
+  return mn > 0 ? static_cast<double>(Elements(result)) / mn : 0;
+}
+
+// MatMul(a, b) as the GPU executor runs it (gpu_ops.cc): a matrix b folds the
+// batch of a into its rows, one GEMM of (batch·M) x N; a batched b makes a
+// strided-batched GEMM of `batch` M x N products. Rank-1 operands are promoted
+// as numpy does ([K] -> [1, K] on the left, [K, 1] on the right).
+GemmShape MatMulShape(const Type& a, const Type& b, const Type& result) {
+  GemmShape s;
+  s.k = static_cast<double>(LastExtent(a));
+  s.m = a.rank() >= 2 ? static_cast<double>(a.shape()[a.rank() - 2]) : 1;
+  s.n = b.rank() >= 2 ? static_cast<double>(LastExtent(b)) : 1;
+  s.batch = BatchOf(result, s.m, s.n);
+  if (b.rank() <= 2) {
+    s.m *= s.batch;
+    s.batch = s.batch > 0 ? 1 : 0;
+  }
+  return s;
+}
+
 // MatMul(a, b) with numpy batching: every result element is a K-long dot
 // product, 2K FLOPs (multiply and add), K = the last extent of a.
 StatusOr<double> MatMul(const Op& op, const HardwareProfile& hw) {
   const Type& a = op.input(0)->type();
-  double flops = 2.0 * static_cast<double>(Elements(op.result(0)->type())) *
-                 static_cast<double>(LastExtent(a));
+  const Type& y = op.result(0)->type();
+  double flops = 2.0 * static_cast<double>(Elements(y)) * static_cast<double>(LastExtent(a));
   double bytes = static_cast<double>(InputBytes(op) + ResultBytes(op));
-  return MatMulKernelTime(hw.device, DTypeOf(a), flops, bytes);
+  return GemmKernelTime(hw.device, DTypeOf(a), MatMulShape(a, op.input(1)->type(), y), flops,
+                        bytes);
 }
 
 // Gemm(A, B, C?) = alpha * op(A) op(B) + beta * C as one cuBLAS call: the result
 // is M x N and K = |A| / M whatever transA says; the epilogue adds M·N FLOPs
-// when C is given.
+// when C is given (the tiled model folds it into its per-wave overhead).
 StatusOr<double> Gemm(const Op& op, const HardwareProfile& hw) {
   const Type& a = op.input(0)->type();
   const Type& y = op.result(0)->type();
@@ -85,11 +111,14 @@ StatusOr<double> Gemm(const Op& op, const HardwareProfile& hw) {
   double k = m > 0 ? static_cast<double>(Elements(a)) / m : 0;
   double flops = 2.0 * mn * k + (op.num_inputs() == 3 ? mn : 0);
   double bytes = static_cast<double>(InputBytes(op) + ResultBytes(op));
-  return MatMulKernelTime(hw.device, DTypeOf(a), flops, bytes);
+  GemmShape shape{1, m, m > 0 ? mn / m : 0, k};
+  return GemmKernelTime(hw.device, DTypeOf(a), shape, flops, bytes);
 }
 
 // MatMulGrad(x, w, dy) -> (dx, dw) is two GEMMs: dx = dy·wᵀ and dw = xᵀ·dy.
-// With x [..., M, K] and dy [..., M, N], each is 2·|x|·N FLOPs.
+// With x [..., M, K] and dy [..., M, N], each is 2·|x|·N FLOPs. For a matrix w
+// (the GPU executor's case) x's rows are flattened: dx is (rows x K) by N and
+// dw is (K x N) by rows; a batched w makes both strided-batched.
 StatusOr<double> MatMulGrad(const Op& op, const HardwareProfile& hw) {
   const Type& x = op.input(0)->type();
   const Type& w = op.input(1)->type();
@@ -99,9 +128,13 @@ StatusOr<double> MatMulGrad(const Op& op, const HardwareProfile& hw) {
                                         op.result(0)->type().SizeInBytes());
   double dw_bytes = static_cast<double>(x.SizeInBytes() + dy.SizeInBytes() +
                                         op.result(1)->type().SizeInBytes());
+  const double k = static_cast<double>(LastExtent(x));
+  const double n = static_cast<double>(LastExtent(dy));
+  const double batch = BatchOf(w, k, n);
+  const double rows = batch > 0 && k > 0 ? static_cast<double>(Elements(x)) / k / batch : 0;
   DType dtype = DTypeOf(x);
-  return MatMulKernelTime(hw.device, dtype, flops, dx_bytes) +
-         MatMulKernelTime(hw.device, dtype, flops, dw_bytes);
+  return GemmKernelTime(hw.device, dtype, GemmShape{batch, rows, k, n}, flops, dx_bytes) +
+         GemmKernelTime(hw.device, dtype, GemmShape{batch, k, n, rows}, flops, dw_bytes);
 }
 
 void RegisterElementwise(CostRuleTable& t) {

@@ -435,11 +435,80 @@ Status ReadMemoryCapacity(const ProfileReader& r, const Section& s, DeviceSpec& 
   return Status::Ok();
 }
 
+// device.gemm.max_efficiency: a plain number in (0, 1], no unit (a fraction of the peak).
+StatusOr<double> ReadEfficiency(const ProfileReader& r, const Section& s) {
+  DISTIR_ASSIGN_OR_RETURN(YAML::Node v, r.Require(s, "max_efficiency"));
+  const std::string text = v.IsScalar() ? v.Scalar() : "";
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (!v.IsScalar() || ec != std::errc() || end != text.data() + text.size() ||
+      !(value > 0 && value <= 1)) {
+    return InvalidArgument(r.Loc(v))
+           << s.Name("max_efficiency")
+           << " must be a number in (0, 1] (a fraction of the peak), got " << NodeKindName(v);
+  }
+  return value;
+}
+
+// device.gemm.tile: [tile_m, tile_n], two integers between 1 and 2^20 (no real
+// kernel's thread-block tile comes near; the bound keeps ceil(m / tile) exact).
+// A bad entry is reported at the entry, a list of the wrong length at the list.
+Status ReadTile(const ProfileReader& r, const Section& s, GemmTiling& g) {
+  const YAML::Node* v = s.Find("tile");
+  if (v == nullptr) return Status::Ok();
+  constexpr const char* kRule =
+      " must be a list of two integers [tile_m, tile_n], each from 1 to "
+      "1048576, got ";
+  if (!v->IsSequence() || v->size() != 2) {
+    return InvalidArgument(r.Loc(*v))
+           << s.Name("tile") << kRule
+           << (v->IsSequence() ? "a list of " + std::to_string(v->size()) : NodeKindName(*v));
+  }
+  int64_t dims[2] = {0, 0};
+  for (size_t i = 0; i < 2; ++i) {
+    const YAML::Node& e = (*v)[i];
+    const std::string text = e.IsScalar() ? e.Scalar() : "";
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), dims[i]);
+    if (ec != std::errc() || end != text.data() + text.size() || dims[i] < 1 ||
+        dims[i] > (1 << 20)) {
+      return InvalidArgument(r.Loc(e)) << s.Name("tile") << kRule << NodeKindName(e);
+    }
+  }
+  g.tile_m = dims[0];
+  g.tile_n = dims[1];
+  return Status::Ok();
+}
+
+// device.gemm: the tiled GEMM model's parameters (docs/configs.md, docs/cost_model.md §2.2.1).
+StatusOr<GemmTiling> ReadGemm(const ProfileReader& r, const YAML::Node& node) {
+  DISTIR_ASSIGN_OR_RETURN(Section s, r.OpenSection(node, "device.gemm",
+                                                   {"model", "sm_count", "ctas_per_sm", "tile",
+                                                    "max_efficiency", "tile_overhead"}));
+  DISTIR_ASSIGN_OR_RETURN(std::string model, r.ReadString(s, "model"));
+  if (model != "tiled") {
+    return InvalidArgument(r.Loc(*s.Find("model")))
+           << "unknown model '" << model << "' in device.gemm.model; expected one of: tiled";
+  }
+  GemmTiling g;
+  DISTIR_ASSIGN_OR_RETURN(g.sm_count, r.ReadCount(s, "sm_count", 1, false));
+  if (s.Find("ctas_per_sm") != nullptr) {
+    DISTIR_ASSIGN_OR_RETURN(g.ctas_per_sm, r.ReadCount(s, "ctas_per_sm", 1, false));
+  }
+  DISTIR_RETURN_IF_ERROR(ReadTile(r, s, g));
+  DISTIR_ASSIGN_OR_RETURN(g.max_efficiency, ReadEfficiency(r, s));
+  if (s.Find("tile_overhead") != nullptr) {
+    DISTIR_ASSIGN_OR_RETURN(g.tile_overhead_s,
+                            r.ReadNonNegative(s, "tile_overhead", Quantity::kTime));
+  }
+  return g;
+}
+
 StatusOr<DeviceSpec> ReadDevice(const ProfileReader& r, const YAML::Node& node) {
   DISTIR_ASSIGN_OR_RETURN(
-      Section s, r.OpenSection(node, "device",
-                               {"name", "peak_flops", "vector_flops", "dram_bandwidth",
-                                "memory_capacity", "kernel_launch_overhead", "matmul_regression"}));
+      Section s,
+      r.OpenSection(node, "device",
+                    {"name", "peak_flops", "vector_flops", "dram_bandwidth", "memory_capacity",
+                     "kernel_launch_overhead", "matmul_regression", "gemm"}));
   DeviceSpec d;
   DISTIR_ASSIGN_OR_RETURN(d.name, r.ReadString(s, "name"));
   DISTIR_ASSIGN_OR_RETURN(YAML::Node flops, r.Require(s, "peak_flops"));
@@ -452,6 +521,9 @@ StatusOr<DeviceSpec> ReadDevice(const ProfileReader& r, const YAML::Node& node) 
                           r.ReadNonNegative(s, "kernel_launch_overhead", Quantity::kTime));
   if (const YAML::Node* reg = s.Find("matmul_regression")) {
     DISTIR_ASSIGN_OR_RETURN(d.matmul_regression, ReadRegression(r, *reg));
+  }
+  if (const YAML::Node* gemm = s.Find("gemm")) {
+    DISTIR_ASSIGN_OR_RETURN(d.gemm, ReadGemm(r, *gemm));
   }
   return d;
 }

@@ -4,7 +4,8 @@
 // bandwidth and capacity, kernel launch overhead, optional calibrated MatMul
 // regression), how devices are grouped into nodes, the link classes joining them
 // (intra-node fabric such as NVSwitch or PCIe, inter-node network such as
-// InfiniBand) and the collective algorithms to assume. It is loaded from YAML
+// InfiniBand) and the collective algorithms to assume, and optionally how its
+// GEMM kernels tile the output (the tiled GEMM model). It is loaded from YAML
 // (configs/hardware/*.yaml, every key documented in docs/configs.md); errors in
 // the file are reported with file:line:col. Device ids d0..d{N-1} of a program
 // map onto the profile in order: device i lives in node i / devices_per_node.
@@ -30,6 +31,19 @@ struct MatMulRegression {
   double per_byte_s = 0;
 };
 
+/// Parameters of the tiled GEMM model (gemm_model.h, docs/cost_model.md §2.2.1),
+/// the optional `device.gemm` section of a profile: MatMul, Gemm and MatMulGrad
+/// are timed as thread-block tiles run in waves over the SMs instead of by the
+/// flat roofline. Every field is validated by the profile reader.
+struct GemmTiling {
+  int sm_count = 0;            ///< streaming multiprocessors, >= 1
+  int ctas_per_sm = 1;         ///< thread blocks resident per SM at once, >= 1
+  int64_t tile_m = 128;        ///< rows of the output tile one thread block computes, >= 1
+  int64_t tile_n = 128;        ///< columns of that tile, >= 1
+  double max_efficiency = 1;   ///< fraction of the peak a full wave sustains, in (0, 1]
+  double tile_overhead_s = 0;  ///< seconds each wave adds (pipeline fill and epilogue), >= 0
+};
+
 /// One kind of accelerator.
 struct DeviceSpec {
   std::string name;                 ///< e.g. "V100-SXM3-32GB"
@@ -42,6 +56,9 @@ struct DeviceSpec {
   int64_t memory_capacity = 0;      ///< bytes
   double kernel_launch_overhead = 0;  ///< seconds per kernel
   std::optional<MatMulRegression> matmul_regression;
+  /// Present: MatMul-like ops use the tiled model, which takes precedence over
+  /// matmul_regression. Absent: the roofline (or the regression) as before.
+  std::optional<GemmTiling> gemm;
 
   /// Peak matrix FLOP/s for `dtype` (integers use vector_flops).
   double MatrixFlops(DType dtype) const;

@@ -8,6 +8,7 @@
 
 #include "calibrate/compute_benchmarks.h"
 #include "calibrate/profile_writer.h"
+#include "sim/gemm_model.h"
 #include "testing/test_util.h"
 
 namespace distir::calibrate {
@@ -131,6 +132,72 @@ TEST(ProfileFitTest, FitsHalfPrecisionPeaksAndRegression) {
       sim::ParseHardwareProfile(EmitHardwareProfileYaml(fit.profile, {}), "x.yaml"));
   EXPECT_NEAR(back.device.peak_flops_f16 / d.peak_flops_f16, 1, 1e-6);
   EXPECT_NEAR(back.device.peak_flops_bf16 / d.peak_flops_bf16, 1, 1e-6);
+}
+
+// A base with the tiled GEMM model: 4 SMs, 64x64 tiles, 1e12 FLOP/s f32 peak.
+sim::HardwareProfile TiledBase() {
+  sim::HardwareProfile hw = Base();
+  hw.device.peak_flops_f32 = 1e12;
+  hw.device.gemm = sim::GemmTiling{4, 1, 64, 64, 1.0, 1e-6};
+  return hw;
+}
+
+// Synthetic(t) with its MatMul f32 samples replaced by what the tiled model
+// with max_efficiency `efficiency` predicts (launch and DRAM from `t`).
+std::vector<Measurement> TiledSynthetic(const Truth& t, double efficiency) {
+  std::vector<Measurement> ms;
+  for (const Measurement& m : Synthetic(t)) {
+    if (m.op != "MatMul" || m.dtype != "f32") ms.push_back(m);
+  }
+  sim::HardwareProfile truth = TiledBase();
+  truth.device.gemm->max_efficiency = efficiency;
+  truth.device.kernel_launch_overhead = t.launch;
+  truth.device.dram_bandwidth = t.bandwidth;
+  for (double m : {16.0, 100.0, 256.0, 1000.0}) {
+    for (double n : {64.0, 300.0, 1024.0}) {
+      const double k = 512, bytes = 4 * (m * k + k * n + m * n);
+      const double time =
+          sim::EstimateTiledGemm(truth.device, *truth.device.gemm, DType::kF32, {1, m, n, k}, bytes)
+              .time_s;
+      ms.push_back({"MatMul", "f32",
+                    std::to_string(static_cast<int>(m)) + "x" +
+                        std::to_string(static_cast<int>(n)) + "x512NN",
+                    2 * m * n * k, bytes, 1, time});
+    }
+  }
+  return ms;
+}
+
+TEST(ProfileFitTest, FitsTheTiledModelsEfficiencyWhenTheBaseHasOne) {
+  ASSERT_OK_AND_ASSIGN(CalibrationFit fit,
+                       FitProfile(TiledSynthetic(Truth{}, 0.72), TiledBase(), "f32"));
+  const sim::DeviceSpec& d = fit.profile.device;
+  ASSERT_TRUE(d.gemm.has_value());
+  EXPECT_NEAR(d.gemm->max_efficiency, 0.72, 1e-9);
+  EXPECT_EQ(d.peak_flops_f32, 1e12);  // the datasheet peak, not the best measured rate
+  EXPECT_EQ(d.gemm->sm_count, 4);     // the kernel description is kept
+  bool reported = false;
+  for (const OpFitReport& r : fit.fits) {
+    if (r.op != "MatMul f32 (tiled)") continue;
+    reported = true;
+    EXPECT_LT(r.quality.max_relative_error, 1e-2);
+  }
+  EXPECT_TRUE(reported);
+  // The section is written and loads back.
+  ASSERT_OK_AND_ASSIGN(
+      sim::HardwareProfile back,
+      sim::ParseHardwareProfile(EmitHardwareProfileYaml(fit.profile, {}), "x.yaml"));
+  ASSERT_TRUE(back.device.gemm.has_value());
+  EXPECT_EQ(back.device.gemm->tile_m, 64);
+  EXPECT_NEAR(back.device.gemm->max_efficiency, 0.72, 1e-6);
+  EXPECT_NEAR(back.device.gemm->tile_overhead_s, 1e-6, 1e-12);
+}
+
+TEST(ProfileFitTest, TiledFitNeedsShapedMatMulSamples) {
+  // Synthetic() names no shapes, so the tiled model cannot be fitted to it.
+  StatusOr<CalibrationFit> fit = FitProfile(Synthetic(Truth{}), TiledBase(), "f32");
+  EXPECT_THAT(fit.status(), ::distir::testing::StatusIs(StatusCode::kInvalidArgument,
+                                                        "MatMul shape '' is not MxNxK"));
 }
 
 TEST(ProfileWriterTest, OutputLoadsBackThroughTheProfileLoader) {

@@ -217,7 +217,7 @@ TEST(HardwareProfileTest, RejectsUnknownKey) {
   EXPECT_EQ(ErrorOf(With("  vector_flops:", "  vectr_flops:")),
             "t.yaml:5:3: error: unknown key 'vectr_flops' in device; expected one of: name, "
             "peak_flops, vector_flops, dram_bandwidth, memory_capacity, kernel_launch_overhead, "
-            "matmul_regression");
+            "matmul_regression, gemm");
   EXPECT_EQ(ErrorOf(With("f32: 10", "f8: 10")),
             "t.yaml:4:34: error: unknown key 'f8' in device.peak_flops; expected one of: f16, "
             "bf16, f32, f64");
@@ -344,6 +344,88 @@ TEST(HardwareProfileTest, RejectsValuesOutOfTheCostModelsRange) {
   EXPECT_EQ(ErrorOf(With("latency: 1 us", "latency: 0 s")), "ok");
   EXPECT_EQ(ErrorOf(With("1 TB/s", "1e-30 B/s")), "ok");
   EXPECT_EQ(ErrorOf(With("kernel_launch_overhead: 5 us", "kernel_launch_overhead: 1e30 s")), "ok");
+}
+
+}  // namespace
+}  // namespace distir::sim
+
+namespace distir::sim {
+namespace {
+
+// kValid with a device.gemm section after kernel_launch_overhead (line 8), so
+// that the section's keys are lines 10-14.
+std::string WithGemm(const std::string& from = "", const std::string& to = "") {
+  std::string gemm =
+      "  gemm:\n"
+      "    model: tiled\n"
+      "    sm_count: 108\n"
+      "    tile: [256, 128]\n"
+      "    max_efficiency: 0.8\n"
+      "    tile_overhead: 2 us\n";
+  if (!from.empty()) gemm.replace(gemm.find(from), from.size(), to);
+  return With("  kernel_launch_overhead: 5 us\n", "  kernel_launch_overhead: 5 us\n" + gemm);
+}
+
+TEST(HardwareProfileTest, ReadsTheTiledGemmModel) {
+  ASSERT_OK_AND_ASSIGN(HardwareProfile hw, ParseHardwareProfile(WithGemm(), "t.yaml"));
+  ASSERT_TRUE(hw.device.gemm.has_value());
+  EXPECT_EQ(hw.device.gemm->sm_count, 108);
+  EXPECT_EQ(hw.device.gemm->ctas_per_sm, 1);
+  EXPECT_EQ(hw.device.gemm->tile_m, 256);
+  EXPECT_EQ(hw.device.gemm->tile_n, 128);
+  EXPECT_DOUBLE_EQ(hw.device.gemm->max_efficiency, 0.8);
+  EXPECT_DOUBLE_EQ(hw.device.gemm->tile_overhead_s, 2e-6);
+  // Without the section there is no tiled model (every shipped profile).
+  ASSERT_OK_AND_ASSIGN(HardwareProfile plain, ParseHardwareProfile(kValid, "t.yaml"));
+  EXPECT_FALSE(plain.device.gemm.has_value());
+}
+
+TEST(HardwareProfileTest, TiledGemmDefaultsTileAndOverheadAndCtas) {
+  ASSERT_OK_AND_ASSIGN(
+      HardwareProfile hw,
+      ParseHardwareProfile(With("  kernel_launch_overhead: 5 us\n",
+                                "  kernel_launch_overhead: 5 us\n"
+                                "  gemm: {model: tiled, sm_count: 132, max_efficiency: 0.7}\n"),
+                           "t.yaml"));
+  ASSERT_TRUE(hw.device.gemm.has_value());
+  EXPECT_EQ(hw.device.gemm->sm_count, 132);
+  EXPECT_EQ(hw.device.gemm->ctas_per_sm, 1);
+  EXPECT_EQ(hw.device.gemm->tile_m, 128);
+  EXPECT_EQ(hw.device.gemm->tile_n, 128);
+  EXPECT_EQ(hw.device.gemm->tile_overhead_s, 0);
+}
+
+TEST(HardwareProfileTest, RejectsBadTiledGemmValuesAtTheValue) {
+  EXPECT_EQ(ErrorOf(WithGemm("model: tiled", "model: roofline")),
+            "t.yaml:10:12: error: unknown model 'roofline' in device.gemm.model; expected one "
+            "of: tiled");
+  EXPECT_EQ(ErrorOf(WithGemm("sm_count: 108", "sm_count: 0")),
+            "t.yaml:11:15: error: device.gemm.sm_count must be an integer >= 1, got '0'");
+  EXPECT_EQ(ErrorOf(WithGemm("[256, 128]", "[256, 0]")),
+            "t.yaml:12:17: error: device.gemm.tile must be a list of two integers [tile_m, "
+            "tile_n], each from 1 to 1048576, got '0'");
+  EXPECT_EQ(ErrorOf(WithGemm("[256, 128]", "[256]")),
+            "t.yaml:12:11: error: device.gemm.tile must be a list of two integers [tile_m, "
+            "tile_n], each from 1 to 1048576, got a list of 1");
+  EXPECT_EQ(ErrorOf(WithGemm("[256, 128]", "256")),
+            "t.yaml:12:11: error: device.gemm.tile must be a list of two integers [tile_m, "
+            "tile_n], each from 1 to 1048576, got '256'");
+  EXPECT_EQ(ErrorOf(WithGemm("0.8", "1.5")),
+            "t.yaml:13:21: error: device.gemm.max_efficiency must be a number in (0, 1] (a "
+            "fraction of the peak), got '1.5'");
+  EXPECT_EQ(ErrorOf(WithGemm("0.8", "80 %")),
+            "t.yaml:13:21: error: device.gemm.max_efficiency must be a number in (0, 1] (a "
+            "fraction of the peak), got '80 %'");
+  EXPECT_EQ(ErrorOf(WithGemm("2 us", "-2 us")),
+            "t.yaml:14:20: error: device.gemm.tile_overhead must not be negative, got '-2 us'");
+}
+
+TEST(HardwareProfileTest, RejectsMissingAndUnknownTiledGemmKeys) {
+  EXPECT_EQ(ErrorOf(WithGemm("    max_efficiency: 0.8\n", "")),
+            "t.yaml:10:5: error: device.gemm is missing required key 'max_efficiency'");
+  EXPECT_EQ(ErrorOf(WithGemm("    sm_count: 108\n", "    sms: 108\n")),
+            "t.yaml:11:5: error: unknown key 'sms' in device.gemm; expected one of: model, "
+            "sm_count, ctas_per_sm, tile, max_efficiency, tile_overhead");
 }
 
 }  // namespace
