@@ -14,7 +14,8 @@ ProgressEstimator::ProgressEstimator(std::vector<std::vector<double>> slice_cost
 
 void ProgressEstimator::Record(double seconds) {
   const std::vector<double>& mine = slices_[static_cast<size_t>(observed_)];
-  DISTIR_CHECK(static_cast<size_t>(done_) < mine.size()) << "the observed rank has no more configurations";
+  DISTIR_CHECK(static_cast<size_t>(done_) < mine.size())
+      << "the observed rank has no more configurations";
   const double c = mine[static_cast<size_t>(done_++)];
   n_ += 1;
   sc_ += c;

@@ -1,10 +1,9 @@
 #include "sim/chrome_trace.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "ir/op_registry.h"
 #include "sim/cost_model.h"
@@ -23,12 +22,12 @@ nlohmann::json Metadata(const char* what, int pid, int64_t tid, nlohmann::json a
 
 // Named and sorted tracks, so that Perfetto lists node 0 first and d0 before d10
 // (it would otherwise sort threads by name).
-void AddTracks(const SimulationResult& result, const HardwareProfile& hw,
-               nlohmann::json& events) {
+void AddTracks(const SimulationResult& result, const HardwareProfile& hw, nlohmann::json& events) {
   std::set<int> nodes;
   for (const DeviceResult& d : result.devices) nodes.insert(hw.NodeOf(d.device));
   for (int node : nodes) {
-    events.push_back(Metadata("process_name", node, -1, {{"name", "node " + std::to_string(node)}}));
+    events.push_back(
+        Metadata("process_name", node, -1, {{"name", "node " + std::to_string(node)}}));
     events.push_back(Metadata("process_sort_index", node, -1, {{"sort_index", node}}));
   }
   for (const DeviceResult& d : result.devices) {
@@ -94,8 +93,8 @@ nlohmann::json OpArgs(const Op& op, DeviceId d) {
 
 // Zero-duration events are left out: they would be invisible slivers that
 // clutter the event list, and a flow could not bind to them.
-int64_t AddOpEvents(const Function& fn, const SimulationResult& result,
-                    const HardwareProfile& hw, nlohmann::json& events) {
+int64_t AddOpEvents(const Function& fn, const SimulationResult& result, const HardwareProfile& hw,
+                    nlohmann::json& events) {
   int64_t omitted = 0;
   for (const TraceEvent& t : result.trace) {
     if (!(t.end_s > t.start_s)) {
@@ -119,10 +118,21 @@ int64_t AddOpEvents(const Function& fn, const SimulationResult& result,
 void AddFlow(const std::string& name, int64_t id, DeviceId from, DeviceId to, double start_s,
              const HardwareProfile& hw, nlohmann::json& events) {
   const double ts = start_s * kMicrosPerSecond;
-  events.push_back({{"name", name}, {"cat", "flow"}, {"ph", "s"}, {"id", id},
-                    {"pid", hw.NodeOf(from)}, {"tid", from.value()}, {"ts", ts}});
-  events.push_back({{"name", name}, {"cat", "flow"}, {"ph", "f"}, {"bp", "e"}, {"id", id},
-                    {"pid", hw.NodeOf(to)}, {"tid", to.value()}, {"ts", ts}});
+  events.push_back({{"name", name},
+                    {"cat", "flow"},
+                    {"ph", "s"},
+                    {"id", id},
+                    {"pid", hw.NodeOf(from)},
+                    {"tid", from.value()},
+                    {"ts", ts}});
+  events.push_back({{"name", name},
+                    {"cat", "flow"},
+                    {"ph", "f"},
+                    {"bp", "e"},
+                    {"id", id},
+                    {"pid", hw.NodeOf(to)},
+                    {"tid", to.value()},
+                    {"ts", ts}});
 }
 
 // The trace holds one event per device of an op, consecutively; a Send joins
@@ -135,7 +145,8 @@ void AddFlows(const Function& fn, const SimulationResult& result, const Hardware
     for (j = i; j < trace.size() && trace[j].op == trace[i].op; ++j) {
     }
     const Op& op = *fn.ops()[trace[i].op];
-    if (op.is_call() || !IsCommunication(op.kind()) || !(trace[i].end_s > trace[i].start_s)) continue;
+    if (op.is_call() || !IsCommunication(op.kind()) || !(trace[i].end_s > trace[i].start_s))
+      continue;
     const std::string name = TraceLabel(fn, trace[i]);
     if (op.kind() == OpKind::kSend) {
       const DeviceId from = op.input(0)->type().device(), to = op.result(0)->type().device();

@@ -72,7 +72,7 @@ TEST(ProgressEstimatorTest, SlowestRankDecidesAndIsCountedByItsPredictedProgress
 
 TEST(ProgressEstimatorTest, ObservedRankMayBeAnyRank) {
   ProgressEstimator estimate({{8}, {2, 2}}, 1);
-  estimate.Record(1);  // 0.5 s per unit
+  estimate.Record(1);                             // 0.5 s per unit
   EXPECT_NEAR(estimate.SecondsLeft(), 3, 1e-12);  // rank 0: 4 s in all, 1 s done
   EXPECT_EQ(estimate.ConfigurationsDone(), 1);
 }

@@ -103,8 +103,7 @@ func @main(%x: tensor<4x8xf32, d0>, %w: tensor<8x16xf32, d0>) {
   EXPECT_EQ(args["op"], "MatMul");
   EXPECT_EQ(args["flops"].get<double>(), 2.0 * 4 * 16 * 8);  // 2 * |result| * K
   EXPECT_EQ(args["bytes"], 4 * (4 * 8 + 8 * 16 + 4 * 16));   // f32 inputs and result
-  EXPECT_EQ(args["inputs"],
-            (nlohmann::json{"tensor<4x8xf32, d0>", "tensor<8x16xf32, d0>"}));
+  EXPECT_EQ(args["inputs"], (nlohmann::json{"tensor<4x8xf32, d0>", "tensor<8x16xf32, d0>"}));
   EXPECT_EQ(args["outputs"], (nlohmann::json{"tensor<4x16xf32, d0>"}));
   EXPECT_EQ(args["stage"], 1);
   EXPECT_EQ(args["microbatch"], 2);
