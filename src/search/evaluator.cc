@@ -135,6 +135,17 @@ ConfigResult Evaluator::Evaluate(const Config& c) {
   return r;
 }
 
+double Evaluator::PredictedCost(const Config& c) {
+  StatusOr<const Function*> seq = Sequential(c.batch);
+  if (!seq.ok()) return 0;
+  if (e_.sharding_rules.has_value()) return EstimatedCost(e_, c);
+  ParallelOptions o = c.options;
+  o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
+  const bool one_replica = options_.replica_symmetry && SimulatesOneReplica(e_, c);
+  if (!CheckConfig(**seq, o, one_replica).ok()) return 0;
+  return EstimatedCost(e_, c);
+}
+
 StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& o) const {
   const int64_t devices = o.dp * o.tp * o.pp;
   if (e_.world_rule == WorldRule::kEqual ? devices != e_.world_size : devices > e_.world_size)

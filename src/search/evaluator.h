@@ -73,6 +73,14 @@ class Evaluator {
 
   ConfigResult Evaluate(const Config& c);
 
+  /// Cost proxy of Evaluate(c) for the search's progress estimate
+  /// (progress_estimator.h), found without simulating: 0 when Evaluate()
+  /// rejects `c` before distributing it (the model does not build for its
+  /// batch, or the transform's rules or the size limits refuse it: only a
+  /// fixed cost is left), else EstimatedCost(). Builds the sequential model
+  /// of c's batch if it is not cached yet (Evaluate() would).
+  double PredictedCost(const Config& c);
+
   /// Simulates `c` again recording its trace and memory timelines into `out`.
   Status Trace(const Config& c, io::TraceRecord& out);
 

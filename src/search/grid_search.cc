@@ -5,8 +5,10 @@
 #include <cstring>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 
 #include "search/journal.h"
+#include "search/progress_estimator.h"
 #include "search/result_codec.h"
 
 namespace distir::search {
@@ -99,14 +101,25 @@ class RankJournal {
   bool active_ = false;
 };
 
-void ReportProgress(std::ostream& os, size_t done, int size, size_t total, double t) {
-  // Rank 0's slice stands for every rank's: the slices are balanced.
-  const double rate = static_cast<double>(done) * size / std::max(t, 1e-9);
-  const double finished = std::min(static_cast<double>(total), static_cast<double>(done) * size);
-  os << "[search] " << static_cast<int64_t>(finished) << "/" << total << " configurations, "
-     << std::fixed << std::setprecision(1) << rate << " configs/s, ETA "
-     << (static_cast<double>(total) - finished) / std::max(rate, 1e-9) << " s\n"
+void ReportProgress(std::ostream& os, const ProgressEstimator& estimate, size_t total, double t) {
+  const auto finished = std::min(static_cast<int64_t>(total), estimate.ConfigurationsDone());
+  os << "[search] " << finished << "/" << total << " configurations, " << std::fixed
+     << std::setprecision(1) << static_cast<double>(finished) / std::max(t, 1e-9)
+     << " configs/s, ETA " << estimate.SecondsLeft() << " s\n"
      << std::defaultfloat << std::flush;
+}
+
+// The estimator of rank 0's progress lines, from the predicted cost of every
+// rank's slice: rank 0 knows them all, as every rank computes the same slices.
+ProgressEstimator MakeEstimator(Evaluator& evaluator, const std::vector<Config>& configs,
+                                const std::vector<std::vector<int64_t>>& slices) {
+  std::vector<std::vector<double>> costs(slices.size());
+  for (size_t r = 0; r < slices.size(); ++r) {
+    for (int64_t i : slices[r]) {
+      costs[r].push_back(evaluator.PredictedCost(configs[static_cast<size_t>(i)]));
+    }
+  }
+  return ProgressEstimator(std::move(costs), 0);
 }
 
 // Gathers the packed results of every rank on rank 0.
@@ -154,17 +167,22 @@ StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
 
   Evaluator evaluator(e);
   RankJournal journal(options, fingerprint, rank);
+  const bool report = options.progress != nullptr && rank == 0;
+  std::optional<ProgressEstimator> estimate;
+  if (report) estimate.emplace(MakeEstimator(evaluator, out.configs, slices));
   std::vector<char> packed;
   double last_report = -1;
   for (size_t done = 0; done < mine.size();) {
+    const auto evaluation = std::chrono::steady_clock::now();
     const ConfigResult r = evaluator.Evaluate(out.configs[static_cast<size_t>(mine[done])]);
+    if (report) estimate->Record(Seconds(evaluation));
     journal.Append(r);
     PackResult(r, packed);
     ++done;
     const double t = Seconds(start);
-    if (options.progress != nullptr && rank == 0 && (t - last_report >= 1.0 || done == mine.size())) {
+    if (report && (t - last_report >= 1.0 || done == mine.size())) {
       last_report = t;
-      ReportProgress(*options.progress, done, size, static_cast<size_t>(n - out.resumed), t);
+      ReportProgress(*options.progress, *estimate, static_cast<size_t>(n - out.resumed), t);
     }
   }
   const std::vector<char> all = GatherPacked(packed, comm, rank, size);

@@ -49,7 +49,8 @@ struct SearchOutcome {
 };
 
 struct SearchOptions {
-  /// Progress lines (done/total, configurations per second, ETA) on rank 0.
+  /// Progress lines (done/total, configurations per second, ETA) on rank 0, at
+  /// most one a second; the ETA comes from progress_estimator.h.
   std::ostream* progress = nullptr;
   /// The journal directory (journal.h); "" for none.
   std::string journal_dir;

@@ -1,23 +1,34 @@
 // Chrome trace export of a simulation (the JSON object format of
-// chrome://tracing, which Perfetto opens too).
+// chrome://tracing, which Perfetto opens too; docs/cost_model.md, "Trace").
 //
-// One process (pid 0) named after the function, one thread per device (tid =
-// device id, named "d1"), one complete ("X") event per op and device with the
-// op's name and first result ("@dense %as_1"), category "compute" or
-// "communication", and ts/dur in microseconds; plus one counter ("C") track of
-// live memory per device when the simulation recorded a memory timeline.
+// One process per node (pid = node of the hardware profile, named "node 0"),
+// one thread per device (tid = device id, named "d3": a device runs one
+// stream in the simulator), one complete ("X") event per op and device with
+// a positive duration, named after the op and its first result
+// ("@dense %as_1"), category "compute" or "communication", ts/dur in
+// microseconds, and args describing the op (kind, FLOPs, bytes, types, and
+// the pipeline task when the op carries one). Zero-duration events (free ops
+// such as Tuple or Identity) are left out and counted in "otherData". Flow
+// events join each Send's slice on the sender to its slice on the receiver,
+// and the participants of a collective in device order. A counter ("C")
+// track of live memory per device follows when the simulation recorded a
+// memory timeline.
 
 #pragma once
 
 #include <string>
 
 #include "ir/function.h"
+#include "sim/hardware_profile.h"
 #include "sim/simulator.h"
 
 namespace distir::sim {
 
-/// The trace of `result` as JSON text: {"traceEvents": [...], "displayTimeUnit": "ns"}.
-/// REQUIRES: `result` is a simulation of `fn`.
-std::string ChromeTraceJson(const Function& fn, const SimulationResult& result);
+/// The trace of `result` as JSON text:
+/// {"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}}.
+/// `hw` places devices on nodes (HardwareProfile::NodeOf); nothing else of it is read.
+/// REQUIRES: `result` is a simulation of `fn` on `hw`.
+std::string ChromeTraceJson(const Function& fn, const SimulationResult& result,
+                            const HardwareProfile& hw);
 
 }  // namespace distir::sim

@@ -6,6 +6,7 @@
 // original's habit of costing only the first operand.
 
 #include <cstdint>
+#include <optional>
 
 #include "sim/cost_model.h"
 #include "sim/gemm_model.h"
@@ -91,10 +92,15 @@ GemmShape MatMulShape(const Type& a, const Type& b, const Type& result) {
 
 // MatMul(a, b) with numpy batching: every result element is a K-long dot
 // product, 2K FLOPs (multiply and add), K = the last extent of a.
+double MatMulFlops(const Op& op) {
+  return 2.0 * static_cast<double>(Elements(op.result(0)->type())) *
+         static_cast<double>(LastExtent(op.input(0)->type()));
+}
+
 StatusOr<double> MatMul(const Op& op, const HardwareProfile& hw) {
   const Type& a = op.input(0)->type();
   const Type& y = op.result(0)->type();
-  double flops = 2.0 * static_cast<double>(Elements(y)) * static_cast<double>(LastExtent(a));
+  double flops = MatMulFlops(op);
   double bytes = static_cast<double>(InputBytes(op) + ResultBytes(op));
   return GemmKernelTime(hw.device, DTypeOf(a), MatMulShape(a, op.input(1)->type(), y), flops,
                         bytes);
@@ -103,27 +109,41 @@ StatusOr<double> MatMul(const Op& op, const HardwareProfile& hw) {
 // Gemm(A, B, C?) = alpha * op(A) op(B) + beta * C as one cuBLAS call: the result
 // is M x N and K = |A| / M whatever transA says; the epilogue adds M·N FLOPs
 // when C is given (the tiled model folds it into its per-wave overhead).
+double GemmFlops(const Op& op) {
+  const Type& y = op.result(0)->type();
+  double mn = static_cast<double>(Elements(y));
+  double m = y.is_tensor() && y.rank() > 0 ? static_cast<double>(y.shape()[0]) : 1;
+  double k = m > 0 ? static_cast<double>(Elements(op.input(0)->type())) / m : 0;
+  return 2.0 * mn * k + (op.num_inputs() == 3 ? mn : 0);
+}
+
 StatusOr<double> Gemm(const Op& op, const HardwareProfile& hw) {
   const Type& a = op.input(0)->type();
   const Type& y = op.result(0)->type();
   double mn = static_cast<double>(Elements(y));
   double m = y.is_tensor() && y.rank() > 0 ? static_cast<double>(y.shape()[0]) : 1;
   double k = m > 0 ? static_cast<double>(Elements(a)) / m : 0;
-  double flops = 2.0 * mn * k + (op.num_inputs() == 3 ? mn : 0);
+  double flops = GemmFlops(op);
   double bytes = static_cast<double>(InputBytes(op) + ResultBytes(op));
   GemmShape shape{1, m, m > 0 ? mn / m : 0, k};
   return GemmKernelTime(hw.device, DTypeOf(a), shape, flops, bytes);
 }
 
 // MatMulGrad(x, w, dy) -> (dx, dw) is two GEMMs: dx = dy·wᵀ and dw = xᵀ·dy.
-// With x [..., M, K] and dy [..., M, N], each is 2·|x|·N FLOPs. For a matrix w
-// (the GPU executor's case) x's rows are flattened: dx is (rows x K) by N and
-// dw is (K x N) by rows; a batched w makes both strided-batched.
+// With x [..., M, K] and dy [..., M, N], each is 2·|x|·N FLOPs (per GEMM;
+// the op does two). For a matrix w (the GPU executor's case) x's rows are
+// flattened: dx is (rows x K) by N and dw is (K x N) by rows; a batched w
+// makes both strided-batched.
+double MatMulGradFlops(const Op& op) {
+  return 2.0 * static_cast<double>(Elements(op.input(0)->type())) *
+         static_cast<double>(LastExtent(op.input(2)->type()));
+}
+
 StatusOr<double> MatMulGrad(const Op& op, const HardwareProfile& hw) {
   const Type& x = op.input(0)->type();
   const Type& w = op.input(1)->type();
   const Type& dy = op.input(2)->type();
-  double flops = 2.0 * static_cast<double>(Elements(x)) * static_cast<double>(LastExtent(dy));
+  double flops = MatMulGradFlops(op);
   double dx_bytes = static_cast<double>(dy.SizeInBytes() + w.SizeInBytes() +
                                         op.result(0)->type().SizeInBytes());
   double dw_bytes = static_cast<double>(x.SizeInBytes() + dy.SizeInBytes() +
@@ -219,6 +239,20 @@ void RegisterDataMovement(CostRuleTable& t) {
 }
 
 }  // namespace
+
+std::optional<double> MatrixOpFlops(const Op& op) {
+  if (op.is_call()) return std::nullopt;
+  switch (op.kind()) {
+    case OpKind::kMatMul:
+      return MatMulFlops(op);
+    case OpKind::kGemm:
+      return GemmFlops(op);
+    case OpKind::kMatMulGrad:
+      return 2 * MatMulGradFlops(op);
+    default:
+      return std::nullopt;
+  }
+}
 
 void RegisterComputeCostRules(CostRuleTable& table) {
   RegisterElementwise(table);

@@ -60,6 +60,12 @@ double RooflineTime(const DeviceSpec& device, double bytes, double flops);
 /// max(flops / MatrixFlops(dtype), bytes / dram_bandwidth) + kernel_launch_overhead.
 double MatMulKernelTime(const DeviceSpec& device, DType dtype, double flops, double bytes);
 
+/// FLOPs of a matrix op as its cost rule counts them: MatMul 2·|result|·K,
+/// Gemm 2·M·N·K (+ M·N with C), MatMulGrad two GEMMs of 2·|x|·N each; nullopt
+/// for every other op (their FLOPs are a per-element count inside their rule).
+/// REQUIRES: the op's input and result types are known and static.
+std::optional<double> MatrixOpFlops(const Op& op);
+
 /// Bytes of `type` (Type::SizeInBytes) computed with checked arithmetic:
 /// nullopt when they do not fit in int64. REQUIRES: a static shape.
 std::optional<int64_t> CheckedSizeInBytes(const Type& type);

@@ -179,7 +179,7 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
   if (!result.ok()) return ReportError(result.status());
   if (Status finite = CheckFinite(*result, hw); !finite.ok()) return ReportError(finite);
   if (!f.trace.empty()) {
-    Status written = WriteOutputAtomically(f.trace, sim::ChromeTraceJson(*m.entry(), *result));
+    Status written = WriteOutputAtomically(f.trace, sim::ChromeTraceJson(*m.entry(), *result, hw));
     if (!written.ok()) return ReportError(written);
   }
   std::ostringstream text;
@@ -229,7 +229,7 @@ int RunSimulateOn(const SimulateFlags& f) {
   if (!result.ok()) return ReportError(result.status(), *text);
   if (Status finite = CheckFinite(*result, *hw); !finite.ok()) return ReportError(finite);
   if (!f.trace.empty()) {
-    Status written = WriteOutputAtomically(f.trace, sim::ChromeTraceJson(*m.entry(), *result));
+    Status written = WriteOutputAtomically(f.trace, sim::ChromeTraceJson(*m.entry(), *result, *hw));
     if (!written.ok()) return ReportError(written);
   }
   std::ostringstream out;
