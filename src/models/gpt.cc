@@ -75,6 +75,7 @@ struct BlockWeights {
 
 // A block's Constants (and the causal mask computed from them).
 struct AttentionConstants {
+  Value* grouped_shape;  // grouped_qkv: [0, 0, -1, 3, head_dim]
   Value* split_shape;
   Value* merge_shape;
   Value* scale;
@@ -196,6 +197,9 @@ AttentionConstants GptBuilder::AddAttentionConstants(int64_t layer) {
   AttentionConstants c;
   // Reshape targets copy the batch and sequence extents (0) and infer the head
   // count (-1), so splitting the batch (D) or the heads (T) needs no new constants.
+  c.grouped_shape = o_.grouped_qkv ? Constant({DType::kI64, {5}, {0, 0, -1, 3, head_dim}},
+                                              name("grouped_shape"))
+                                   : nullptr;
   c.split_shape = Constant({DType::kI64, {4}, {0, 0, -1, head_dim}}, name("split_shape"));
   c.merge_shape = Constant({DType::kI64, {3}, {0, 0, -1}}, name("merge_shape"));
   c.scale = Scalar(std::sqrt(head_dim), name("scale"));
@@ -227,8 +231,18 @@ Value* GptBuilder::AddAttention(int64_t layer, Value* x, const BlockWeights& w) 
   auto name = [layer](const std::string& suffix) { return names::Block(layer, "attn." + suffix); };
   const AttentionConstants c = AddAttentionConstants(layer);
   Value* qkv = Linear(x, w.c_attn_weight, w.c_attn_bias, name("c_attn"));
-  std::vector<Value*> parts = b_.AddMulti(OpKind::kSplit, {qkv}, {{"axis", int64_t{-1}}},
-                                          {name("q"), name("k"), name("v")});
+  std::vector<Value*> parts;
+  if (o_.grouped_qkv) {
+    // [b, s, 3d] -> [b, s, h, 3, hd] -> q, k, v [b, s, h, 1, hd]; SplitHeads
+    // reshapes each to [b, s, h, hd].
+    Value* grouped = b_.Add(OpKind::kReshape, {qkv, c.grouped_shape}, {}, name("qkv_grouped"));
+    parts = b_.AddMulti(OpKind::kSplit, {grouped},
+                        {{"axis", int64_t{3}}, {"split", std::vector<int64_t>{1, 1, 1}}},
+                        {name("q"), name("k"), name("v")});
+  } else {
+    parts = b_.AddMulti(OpKind::kSplit, {qkv}, {{"axis", int64_t{-1}}},
+                        {name("q"), name("k"), name("v")});
+  }
   std::vector<Value*> heads = SplitHeads(parts, c.split_shape);
   Value* raw = b_.Add(OpKind::kMatMul, {heads[0], heads[1]}, {}, name("scores_raw"));
   Value* scores = b_.Add(OpKind::kDiv, {raw, c.scale}, {}, name("scores"));
@@ -286,6 +300,22 @@ StatusOr<Module> GptBuilder::Build() && {
 StatusOr<Module> BuildGpt2Inference(const GptOptions& options) {
   DISTIR_RETURN_IF_ERROR(ValidateOptions(options));
   return GptBuilder(options).Build();
+}
+
+std::vector<std::string> GptShardingRules() {
+  return {"input_ids=[{dp}, {}]",
+          // Whole on every device (the token Gather reads it); without this
+          // rule the LM head's split would propagate back and gather it.
+          "wte.weight=[{}, {}]",
+          "h.*.attn.c_attn.weight=[{}, {tp}]",
+          "h.*.attn.c_attn.bias=[{tp}]",
+          "h.*.attn.c_proj.weight=[{tp}, {}]",
+          "h.*.mlp.c_fc.weight=[{}, {tp}]",
+          "h.*.mlp.c_fc.bias=[{tp}]",
+          "h.*.mlp.c_proj.weight=[{tp}, {}]",
+          // The tied LM head reads the transposed embedding column-parallel
+          // (vocab-parallel logits); the token Gather reads it whole.
+          "lm_head.weight_t=[{}, {tp}]"};
 }
 
 Status CheckGptSizes(const GptOptions& o, std::string* culprit) {

@@ -38,6 +38,14 @@ struct GptOptions {
   /// Untied: an extra [d, vocab] parameter lm_head.weight and no Transpose.
   bool tied_lm_head = true;
   double layer_norm_epsilon = 1e-5;  ///< > 0
+  /// Megatron's fused-QKV layout: c_attn's 3d output columns are grouped by
+  /// head, [n_head, 3, head_dim] (head h's q, k, v side by side), instead of
+  /// HuggingFace's [3, d] (all q, then all k, then all v). The block then
+  /// reshapes qkv to [b, s, n_head, 3, head_dim] and splits the 3, so that a
+  /// column-parallel c_attn keeps whole heads on each shard and the split is
+  /// local (golden G34). Same shapes and FLOPs; two more ops per block
+  /// (kGroupedBlockOps). The sharding path builds GPT-2 this way.
+  bool grouped_qkv = false;
   /// Device of every parameter and Constant, d0 by default; DeviceId() gives a
   /// device-generic function.
   DeviceId device = DeviceId(0);
@@ -77,6 +85,17 @@ int64_t GptParameterCount(const GptOptions& options);
 
 /// Ops per transformer block.
 inline constexpr int kBlockOps = 34;
+/// Ops per transformer block with grouped_qkv: a target Constant and a Reshape more.
+inline constexpr int kGroupedBlockOps = kBlockOps + 2;
+
+/// Where GPT-2's data and tensor parallelism go, as parameter rules for a
+/// mesh with axes dp and tp (sharding/annotate.h), for a model built with
+/// grouped_qkv: input_ids split their batch over dp; in every block c_attn
+/// and mlp.c_fc are column-parallel (weights and biases), attn.c_proj and
+/// mlp.c_proj row-parallel (Megatron); the tied LM head column-parallel over
+/// the vocabulary (a rule on the value lm_head.weight_t, the transposed
+/// embedding); embeddings and LayerNorms replicated.
+std::vector<std::string> GptShardingRules();
 
 /// Names used by the GPT-2 builder; `layer` is 0-based.
 namespace gpt_names {

@@ -147,6 +147,10 @@ double Evaluator::PredictedCost(const Config& c) {
 }
 
 StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& o) const {
+  if (o.pp > 1 && !e_.onnx && e_.model.family != ModelFamily::kMlpTraining)
+    return InvalidArgument() << "pipeline stages of GPT-2 on the sharding path are next: its "
+                                "blocks must be the layers, and its tied embedding a weight of "
+                                "both end stages";
   const int64_t devices = o.dp * o.tp * o.pp;
   if (e_.world_rule == WorldRule::kEqual ? devices != e_.world_size : devices > e_.world_size)
     return InvalidArgument() << "D*T*P = " << devices << " does not fit world_size "

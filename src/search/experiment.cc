@@ -8,6 +8,7 @@
 #include <set>
 
 #include "importers/onnx/onnx_importer.h"
+#include "models/gpt.h"
 #include "models/mlp.h"
 #include "sharding/annotate.h"
 #include "support/read_file.h"
@@ -331,10 +332,16 @@ Status ParseSharding(const Reader& rd, const YAML::Node& node, Experiment& e) {
     if (which != "model")
       return InvalidArgument(rd.Loc(node)) << "sharding must be 'model' or a list of rules "
                                               "such as \"w*=[{}, {tp}]\", got '" << which << "'";
-    if (e.model.family != ModelFamily::kMlpTraining || e.onnx.has_value())
+    if (e.onnx.has_value())
       return InvalidArgument(rd.Loc(node)) << "model '" << e.model.name
                                            << "' has no sharding rules of its own; list them";
-    e.sharding_rules = MlpShardingRules();
+    if (e.model.family == ModelFamily::kMlpTraining) {
+      e.sharding_rules = MlpShardingRules();
+    } else {
+      // GPT-2 with Megatron's grouped QKV layout, so that c_attn's shards hold whole heads.
+      e.model.gpt.grouped_qkv = true;
+      e.sharding_rules = GptShardingRules();
+    }
     return Status::Ok();
   }
   if (!node.IsSequence() || node.size() == 0)

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <charconv>
 
+#include "interp/infer_types.h"
 #include "ir/parser.h"
+#include "sharding/rebuilder.h"
 
 namespace distir::sharding {
 
@@ -93,6 +95,54 @@ Status CheckNoDeviceAttrs(const Function& fn) {
   return Status::Ok();
 }
 
+Status CheckRank(const ParamRule& rule, const Value& v) {
+  if (!v.type().is_tensor() || v.type().rank() != static_cast<int64_t>(rule.dims.size()))
+    return InvalidArgument(v.loc()) << "sharding rule '" << rule.text << "' gives "
+                                    << rule.dims.size() << " dims, but " << v.Ref() << " is "
+                                    << v.type();
+  return Status::Ok();
+}
+
+// Op results that a rule names get a Shard op stating that layout (a
+// requirement on the producer), which their users then read. Returns whether
+// one of them is split.
+StatusOr<bool> AnnotateValues(Module& module, const std::string& function,
+                              const std::vector<ParamRule>& rules, const Mesh& mesh,
+                              std::vector<bool>& used) {
+  const Function& fn = *module.Lookup(function);
+  // A rule that laid out a parameter names parameters only.
+  const std::vector<bool> for_params = used;
+  auto value_rule = [&](const Value& v) -> const ParamRule* {
+    const ParamRule* r = MatchRule(rules, v.name());
+    return r != nullptr && !for_params[static_cast<size_t>(r - rules.data())] ? r : nullptr;
+  };
+  bool any = false, split = false;
+  for (const auto& op : fn.ops()) {
+    for (const auto& r : op->results()) any = any || value_rule(*r) != nullptr;
+  }
+  if (!any) return false;
+  DISTIR_RETURN_IF_ERROR(InferTypes(module));
+  Rebuilder b(fn);
+  for (const auto& op : fn.ops()) {
+    b.Clone(*op);
+    for (const auto& r : op->results()) {
+      const ParamRule* rule = value_rule(*r);
+      if (rule == nullptr || op->kind() == OpKind::kShard) continue;
+      used[static_cast<size_t>(rule - rules.data())] = true;
+      DISTIR_RETURN_IF_ERROR(CheckRank(*rule, *r));
+      Sharding s = OnMesh(*rule, mesh);
+      split = split || !s.IsReplicated();
+      b.Bind(r.get(), b.Emit(OpKind::kShard, {b.Map(r.get())}, {{"sharding", Attribute(s)}},
+                             b.Fresh(r->name() + ".laid"), op->loc(), Type(), nullptr));
+    }
+  }
+  module.ReplaceFunction(b.Finish());
+  for (const auto& op : module.Lookup(function)->ops()) {
+    for (const auto& r : op->results()) r->set_type(Type());
+  }
+  return split;
+}
+
 }  // namespace
 
 const ParamRule* MatchRule(const std::vector<ParamRule>& rules, const std::string& name) {
@@ -123,23 +173,21 @@ Status AnnotateMesh(Module& module, std::string function, const std::vector<Mesh
   std::vector<bool> used(rules.size(), false);
   bool any_axis = false;
   for (const auto& p : fn->params()) {
-    for (size_t r = 0; r < rules.size(); ++r) {
-      if (!Matches(rules[r].pattern, p->name())) continue;
-      used[r] = true;
-      if (!p->type().is_tensor() || p->type().rank() != static_cast<int64_t>(rules[r].dims.size()))
-        return InvalidArgument(p->loc()) << "sharding rule '" << rules[r].text << "' gives "
-                                         << rules[r].dims.size() << " dims, but " << p->Ref()
-                                         << " is " << p->type();
-      Sharding s = OnMesh(rules[r], *m);
-      any_axis = any_axis || !s.IsReplicated();
-      p->set_sharding(s);
-      break;
-    }
+    const ParamRule* r = MatchRule(rules, p->name());
+    if (r == nullptr) continue;
+    used[static_cast<size_t>(r - rules.data())] = true;
+    DISTIR_RETURN_IF_ERROR(CheckRank(*r, *p));
+    Sharding s = OnMesh(*r, *m);
+    any_axis = any_axis || !s.IsReplicated();
+    p->set_sharding(s);
   }
+  DISTIR_ASSIGN_OR_RETURN(bool values_split, AnnotateValues(module, function, rules, *m, used));
+  any_axis = any_axis || values_split;
+  fn = module.Lookup(function);
   for (size_t r = 0; r < rules.size(); ++r) {
     if (!used[r])
-      return InvalidArgument() << "sharding rule '" << rules[r].text << "' matches no parameter of @"
-                               << function;
+      return InvalidArgument() << "sharding rule '" << rules[r].text
+                               << "' matches no parameter or value of @" << function;
   }
   if (!any_axis) {
     for (const auto& p : fn->params()) {

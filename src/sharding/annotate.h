@@ -20,7 +20,7 @@
 
 namespace distir::sharding {
 
-/// Parameters whose name matches `pattern` (a glob: *, ?, [...]) get `dims`:
+/// Parameters (or op results) whose name matches `pattern` (a glob: *, ?, [...]) get `dims`:
 /// per dim, the mesh axes that split it.
 struct ParamRule {
   std::string pattern;
@@ -44,7 +44,13 @@ StatusOr<std::vector<MeshAxis>> ParseMeshAxes(const std::string& text);
 /// every parameter is annotated replicated so that the program is still a
 /// (one-device or replicated) global-view program. Errors: a rule whose dim
 /// count differs from a matching parameter's rank (naming both), a rule that
-/// matches no parameter, a mesh name already declared.
+/// matches no parameter or value, a mesh name already declared.
+///
+/// A rule may also name an op's result (e.g. GPT-2's `lm_head.weight_t`, the
+/// transposed tied embedding that the LM head reads): a Shard op after it
+/// then requires that layout of its producer, and every user reads the Shard.
+/// A rule that matches a parameter applies to parameters only; every rule
+/// must match something.
 Status AnnotateMesh(Module& module, std::string function, const std::vector<MeshAxis>& axes,
                     const std::vector<ParamRule>& rules, const std::string& mesh_name = "mesh");
 

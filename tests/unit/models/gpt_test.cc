@@ -89,6 +89,21 @@ TEST(GptTest, KeysAreTransposedForTheScoreProduct) {
             ": tensor<f32, d0>");  // sqrt(3)
 }
 
+// Megatron's grouped QKV layout: qkv [b, s, 3d] is read as [b, s, h, 3, hd]
+// and split on the 3; q, k, v reach the same shapes as in the HF layout.
+TEST(GptTest, GroupedQkvSplitsPerHead) {
+  GptOptions o = Small();
+  o.grouped_qkv = true;
+  o.d_model = 12;
+  o.n_head = 4;  // head dim 3
+  Module m = BuildAndInfer(o);
+  EXPECT_EQ(m.entry()->ops().size(), 4u + kGroupedBlockOps * 3 + 3);
+  EXPECT_EQ(TypeOf(m, "h.0.attn.qkv_grouped"), "tensor<2x4x4x3x3xf32, d0>");  // [b, s, h, 3, hd]
+  EXPECT_EQ(TypeOf(m, "h.0.attn.q"), "tensor<2x4x4x1x3xf32, d0>");
+  EXPECT_EQ(TypeOf(m, "h.0.attn.q_t"), "tensor<2x4x4x3xf32, d0>");  // [b, h, s, hd] as before
+  EXPECT_EQ(TypeOf(m, "logits"), "tensor<2x4x10xf32, d0>");
+}
+
 TEST(GptTest, BlockHasTheDocumentedOps) {
   const GptOptions o = Small();
   ASSERT_OK_AND_ASSIGN(Module m, BuildGpt2Inference(o));
