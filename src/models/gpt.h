@@ -97,6 +97,11 @@ inline constexpr int kGroupedBlockOps = kBlockOps + 2;
 /// embedding); embeddings and LayerNorms replicated.
 std::vector<std::string> GptShardingRules();
 
+/// GPT-2's layers for pipeline stages (sharding/stages.h): the weights of
+/// block i, `h.{i}.*`, are layer i; embeddings, ln_f and the LM head belong to
+/// no layer and run on the first and last stage.
+inline constexpr const char* kGptLayerPattern = "^h\\.([0-9]+)\\.";
+
 /// Names used by the GPT-2 builder; `layer` is 0-based.
 namespace gpt_names {
 inline constexpr char kInputIds[] = "input_ids";

@@ -147,10 +147,6 @@ double Evaluator::PredictedCost(const Config& c) {
 }
 
 StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& o) const {
-  if (o.pp > 1 && !e_.onnx && e_.model.family != ModelFamily::kMlpTraining)
-    return InvalidArgument() << "pipeline stages of GPT-2 on the sharding path are next: its "
-                                "blocks must be the layers, and its tied embedding a weight of "
-                                "both end stages";
   const int64_t devices = o.dp * o.tp * o.pp;
   if (e_.world_rule == WorldRule::kEqual ? devices != e_.world_size : devices > e_.world_size)
     return InvalidArgument() << "D*T*P = " << devices << " does not fit world_size "
@@ -167,6 +163,7 @@ StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& 
   grid.schedule = o.schedule;
   grid.recompute = o.recompute;
   grid.zero_stage = o.zero_stage;
+  grid.layer_pattern = e_.sharding_layers;
   // The annotation rewrites the function: work on a copy of the cached one.
   DISTIR_ASSIGN_OR_RETURN(Module m, ParseModule(PrintFunction(seq), seq.name()));
   DISTIR_RETURN_IF_ERROR(sharding::DistributeGrid(m, seq.name(), grid, rules));

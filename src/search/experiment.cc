@@ -341,6 +341,7 @@ Status ParseSharding(const Reader& rd, const YAML::Node& node, Experiment& e) {
       // GPT-2 with Megatron's grouped QKV layout, so that c_attn's shards hold whole heads.
       e.model.gpt.grouped_qkv = true;
       e.sharding_rules = GptShardingRules();
+      e.sharding_layers = kGptLayerPattern;
     }
     return Status::Ok();
   }

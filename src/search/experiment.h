@@ -81,6 +81,9 @@ struct Experiment {
   /// §12) with these parameter rules over a mesh {dp: D, tp: T} instead of the
   /// per-model emitter. `sharding: model` takes the built-in model's own rules.
   std::optional<std::vector<std::string>> sharding_rules;
+  /// With sharding: the weights of one pipeline layer (sharding/grid.h); empty:
+  /// every forward op that reads a weight. GPT-2's blocks for `sharding: model`.
+  std::string sharding_layers;
 };
 
 /// Parses an experiment; `path` names it in errors and anchors a relative

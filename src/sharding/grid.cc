@@ -111,7 +111,7 @@ Status AnnotateGrid(Module& module, std::string function, const GridOptions& gri
   if (grid.pp > 1 || grid.microbatches > 1 || grid.recompute) {
     DISTIR_ASSIGN_OR_RETURN(std::vector<std::string> mb,
                             SplitMicrobatches(module, function, grid.microbatches, batch));
-    DISTIR_RETURN_IF_ERROR(AssignStages(module, function, grid.pp, mb));
+    DISTIR_RETURN_IF_ERROR(AssignStages(module, function, grid.pp, mb, grid.layer_pattern));
     if (grid.recompute) DISTIR_RETURN_IF_ERROR(RecomputeForward(module, function));
   }
   return ApplyZero(module, function, grid.zero_stage);

@@ -35,6 +35,9 @@ struct GridOptions {
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   bool recompute = false;      ///< backward tasks recompute their forward values (recompute.h)
   int zero_stage = 0;          ///< ZeRO 0..3 over dp (zero.h)
+  /// Weights of one layer, for the pipeline stages (stages.h): a regular
+  /// expression whose first group names the layer; empty: every weight-reading op.
+  std::string layer_pattern;
 };
 
 /// Parses "dp=2,tp=4,pp=2,microbatches=8,schedule=gpipe,recompute,zero=1":

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "sharding/pipeline_task.h"
 #include "sharding/rebuilder.h"
@@ -71,62 +72,147 @@ class StageSplitter {
  public:
   StageSplitter(const Function& fn, const std::string& base) : fn_(fn), base_(base), b_(fn) {}
 
-  std::unique_ptr<Function> Run();
+  StatusOr<std::unique_ptr<Function>> Run();
 
  private:
   std::string MeshName(int64_t stage) const { return base_ + ".s" + std::to_string(stage); }
   Value* OnStage(const Value* old, int64_t stage, const Op& reader);
+  Value* ParamCopy(const Value* old, int64_t stage);
+  Value* Recompute(const Value* old, int64_t stage, const Op& reader);
+  Value* Transfer(const Value* old, int64_t stage, const Op& reader);
+  Op* CloneOnStage(const Op& op, int64_t stage, const Op& reader);
+  bool SlicedParamCopy(const Op& op, const std::vector<int64_t>& home);
 
   const Function& fn_;
   std::string base_;
   Rebuilder b_;
-  std::map<std::pair<int, int64_t>, Value*> moved_;  // (old value id, stage) -> transfer
+  std::map<std::pair<int, int64_t>, Value*> moved_;  // (old value id, stage) -> its copy there
 };
 
-// `old` as op `reader` on `stage` reads it: moved there once if need be.
+// `old` as op `reader` on `stage` reads it, once per (value, stage): a
+// parameter has a copy on every stage that reads it (a weight is resident
+// where it is used, as the tied embedding on the first and last stage); a
+// setup value (computed from parameters alone) is computed again there; any
+// other value is transferred.
 Value* StageSplitter::OnStage(const Value* old, int64_t stage, const Op& reader) {
   Value* v = b_.Map(old);
   if (v->sharding() == nullptr || v->sharding()->mesh == MeshName(stage)) return v;
-  auto [it, inserted] = moved_.try_emplace({old->id(), stage}, nullptr);
-  if (!inserted) return it->second;
+  auto it = moved_.find({old->id(), stage});
+  if (it != moved_.end()) return it->second;
+  Value* there = nullptr;
+  if (old->def() == nullptr) {
+    there = ParamCopy(old, stage);
+  } else if (GetTask(*old->def()).value_or(TaskTag{}).phase == TaskPhase::kSetup) {
+    there = Recompute(old, stage, reader);
+  } else {
+    there = Transfer(old, stage, reader);
+  }
+  moved_[{old->id(), stage}] = there;
+  return there;
+}
+
+Value* StageSplitter::ParamCopy(const Value* old, int64_t stage) {
+  Value* v = b_.Map(old);
+  Value* copy = b_.out().AddParam(b_.Fresh(old->name() + ".s" + std::to_string(stage)),
+                                  v->type(), old->loc());
+  copy->set_sharding(sharding::OnStage(*v->sharding(), MeshName(stage)));
+  return copy;
+}
+
+Value* StageSplitter::Recompute(const Value* old, int64_t stage, const Op& reader) {
+  Op* n = CloneOnStage(*old->def(), stage, reader);
+  SetTask(*n, TaskTag{stage, -1, TaskPhase::kSetup});
+  Value* result = nullptr;
+  for (int i = 0; i < n->num_results(); ++i) {
+    moved_[{old->def()->result(i)->id(), stage}] = n->result(i);
+    if (old->def()->result(i) == old) result = n->result(i);
+  }
+  return result;
+}
+
+Value* StageSplitter::Transfer(const Value* old, int64_t stage, const Op& reader) {
+  Value* v = b_.Map(old);
   std::string base = old->name().empty() ? "moved" : old->name();
   Sharding to = sharding::OnStage(*v->sharding(), MeshName(stage));
   Value* t = b_.Emit(OpKind::kMeshTransfer, {v}, {{"mesh", Attribute(MeshName(stage))}},
                      b_.Fresh(base + ".to.s" + std::to_string(stage)), reader.loc(), v->type(), &to);
-  std::optional<TaskTag> task = old->def() != nullptr ? GetTask(*old->def()) : GetTask(reader);
+  std::optional<TaskTag> task = GetTask(*old->def());
   if (task.has_value()) SetTask(*t->def(), *task);
-  it->second = t;
   return t;
 }
 
-std::unique_ptr<Function> StageSplitter::Run() {
-  // A parameter lives on the stage of its first reader.
+// Clones `op` onto `stage`: its operands as that stage reads them, its
+// results on the stage's mesh. Names stay the op's own when it runs on its
+// own stage, else get ".s<stage>".
+Op* StageSplitter::CloneOnStage(const Op& op, int64_t stage, const Op& reader) {
+  std::vector<Value*> inputs;
+  for (const Value* v : op.inputs()) inputs.push_back(OnStage(v, stage, reader));
+  const bool copy = StageOf(op) != stage;
+  std::vector<std::string> names;
+  for (const auto& r : op.results()) {
+    names.push_back(!copy || r->name().empty() ? r->name()
+                                                 : b_.Fresh(r->name() + ".s" + std::to_string(stage)));
+  }
+  Op* n = b_.out().AddOp(op.kind(), std::move(inputs), op.attrs(), names, op.loc(),
+                         op.is_call() ? op.callee() : std::string());
+  for (int i = 0; i < op.num_results(); ++i) {
+    const Value& r = *op.result(i);
+    n->result(i)->set_type(r.type());
+    n->result(i)->set_loc(r.loc());
+    if (r.sharding() != nullptr)
+      n->result(i)->set_sharding(sharding::OnStage(*r.sharding(), MeshName(stage)));
+    if (!copy) b_.Bind(&r, n->result(i));
+  }
+  if (n->FindAttr("mesh") != nullptr && IsMeshCollective(n->kind()))
+    n->SetAttr("mesh", Attribute(MeshName(stage)));
+  return n;
+}
+
+// A local slice of a parameter on a stage other than the parameter's home:
+// that stage's copy of the parameter is the slice itself (a resident piece,
+// as the emitter's per-stage weights), not the whole weight sliced every step.
+bool StageSplitter::SlicedParamCopy(const Op& op, const std::vector<int64_t>& home) {
+  const int64_t stage = StageOf(op);
+  if (op.kind() != OpKind::kMeshSlice || op.input(0)->def() != nullptr ||
+      home[op.input(0)->id()] == stage || op.result(0)->sharding() == nullptr)
+    return false;
+  const Value& piece = *op.result(0);
+  Value* copy = b_.out().AddParam(b_.Fresh(op.input(0)->name() + ".s" + std::to_string(stage)),
+                                  piece.type(), op.input(0)->loc());
+  copy->set_sharding(sharding::OnStage(*piece.sharding(), MeshName(stage)));
+  b_.Bind(&piece, copy);
+  return true;
+}
+
+StatusOr<std::unique_ptr<Function>> StageSplitter::Run() {
+  // A parameter lives on the stage of its first reader that takes it whole
+  // (a stage that only slices it gets the slice as its own copy), and has a
+  // copy on every other stage that reads it.
   std::vector<int64_t> first_reader(fn_.num_values(), -1);
+  std::vector<std::set<int64_t>> stages_reading(fn_.num_values());
+  std::vector<bool> updated(fn_.num_values(), false);
   for (auto it = fn_.ops().rbegin(); it != fn_.ops().rend(); ++it) {
-    for (const Value* v : (*it)->inputs()) first_reader[v->id()] = StageOf(**it);
+    const bool update = GetTask(**it).value_or(TaskTag{}).phase == TaskPhase::kUpdate;
+    const bool slice = (*it)->kind() == OpKind::kMeshSlice;
+    for (const Value* v : (*it)->inputs()) {
+      if (!slice || first_reader[v->id()] < 0) first_reader[v->id()] = StageOf(**it);
+      stages_reading[v->id()].insert(StageOf(**it));
+      updated[v->id()] = updated[v->id()] || update;
+    }
   }
   for (const auto& p : fn_.params()) {
+    if (stages_reading[p->id()].size() > 1 && updated[p->id()])
+      return Unimplemented(p->loc())
+             << p->Ref() << " is read on stages " << *stages_reading[p->id()].begin() << " and "
+             << *stages_reading[p->id()].rbegin()
+             << " and updated: a weight tied across pipeline stages in training (its gradient "
+                "summed between them) is not supported yet";
     Value* v = b_.Map(p.get());
     if (v->sharding() != nullptr)
       v->set_sharding(sharding::OnStage(*v->sharding(), MeshName(std::max<int64_t>(first_reader[p->id()], 0))));
   }
   for (const auto& op : fn_.ops()) {
-    const int64_t stage = StageOf(*op);
-    std::vector<std::pair<const Value*, Value*>> rebound;
-    for (const Value* v : op->inputs()) {
-      Value* moved = OnStage(v, stage, *op);
-      if (moved == b_.Map(v)) continue;
-      rebound.emplace_back(v, b_.Map(v));
-      b_.Bind(v, moved);
-    }
-    Op* n = b_.Clone(*op);
-    for (auto it = rebound.rbegin(); it != rebound.rend(); ++it) b_.Bind(it->first, it->second);
-    for (int i = 0; i < n->num_results(); ++i) {
-      const Sharding* s = n->result(i)->sharding();
-      if (s != nullptr) n->result(i)->set_sharding(sharding::OnStage(*s, MeshName(stage)));
-    }
-    if (n->FindAttr("mesh") != nullptr && IsMeshCollective(n->kind()))
-      n->SetAttr("mesh", Attribute(MeshName(stage)));
+    if (!SlicedParamCopy(*op, first_reader)) CloneOnStage(*op, StageOf(*op), *op);
   }
   return b_.Finish();
 }
@@ -143,7 +229,8 @@ Status SplitStageMeshes(Module& module, std::string function, const std::string&
   DISTIR_ASSIGN_OR_RETURN(const Mesh* base, SingleMesh(module, *fn));
   const std::string base_name = base->name();
   DISTIR_RETURN_IF_ERROR(DeclareStages(module, *base, stages, outer_axis));
-  module.ReplaceFunction(StageSplitter(*fn, base_name).Run());
+  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> split, StageSplitter(*fn, base_name).Run());
+  module.ReplaceFunction(std::move(split));
   return Status::Ok();
 }
 

@@ -4,7 +4,8 @@
 // Layers are found from the dataflow: the forward ops of the first
 // microbatch (microbatch.h tags them) that read a weight, in program order;
 // the weights such an op reads first belong to its layer. A weight is a
-// parameter that is not a batch input. The L layers are cut into P
+// parameter that is not a batch input. A model whose layers hold several
+// weight-reading ops (a transformer block) names them by a pattern instead. The L layers are cut into P
 // contiguous stages, the first L mod P stages one layer longer (as
 // Megatron's uniform split). Then every op, in program order:
 //   - reads a weight: the stage of the weight's layer (the latest, if several);
@@ -12,8 +13,9 @@
 //   - else (backward, update): the latest stage among its forward operands
 //     (ReluGrad(h, da) runs where h was computed), else the earliest among
 //     its operands (a gradient sum runs where its terms were computed).
-// The stage is written into the op's `task` (pipeline_task.h); ops without
-// a task get one.
+// Setup ops (they read no batch input) then run on the stage of their first
+// reader. The stage is written into the op's `task` (pipeline_task.h); ops
+// without a task get one.
 
 #pragma once
 
@@ -27,11 +29,15 @@
 namespace distir::sharding {
 
 /// Assigns a stage in [0, stages) to every op of `function`. `batch_params`
-/// names the batch inputs (microbatch parameters included).
+/// names the batch inputs (microbatch parameters included). A non-empty
+/// `layer_pattern` (a regular expression searched in weight names, e.g.
+/// `^h\.([0-9]+)\.` for GPT-2's blocks) groups the weights into layers by its
+/// first capture group; weights it does not match belong to no layer.
 /// Errors (InvalidArgument): stages < 1; more stages than layers (naming both
-/// counts).
+/// counts); a pattern that is not a regular expression.
 Status AssignStages(Module& module, std::string function, int64_t stages,
-                    const std::vector<std::string>& batch_params);
+                    const std::vector<std::string>& batch_params,
+                    const std::string& layer_pattern = "");
 
 /// Stage of layer `layer` of `layers` cut into `stages` contiguous stages,
 /// the first layers mod stages one layer longer.

@@ -15,7 +15,9 @@
 #include "interp/infer_types.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "models/gpt.h"
 #include "models/mlp.h"
+#include "models/model_zoo.h"
 #include "sharding/annotate.h"
 #include "sharding/cleanup.h"
 #include "sharding/equivalence.h"
@@ -152,6 +154,48 @@ TEST(StagesTest, BackwardOpsRunOnTheirLayersStage) {
   EXPECT_EQ(stage("dh1"), 0);
   EXPECT_EQ(stage("dw1"), 0);
   EXPECT_EQ(stage("w3_new"), 1);
+}
+
+// GPT-2's blocks are its layers (kGptLayerPattern): gpt2-tiny's 8 blocks on 2
+// stages cut between blocks 3 and 4, the embeddings on the first stage, ln_f and the LM
+// head on the last, which holds its own slice of the tied embedding.
+TEST(StagesTest, GptBlocksAreTheLayersAndTheTiedEmbeddingIsOnBothEnds) {
+  ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel("gpt2-tiny"));
+  spec.gpt.grouped_qkv = true;
+  spec.gpt.device = DeviceId();
+  ASSERT_OK_AND_ASSIGN(Module m, BuildModel(spec));
+  std::vector<ParamRule> rules;
+  for (const std::string& text : GptShardingRules()) rules.push_back(*ParseParamRule(text));
+  GridOptions grid;
+  grid.axes = {{"dp", 1}, {"tp", 2}};
+  grid.pp = 2;
+  grid.layer_pattern = kGptLayerPattern;
+  ASSERT_OK(AnnotateGrid(m, "gpt2", grid, rules));
+  const Function& fn = *m.entry();
+  auto stage = [&](const std::string& value) {
+    return GetTask(*fn.LookupValue(value)->def())->stage;
+  };
+  EXPECT_EQ(stage("embed"), 0);
+  EXPECT_EQ(stage("h.3.out"), 0);
+  EXPECT_EQ(stage("h.4.ln_1"), 1);
+  EXPECT_EQ(stage("logits"), 1);
+  EXPECT_EQ(stage("lm_head.weight_t"), 1);  // a setup op runs where it is read
+  ASSERT_OK(PropagateShardings(m, "gpt2"));
+  ASSERT_OK(MaterializeShardings(m, "gpt2"));
+  RunCleanup(m, "gpt2");
+  ASSERT_OK(SplitStageMeshes(m, "gpt2"));
+  const Value* copy = m.entry()->LookupValue("wte.weight.s1");
+  ASSERT_NE(copy, nullptr);
+  ASSERT_NE(copy->sharding(), nullptr);
+  EXPECT_EQ(copy->sharding()->mesh, "mesh.s1");
+  EXPECT_EQ(copy->sharding()->dims[0], std::vector<std::string>{"tp"});  // the LM head's piece
+  int transfers = 0;  // the activations between the stages only, never a weight
+  for (const auto& op : m.entry()->ops()) {
+    if (op->kind() != OpKind::kMeshTransfer) continue;
+    ++transfers;
+    EXPECT_FALSE(op->input(0)->is_param()) << op->input(0)->Ref() << " is moved every step";
+  }
+  EXPECT_EQ(transfers, 1);  // h.3.out
 }
 
 struct PipelinePoint {
