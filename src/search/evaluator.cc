@@ -146,8 +146,9 @@ double Evaluator::PredictedCost(const Config& c) {
   return EstimatedCost(e_, c);
 }
 
-StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& o) const {
-  const int64_t devices = o.dp * o.tp * o.pp;
+StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& o,
+                                    int64_t replicas) const {
+  const int64_t devices = replicas * o.dp * o.tp * o.pp;
   if (e_.world_rule == WorldRule::kEqual ? devices != e_.world_size : devices > e_.world_size)
     return InvalidArgument() << "D*T*P = " << devices << " does not fit world_size "
                              << e_.world_size;
@@ -171,14 +172,31 @@ StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& 
 }
 
 void Evaluator::SimulateSharded(const Config& c, const Function& seq, ConfigResult& r) {
-  StatusOr<Module> m = Sharded(seq, c.options);
+  // Replica symmetry, as on the emitter's path: where the replicas never
+  // communicate (inference), one replica of batch / D on the first T*P
+  // devices stands for all D.
+  ParallelOptions o = c.options;
+  const Function* program = &seq;
+  int64_t replicas = 1;
+  if (options_.replica_symmetry && SimulatesOneReplica(e_, c)) {
+    StatusOr<const Function*> one = Sequential(c.batch / o.dp);
+    if (!one.ok()) {
+      r.status = ConfigStatus::kError;
+      r.reason = one.status().message();
+      return;
+    }
+    program = *one;
+    replicas = o.dp;
+    o.dp = 1;
+  }
+  StatusOr<Module> m = Sharded(*program, o, replicas);
   if (!m.ok()) {
     r.status = m.status().code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid
                                                                   : ConfigStatus::kError;
     r.reason = m.status().message();
     return;
   }
-  RecordSimulation(*m, *m->entry(), c.batch, 1, r);
+  RecordSimulation(*m, *m->entry(), c.batch, replicas, r);
 }
 
 void Evaluator::SimulateInto(const Function& seq, const ParallelOptions& o, int64_t batch,

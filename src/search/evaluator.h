@@ -93,7 +93,10 @@ class Evaluator {
   /// The experiment's `sharding:` path: `seq` annotated on a mesh {dp, tp} by
   /// its rules and distributed by the sharding passes (sharding/distribute.h).
   /// InvalidArgument for knobs that path does not distribute yet.
-  StatusOr<Module> Sharded(const Function& seq, const ParallelOptions& o) const;
+  /// The sharding path's program of `o`; `replicas` identical replicas of it
+  /// fill the world (replica symmetry), 1 for the whole program.
+  StatusOr<Module> Sharded(const Function& seq, const ParallelOptions& o,
+                           int64_t replicas = 1) const;
   void SimulateSharded(const Config& c, const Function& seq, ConfigResult& r);
   /// Simulates `program` of `module` for a global batch of `batch` and fills
   /// r's outcome (both paths share it); `replicas` programs like it run side
