@@ -11,6 +11,7 @@
 #include "models/gpt.h"
 #include "models/mlp.h"
 #include "sharding/annotate.h"
+#include "support/checked_math.h"
 #include "support/read_file.h"
 
 namespace distir::search {
@@ -358,17 +359,62 @@ Status ParseSharding(const Reader& rd, const YAML::Node& node, Experiment& e) {
   return Status::Ok();
 }
 
-Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e) {
+// mesh: {dp: 4, tp: 4} | [{dp: 2, tp: 8}, {dp: 4, tp: 2, pp: 2}, ...]: the
+// mesh shapes to search (axes dp, tp, pp; an axis left out has size 1).
+Status ParseMesh(const Reader& rd, const YAML::Node& node, Experiment& e) {
+  if (!node.IsMap() && !(node.IsSequence() && node.size() > 0))
+    return InvalidArgument(rd.Loc(node))
+           << "mesh must be a map of axis sizes such as {dp: 4, tp: 4}, or a non-empty list of them";
+  for (const YAML::Node& item : node.IsMap() ? YAML::Node(std::vector<YAML::Node>{node}) : node) {
+    if (!item.IsMap())
+      return InvalidArgument(rd.Loc(item)) << "a mesh shape must be a map such as {dp: 4, tp: 4}";
+    for (const auto& entry : item) {
+      const std::string axis = entry.first.as<std::string>("");
+      if (axis != "dp" && axis != "tp" && axis != "pp")
+        return InvalidArgument(rd.Loc(entry.first))
+               << "mesh axis '" << axis << "' is not one this version distributes over (dp, tp, pp)";
+    }
+    MeshShape m;
+    for (auto [axis, size] : {std::pair{"dp", &m.dp}, std::pair{"tp", &m.tp}, std::pair{"pp", &m.pp}}) {
+      if (item[axis]) {
+        DISTIR_ASSIGN_OR_RETURN(*size, rd.Positive(item[axis], std::string("mesh.") + axis));
+      }
+    }
+    const int64_t devices = CheckedProduct({m.dp, m.tp, m.pp}).value_or(INT64_MAX);
+    const bool fits = e.world_rule == WorldRule::kEqual ? devices == e.world_size
+                                                         : devices <= e.world_size;
+    if (!fits)
+      return InvalidArgument(rd.Loc(item)) << "mesh {dp: " << m.dp << ", tp: " << m.tp << ", pp: "
+                                           << m.pp << "} has " << devices << " devices; world_size is "
+                                           << e.world_size
+                                           << (e.world_rule == WorldRule::kEqual ? "" : " at most");
+    if (std::find(e.space.meshes.begin(), e.space.meshes.end(), m) != e.space.meshes.end())
+      return InvalidArgument(rd.Loc(item)) << "mesh lists {dp: " << m.dp << ", tp: " << m.tp
+                                           << ", pp: " << m.pp << "} twice";
+    e.space.meshes.push_back(m);
+  }
+  return Status::Ok();
+}
+
+Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool has_mesh) {
   DISTIR_RETURN_IF_ERROR(rd.CheckMap(node, "space", {"batch", "dp", "tp", "pp", "microbatches",
                                                      "schedule", "recompute", "zero"}));
   SearchSpace& s = e.space;
-  for (const char* key : {"batch", "dp", "tp", "pp"}) {
-    if (!node[key]) return InvalidArgument(rd.Loc(node)) << "space is missing required key '" << key << "'";
+  if (!node["batch"]) return InvalidArgument(rd.Loc(node)) << "space is missing required key 'batch'";
+  for (const char* key : {"dp", "tp", "pp"}) {
+    if (has_mesh && node[key])
+      return InvalidArgument(rd.Loc(node[key])) << "space." << key << " and mesh both give the "
+                                                << key << " degree; keep one";
+    if (!has_mesh && !node[key])
+      return InvalidArgument(rd.Loc(node)) << "space is missing required key '" << key
+                                           << "' (or give the mesh shapes with mesh:)";
   }
   DISTIR_ASSIGN_OR_RETURN(s.batch, rd.Values(node["batch"], "space.batch", 0));
-  DISTIR_ASSIGN_OR_RETURN(s.dp, rd.Values(node["dp"], "space.dp", e.world_size));
-  DISTIR_ASSIGN_OR_RETURN(s.tp, rd.Values(node["tp"], "space.tp", e.world_size));
-  DISTIR_ASSIGN_OR_RETURN(s.pp, rd.Values(node["pp"], "space.pp", e.world_size));
+  if (!has_mesh) {
+    DISTIR_ASSIGN_OR_RETURN(s.dp, rd.Values(node["dp"], "space.dp", e.world_size));
+    DISTIR_ASSIGN_OR_RETURN(s.tp, rd.Values(node["tp"], "space.tp", e.world_size));
+    DISTIR_ASSIGN_OR_RETURN(s.pp, rd.Values(node["pp"], "space.pp", e.world_size));
+  }
   if (node["microbatches"]) {
     DISTIR_ASSIGN_OR_RETURN(s.microbatches, rd.Values(node["microbatches"], "space.microbatches", 0));
   }
@@ -466,7 +512,7 @@ StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string&
   DISTIR_RETURN_IF_ERROR(rd.CheckMap(root, "experiment",
                                      {"name", "model", "hardware", "world_size", "space",
                                       "constraints", "memory_limit", "traces", "output",
-                                      "sharding"}));
+                                      "sharding", "mesh"}));
   for (const char* key : {"name", "model", "hardware", "world_size", "space"}) {
     if (!root[key]) {
       return InvalidArgument(SourceLoc{path, 1, 1, ""})
@@ -487,7 +533,7 @@ StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string&
            << "world_size " << e.world_size << " exceeds the " << *n << " devices of "
            << e.hardware.name;
   }
-  DISTIR_RETURN_IF_ERROR(ParseSpace(rd, root["space"], e));
+  DISTIR_RETURN_IF_ERROR(ParseSpace(rd, root["space"], e, static_cast<bool>(root["mesh"])));
   DISTIR_RETURN_IF_ERROR(CheckModelSizeAt(rd, root, e));
   if (const YAML::Node c = root["constraints"]) {
     DISTIR_RETURN_IF_ERROR(rd.CheckMap(c, "constraints", {"world"}));
@@ -499,6 +545,7 @@ StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string&
       e.world_rule = rule == "equal" ? WorldRule::kEqual : WorldRule::kAtMost;
     }
   }
+  if (const YAML::Node m = root["mesh"]) DISTIR_RETURN_IF_ERROR(ParseMesh(rd, m, e));
   e.memory_limit_bytes = e.hardware.device.memory_capacity;
   if (const YAML::Node m = root["memory_limit"]) {
     DISTIR_ASSIGN_OR_RETURN(e.memory_limit_bytes, ParseBytes(rd, m));

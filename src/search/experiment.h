@@ -36,9 +36,18 @@
 
 namespace distir::search {
 
+/// One mesh shape of the experiment's `mesh:` key: the degrees it gives.
+struct MeshShape {
+  int64_t dp = 1, tp = 1, pp = 1;
+  bool operator==(const MeshShape&) const = default;
+};
+
 struct SearchSpace {
   std::vector<int64_t> batch;
-  std::vector<int64_t> dp, tp, pp;
+  std::vector<int64_t> dp, tp, pp;  ///< empty when `meshes` gives the shapes
+  /// From `mesh:` (one shape or a list): the (D, T, P) to search instead of
+  /// the product of dp, tp and pp.
+  std::vector<MeshShape> meshes;
   std::vector<int64_t> microbatches = {1};
   std::vector<PipelineSchedule> schedule = {PipelineSchedule::k1F1B};
   std::vector<bool> recompute = {false};

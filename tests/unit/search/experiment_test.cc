@@ -184,7 +184,8 @@ TEST(ExperimentTest, MemoryLimitUnitsAndInlineHardware) {
 TEST(ExperimentTest, UnknownKeyNamesItsPosition) {
   EXPECT_EQ(ErrorOf(Replace(kBase, "world_size: 8\n", "world_size: 8\nworld: 8\n")),
             "t.yaml:5:1: error: unknown key 'world' in experiment; expected one of: name, model, "
-            "hardware, world_size, space, constraints, memory_limit, traces, output, sharding");
+            "hardware, world_size, space, constraints, memory_limit, traces, output, sharding, "
+            "mesh");
   EXPECT_EQ(ErrorOf(Replace(kBase, "  pp: all\n", "  pp: all\n  sched: [1f1b]\n")),
             "t.yaml:10:3: error: unknown key 'sched' in space; expected one of: batch, dp, tp, pp, "
             "microbatches, schedule, recompute, zero");
@@ -217,7 +218,8 @@ TEST(ExperimentTest, MissingKey) {
   EXPECT_EQ(ErrorOf(Replace(kBase, "world_size: 8\n", "")),
             "t.yaml:1:1: error: experiment is missing required key 'world_size'");
   EXPECT_EQ(ErrorOf(Replace(kBase, "  pp: all\n", "")),
-            "t.yaml:6:3: error: space is missing required key 'pp'");
+            "t.yaml:6:3: error: space is missing required key 'pp' (or give the mesh shapes with "
+            "mesh:)");
 }
 
 TEST(ExperimentTest, MalformedYaml) {
