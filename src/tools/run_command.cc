@@ -33,6 +33,7 @@
 #include "search/text_table.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
+#include "sharding/grid.h"
 #include "transforms/parallelize.h"
 
 namespace po = boost::program_options;
@@ -97,10 +98,19 @@ StatusOr<std::string> WithStoredHardware(const io::ResultsFile& f, const std::st
   }
 }
 
+// What the search distributed: the model, and the sharding rules when the
+// experiment went through meshes and shardings (`sharding:`), so that the run
+// executes the very program the search simulated.
+struct SearchedModel {
+  ModelSpec model;
+  std::optional<std::vector<std::string>> sharding_rules;
+  std::string sharding_layers;
+};
+
 // The model of the stored experiment, rebuilt exactly (overrides included) or
 // not at all: a model that differs from the one searched would make the
 // measured times meaningless next to the simulated ones.
-StatusOr<ModelSpec> ModelOf(const io::ResultsFile& f, const std::string& path) {
+StatusOr<SearchedModel> ModelOf(const io::ResultsFile& f, const std::string& path) {
   DISTIR_ASSIGN_OR_RETURN(std::string yaml, WithStoredHardware(f, path));
   StatusOr<search::Experiment> e = search::ParseExperiment(yaml, path + ":/experiment/yaml");
   if (!e.ok()) {
@@ -112,7 +122,38 @@ StatusOr<ModelSpec> ModelOf(const io::ResultsFile& f, const std::string& path) {
     return InvalidArgument() << path << ": the stored experiment builds model '" << e->model.name
                              << "' but the file says it searched '" << f.model << "'";
   }
-  return e->model;
+  return SearchedModel{e->model, e->sharding_rules, e->sharding_layers};
+}
+
+// The program of `row` as the search built it: through the sharding passes
+// (sharding/grid.h) or the per-model emitter. Returns the module and the
+// name of the program in it.
+StatusOr<std::pair<Module, std::string>> DistributedProgramOf(const SearchedModel& searched,
+                                                              const io::ResultRow& row,
+                                                              const ParallelOptions& o) {
+  DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(WithBatch(searched.model, row.batch)));
+  DISTIR_RETURN_IF_ERROR(InferTypes(seq));
+  if (!searched.sharding_rules.has_value()) {
+    DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq.entry(), o));
+    std::string name = dist.program_name;
+    return std::pair{std::move(dist.module), name};
+  }
+  std::vector<sharding::ParamRule> rules;
+  for (const std::string& text : *searched.sharding_rules) {
+    DISTIR_ASSIGN_OR_RETURN(sharding::ParamRule rule, sharding::ParseParamRule(text));
+    rules.push_back(std::move(rule));
+  }
+  sharding::GridOptions grid;
+  grid.axes = {{"dp", o.dp}, {"tp", o.tp}};
+  grid.pp = o.pp;
+  grid.microbatches = o.microbatches;
+  grid.schedule = o.schedule;
+  grid.recompute = o.recompute;
+  grid.zero_stage = o.zero_stage;
+  grid.layer_pattern = searched.sharding_layers;
+  const std::string name = seq.entry()->name();
+  DISTIR_RETURN_IF_ERROR(sharding::DistributeGrid(seq, name, grid, rules));
+  return std::pair{std::move(seq), name};
 }
 
 // Builds, runs and times one configuration on every rank.
@@ -128,10 +169,8 @@ StatusOr<std::unique_ptr<backend::Executor>> MakeExecutor(const backend::Executi
 #endif
 }
 
-StatusOr<backend::TimingResult> RunConfig(const ModelSpec& model, const io::ResultRow& row,
+StatusOr<backend::TimingResult> RunConfig(const SearchedModel& model, const io::ResultRow& row,
                                           const RunFlags& flags, std::string* trace_json) {
-  DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(WithBatch(model, row.batch)));
-  DISTIR_RETURN_IF_ERROR(InferTypes(seq));
   ParallelOptions o;
   o.dp = row.dp;
   o.tp = row.tp;
@@ -140,9 +179,10 @@ StatusOr<backend::TimingResult> RunConfig(const ModelSpec& model, const io::Resu
   DISTIR_ASSIGN_OR_RETURN(o.schedule, ParseSchedule(row.schedule));
   o.recompute = row.recompute;
   o.zero_stage = static_cast<int>(row.zero_stage);
-  DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq.entry(), o));
+  DISTIR_ASSIGN_OR_RETURN(auto dist, DistributedProgramOf(model, row, o));
+  const auto& [module, program_name] = dist;
   DISTIR_ASSIGN_OR_RETURN(backend::ExecutionPlan plan,
-                          backend::PrepareExecution(dist.module, dist.program()));
+                          backend::PrepareExecution(module, *module.Lookup(program_name)));
   DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<backend::Executor> exec, MakeExecutor(plan, flags));
   const RankProgram* mine = exec->program();
   DISTIR_RETURN_IF_ERROR(exec->SetInputs(
@@ -154,12 +194,12 @@ StatusOr<backend::TimingResult> RunConfig(const ModelSpec& model, const io::Resu
   t.per_op = trace_json != nullptr;
   DISTIR_ASSIGN_OR_RETURN(backend::TimingResult r, backend::TimeExecutor(*exec, MPI_COMM_WORLD, t));
   if (trace_json != nullptr) {
-    *trace_json = backend::OpTimingChromeTraceJson(dist.program_name, plan.ranks, r.ops);
+    *trace_json = backend::OpTimingChromeTraceJson(program_name, plan.ranks, r.ops);
   }
   return r;
 }
 
-io::MeasuredRow Measure(const ModelSpec& model, const io::ResultRow& row, const RunFlags& flags,
+io::MeasuredRow Measure(const SearchedModel& model, const io::ResultRow& row, const RunFlags& flags,
                         int ranks, std::string* trace_json) {
   io::MeasuredRow m;
   m.config = row.index;
@@ -253,7 +293,7 @@ int RunOn(const RunFlags& flags, int rank, int ranks) {
 #endif
   StatusOr<io::ResultsFile> f = io::ReadResultsFile(flags.results);
   if (!f.ok()) return rank == 0 ? ReportError(f.status()) : kExitInputError;
-  StatusOr<ModelSpec> model = ModelOf(*f, flags.results);
+  StatusOr<SearchedModel> model = ModelOf(*f, flags.results);
   if (!model.ok()) return rank == 0 ? ReportError(model.status()) : kExitInputError;
   io::Measurements out;
   out.backend = flags.backend;

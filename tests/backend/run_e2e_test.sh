@@ -6,7 +6,8 @@
 # model was rebuilt with its overrides). Then an 8-device search whose
 # experiment names its hardware by a path relative to the experiment file,
 # which is removed before the run: the run must rebuild the model from the
-# stored profile and report every configuration as skipped on 2 ranks.
+# stored profile and report every configuration as skipped on 2 ranks. Last,
+# searches through the sharding path, whose programs the run must execute.
 # Usage (CTest does this): bash run_e2e_test.sh DISTIR_BINARY SOURCE_DIR
 set -euo pipefail
 DISTIR=$(realpath "$1")
@@ -98,4 +99,42 @@ done
 h5dump -d /measured/reason "$WORK/wide.h5" | grep -q '"needs 8 devices, the job has 2 ranks"' ||
   fail "skip reason: $(h5dump -d /measured/reason "$WORK/wide.h5" | grep '(0)')"
 grep -q "needs 8 devices, the job has 2 ranks" "$WORK/wide.txt" || fail "skip not printed"
-echo "PASS: 5 configurations measured on 2 ranks; of the relocated experiment, the 2-device one ran and the 8-device one was skipped"
+# The sharding path (sharding: model): run executes the programs the search
+# simulated (meshes, microbatches, stages in 1F1B order, ZeRO; GPT-2 with
+# its grouped QKV), so each planned arena covers that path's simulated peak.
+for model in mlp-tiny gpt2-tiny; do
+  extra=""
+  [[ $model == mlp-tiny ]] && extra="  zero: [0, 1]"
+  cat > "$WORK/sharded-$model.yaml" <<YAML
+name: run-e2e-sharded
+model: $model
+hardware: $SRC/configs/hardware/dgx2-v100.yaml
+world_size: 2
+space:
+  batch: [16]
+  dp: all
+  tp: all
+  pp: all
+  microbatches: [2]
+$extra
+sharding: model
+YAML
+  mpirun -np 2 "$DISTIR" search "$WORK/sharded-$model.yaml" -o "$WORK/sharded-$model.h5" --quiet \
+    > /dev/null || fail "distir search (sharding, $model) exited with $?"
+  mpirun -np 2 "$DISTIR" run "$WORK/sharded-$model.h5" --top 3 --iterations 1 --warmup 0 \
+    > "$WORK/sharded.txt" 2> "$WORK/sharded.err" ||
+    { cat "$WORK/sharded.err" >&2; fail "distir run (sharding, $model) exited with $?"; }
+  mapfile -t status < <(column "$WORK/sharded-$model.h5" /measured/status)
+  mapfile -t config < <(column "$WORK/sharded-$model.h5" /measured/config)
+  mapfile -t planned < <(column "$WORK/sharded-$model.h5" /measured/planned_peak_bytes)
+  mapfile -t simulated < <(column "$WORK/sharded-$model.h5" /configs/peak_memory_bytes)
+  [[ ${#status[@]} == 3 ]] || fail "$model: /measured has ${#status[@]} rows, expected 3"
+  for i in 0 1 2; do
+    [[ ${status[$i]} == ok ]] || fail "$model row $i status '${status[$i]}'"
+    sim=${simulated[${config[$i]}]}
+    awk -v p="${planned[$i]}" -v s="$sim" 'BEGIN { exit !(p >= s && p <= 1.25 * s + 16384) }' ||
+      fail "$model config ${config[$i]}: planned ${planned[$i]} bytes, simulated peak $sim"
+  done
+done
+
+echo "PASS: 5 configurations measured on 2 ranks; of the relocated experiment, the 2-device one ran and the 8-device one was skipped; the sharding path's top 3 ran for mlp-tiny and gpt2-tiny"
