@@ -152,19 +152,9 @@ StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& 
   if (e_.world_rule == WorldRule::kEqual ? devices != e_.world_size : devices > e_.world_size)
     return InvalidArgument() << "D*T*P = " << devices << " does not fit world_size "
                              << e_.world_size;
-  std::vector<sharding::ParamRule> rules;
-  for (const std::string& text : *e_.sharding_rules) {
-    DISTIR_ASSIGN_OR_RETURN(sharding::ParamRule rule, sharding::ParseParamRule(text));
-    rules.push_back(std::move(rule));
-  }
-  sharding::GridOptions grid;
-  grid.axes = {{"dp", o.dp}, {"tp", o.tp}};
-  grid.pp = o.pp;
-  grid.microbatches = o.microbatches;
-  grid.schedule = o.schedule;
-  grid.recompute = o.recompute;
-  grid.zero_stage = o.zero_stage;
-  grid.layer_pattern = e_.sharding_layers;
+  DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules,
+                          sharding::ParseParamRules(*e_.sharding_rules));
+  const sharding::GridOptions grid = sharding::GridOf(o, e_.sharding_layers);
   // The annotation rewrites the function: work on a copy of the cached one.
   DISTIR_ASSIGN_OR_RETURN(Module m, ParseModule(PrintFunction(seq), seq.name()));
   DISTIR_RETURN_IF_ERROR(sharding::DistributeGrid(m, seq.name(), grid, rules));

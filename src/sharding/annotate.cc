@@ -29,6 +29,15 @@ StatusOr<ParamRule> ParseParamRule(const std::string& text) {
   return rule;
 }
 
+StatusOr<std::vector<ParamRule>> ParseParamRules(const std::vector<std::string>& texts) {
+  std::vector<ParamRule> rules;
+  for (const std::string& text : texts) {
+    DISTIR_ASSIGN_OR_RETURN(ParamRule rule, ParseParamRule(text));
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
 StatusOr<std::vector<MeshAxis>> ParseMeshAxes(const std::string& text) {
   std::vector<MeshAxis> axes;
   size_t start = 0;

@@ -34,6 +34,9 @@ const ParamRule* MatchRule(const std::vector<ParamRule>& rules, const std::strin
 /// Parses "PATTERN=[{dp}, {}]". InvalidArgument naming the rule otherwise.
 StatusOr<ParamRule> ParseParamRule(const std::string& text);
 
+/// ParseParamRule of each text, in order; the first error.
+StatusOr<std::vector<ParamRule>> ParseParamRules(const std::vector<std::string>& texts);
+
 /// Parses "dp=2,tp=4" into mesh axes (sizes >= 1, names unique).
 StatusOr<std::vector<MeshAxis>> ParseMeshAxes(const std::string& text);
 

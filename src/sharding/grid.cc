@@ -27,6 +27,18 @@ StatusOr<int64_t> PositiveInt(const std::string& key, const std::string& value) 
 
 }  // namespace
 
+GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern) {
+  GridOptions grid;
+  grid.axes = {{"dp", o.dp}, {"tp", o.tp}};
+  grid.pp = o.pp;
+  grid.microbatches = o.microbatches;
+  grid.schedule = o.schedule;
+  grid.recompute = o.recompute;
+  grid.zero_stage = o.zero_stage;
+  grid.layer_pattern = std::move(layer_pattern);
+  return grid;
+}
+
 StatusOr<GridOptions> ParseGridSpec(const std::string& text) {
   GridOptions grid;
   std::string axes;

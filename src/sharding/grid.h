@@ -40,6 +40,10 @@ struct GridOptions {
   std::string layer_pattern;
 };
 
+/// The grid point of a search configuration: D and T as mesh axes dp and tp,
+/// and its P, K, schedule, recomputation and ZeRO stage.
+GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern = "");
+
 /// Parses "dp=2,tp=4,pp=2,microbatches=8,schedule=gpipe,recompute,zero=1":
 /// pp, microbatches, schedule, recompute (alone, or =0 / =1) and zero (0..3)
 /// are the grid point's, every other NAME=SIZE a mesh axis.

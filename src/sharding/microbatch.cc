@@ -9,8 +9,6 @@
 namespace distir::sharding {
 namespace {
 
-bool IsOptimizer(OpKind kind) { return kind == OpKind::kSGD || kind == OpKind::kAdam; }
-
 // The class of every op of `fn` (microbatch.h) and which values to sum.
 struct Classes {
   std::vector<bool> batch;    // by value id: depends on a batch input

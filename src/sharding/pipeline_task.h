@@ -35,6 +35,9 @@ struct TaskTag {
   bool operator==(const TaskTag&) const = default;
 };
 
+/// An optimizer op (SGD, Adam): the first update op of a training step.
+inline bool IsOptimizer(OpKind kind) { return kind == OpKind::kSGD || kind == OpKind::kAdam; }
+
 /// The `task` attribute of `op`, if it has a well-formed one.
 std::optional<TaskTag> GetTask(const Op& op);
 

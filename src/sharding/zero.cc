@@ -9,8 +9,6 @@
 namespace distir::sharding {
 namespace {
 
-bool IsOptimizer(OpKind kind) { return kind == OpKind::kSGD || kind == OpKind::kAdam; }
-
 // One optimizer op's weight: its layout and its layout split over dp.
 struct WeightLayout {
   Sharding full;

@@ -102,11 +102,8 @@ Status RunShardingPasses(const OptOptions& o, Module& m) {
   std::string fn = o.function.empty() ? m.entry()->name() : o.function;
   if (!o.parallelize.empty()) {
     DISTIR_ASSIGN_OR_RETURN(sharding::GridOptions grid, sharding::ParseGridSpec(o.parallelize));
-    std::vector<sharding::ParamRule> rules;
-    for (const std::string& text : o.shard_rules) {
-      DISTIR_ASSIGN_OR_RETURN(sharding::ParamRule rule, sharding::ParseParamRule(text));
-      rules.push_back(std::move(rule));
-    }
+    DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules,
+                            sharding::ParseParamRules(o.shard_rules));
     DISTIR_RETURN_IF_ERROR(sharding::AnnotateGrid(m, fn, grid, rules));
   }
   for (const std::string& pass : o.Pipeline())

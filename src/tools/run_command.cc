@@ -138,19 +138,9 @@ StatusOr<std::pair<Module, std::string>> DistributedProgramOf(const SearchedMode
     std::string name = dist.program_name;
     return std::pair{std::move(dist.module), name};
   }
-  std::vector<sharding::ParamRule> rules;
-  for (const std::string& text : *searched.sharding_rules) {
-    DISTIR_ASSIGN_OR_RETURN(sharding::ParamRule rule, sharding::ParseParamRule(text));
-    rules.push_back(std::move(rule));
-  }
-  sharding::GridOptions grid;
-  grid.axes = {{"dp", o.dp}, {"tp", o.tp}};
-  grid.pp = o.pp;
-  grid.microbatches = o.microbatches;
-  grid.schedule = o.schedule;
-  grid.recompute = o.recompute;
-  grid.zero_stage = o.zero_stage;
-  grid.layer_pattern = searched.sharding_layers;
+  DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules,
+                          sharding::ParseParamRules(*searched.sharding_rules));
+  const sharding::GridOptions grid = sharding::GridOf(o, searched.sharding_layers);
   const std::string name = seq.entry()->name();
   DISTIR_RETURN_IF_ERROR(sharding::DistributeGrid(seq, name, grid, rules));
   return std::pair{std::move(seq), name};

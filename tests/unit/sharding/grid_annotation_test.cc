@@ -27,15 +27,7 @@ namespace {
 
 using ::distir::testing::SourcePath;
 
-std::vector<ParamRule> MlpRules() {
-  std::vector<ParamRule> rules;
-  for (const std::string& text : MlpShardingRules()) {
-    StatusOr<ParamRule> r = ParseParamRule(text);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    rules.push_back(*r);
-  }
-  return rules;
-}
+std::vector<ParamRule> MlpRules() { return *ParseParamRules(MlpShardingRules()); }
 
 // Annotates, propagates, materialises and cleans up `m`'s @mlp for (dp, tp).
 Status ToGlobalView(Module& m, int64_t dp, int64_t tp) {

@@ -40,15 +40,7 @@ namespace {
 
 using ::distir::testing::SourcePath;
 
-std::vector<ParamRule> MlpRules() {
-  std::vector<ParamRule> rules;
-  for (const std::string& text : MlpShardingRules()) {
-    StatusOr<ParamRule> r = ParseParamRule(text);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    rules.push_back(*r);
-  }
-  return rules;
-}
+std::vector<ParamRule> MlpRules() { return *ParseParamRules(MlpShardingRules()); }
 
 MlpOptions Tiny(MlpOptimizer optimizer) {
   MlpOptions o;
@@ -164,8 +156,7 @@ TEST(StagesTest, GptBlocksAreTheLayersAndTheTiedEmbeddingIsOnBothEnds) {
   spec.gpt.grouped_qkv = true;
   spec.gpt.device = DeviceId();
   ASSERT_OK_AND_ASSIGN(Module m, BuildModel(spec));
-  std::vector<ParamRule> rules;
-  for (const std::string& text : GptShardingRules()) rules.push_back(*ParseParamRule(text));
+  std::vector<ParamRule> rules = *ParseParamRules(GptShardingRules());
   GridOptions grid;
   grid.axes = {{"dp", 1}, {"tp", 2}};
   grid.pp = 2;
@@ -298,13 +289,7 @@ TEST(PipelineGridSimulationTest, MatchesThePerModelEmitterOnMlp1b) {
     ASSERT_OK_AND_ASSIGN(sim::SimulationResult a, sim::Simulate(old.module, old.program(), hw));
 
     ASSERT_OK_AND_ASSIGN(Module m, BuildMlpTraining(o));
-    GridOptions grid;
-    grid.axes = {{"dp", p.dp}, {"tp", p.tp}};
-    grid.pp = p.pp;
-    grid.microbatches = p.k;
-    grid.recompute = p.recompute;
-    grid.zero_stage = p.zero;
-    ASSERT_OK(DistributeGrid(m, "mlp", grid, MlpRules()));
+    ASSERT_OK(DistributeGrid(m, "mlp", GridOf(po), MlpRules()));
     ASSERT_OK_AND_ASSIGN(sim::SimulationResult b, sim::Simulate(m, *m.entry(), hw));
     SCOPED_TRACE("D=" + std::to_string(p.dp) + " T=" + std::to_string(p.tp) +
                  " P=" + std::to_string(p.pp) + " K=" + std::to_string(p.k) +

@@ -100,10 +100,7 @@ std::vector<Case> Cases(const std::string& model) {
 }
 
 std::vector<ParamRule> Rules(const std::string& model) {
-  std::vector<ParamRule> rules;
-  for (const std::string& text : model == "mlp-tiny" ? MlpShardingRules() : GptShardingRules())
-    rules.push_back(*ParseParamRule(text));
-  return rules;
+  return *ParseParamRules(model == "mlp-tiny" ? MlpShardingRules() : GptShardingRules());
 }
 
 // The sequential inputs by the global view's parameter names: "x.mb1" is
