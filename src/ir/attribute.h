@@ -86,6 +86,7 @@ class Attribute {
 };
 
 /// Attributes of one op, sorted by name.
-using AttrMap = std::map<std::string, Attribute>;
+// std::less<>: lookups by string_view build no temporary string.
+using AttrMap = std::map<std::string, Attribute, std::less<>>;
 
 }  // namespace distir

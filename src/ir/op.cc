@@ -23,17 +23,17 @@ Value* Op::result(int i) const {
   return results_[i].get();
 }
 
-const Attribute* Op::FindAttr(const std::string& name) const {
+const Attribute* Op::FindAttr(std::string_view name) const {
   auto it = attrs_.find(name);
   return it == attrs_.end() ? nullptr : &it->second;
 }
 
-int64_t Op::GetInt(const std::string& name, int64_t default_value) const {
+int64_t Op::GetInt(std::string_view name, int64_t default_value) const {
   const Attribute* a = FindAttr(name);
   return a == nullptr ? default_value : a->AsInt();
 }
 
-double Op::GetFloat(const std::string& name, double default_value) const {
+double Op::GetFloat(std::string_view name, double default_value) const {
   const Attribute* a = FindAttr(name);
   return a == nullptr ? default_value : a->AsFloat();
 }

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/attribute.h"
@@ -49,11 +50,11 @@ class Op {
 
   const AttrMap& attrs() const { return attrs_; }
   /// The attribute `name`, or nullptr.
-  const Attribute* FindAttr(const std::string& name) const;
+  const Attribute* FindAttr(std::string_view name) const;
   /// Convenience getters with a default for optional attributes.
   /// REQUIRES: when present, the attribute has the requested kind (the verifier ensures it).
-  int64_t GetInt(const std::string& name, int64_t default_value) const;
-  double GetFloat(const std::string& name, double default_value) const;
+  int64_t GetInt(std::string_view name, int64_t default_value) const;
+  double GetFloat(std::string_view name, double default_value) const;
   void SetAttr(const std::string& name, Attribute value) { attrs_[name] = std::move(value); }
   /// Removes attribute `name` (nothing when absent).
   void EraseAttr(const std::string& name) { attrs_.erase(name); }

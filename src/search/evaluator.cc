@@ -157,6 +157,15 @@ StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& 
   const sharding::GridOptions grid = sharding::GridOf(o, e_.sharding_layers);
   // The annotation rewrites the function: work on a copy of the cached one.
   DISTIR_ASSIGN_OR_RETURN(Module m, ParseModule(PrintFunction(seq), seq.name()));
+  // Built from one microbatch and repeated where it can be (the same program,
+  // K times cheaper to build); else, or where the template cannot say it,
+  // split into microbatches first.
+  Status fast = sharding::DistributeGridReplicated(m, seq.name(), grid, rules);
+  if (fast.code() != StatusCode::kFailedPrecondition || !sharding::ReplicatesMicrobatches(grid)) {
+    DISTIR_RETURN_IF_ERROR(fast);
+    return m;
+  }
+  DISTIR_ASSIGN_OR_RETURN(m, ParseModule(PrintFunction(seq), seq.name()));
   DISTIR_RETURN_IF_ERROR(sharding::DistributeGrid(m, seq.name(), grid, rules));
   return m;
 }

@@ -8,7 +8,9 @@
 #include "sharding/microbatch.h"
 #include "sharding/partition.h"
 #include "sharding/propagate.h"
+#include "sharding/pipeline_task.h"
 #include "sharding/recompute.h"
+#include "sharding/replicate.h"
 #include "sharding/stage_meshes.h"
 #include "sharding/stages.h"
 #include "sharding/task_order.h"
@@ -113,20 +115,47 @@ Status CheckBatchPieces(const Function& fn, const std::vector<std::string>& batc
 
 }  // namespace
 
-Status AnnotateGrid(Module& module, std::string function, const GridOptions& grid,
-                    const std::vector<ParamRule>& rules) {
+namespace {
+
+// AnnotateGrid; with `first_only`, the template of microbatch 0
+// (microbatch.h), whose microbatch parameters go to `mb_params`.
+Status Annotate(Module& module, const std::string& function, const GridOptions& grid,
+                const std::vector<ParamRule>& rules, bool first_only,
+                std::vector<std::string>& mb_params) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to distribute";
   std::vector<std::string> batch = BatchParams(*fn, rules);
   DISTIR_RETURN_IF_ERROR(CheckBatchPieces(*fn, batch, grid));
   DISTIR_RETURN_IF_ERROR(AnnotateMesh(module, function, grid.axes, rules));
   if (grid.pp > 1 || grid.microbatches > 1 || grid.recompute) {
-    DISTIR_ASSIGN_OR_RETURN(std::vector<std::string> mb,
-                            SplitMicrobatches(module, function, grid.microbatches, batch));
-    DISTIR_RETURN_IF_ERROR(AssignStages(module, function, grid.pp, mb, grid.layer_pattern));
+    DISTIR_ASSIGN_OR_RETURN(
+        mb_params, SplitMicrobatches(module, function, grid.microbatches, batch, first_only));
+    DISTIR_RETURN_IF_ERROR(AssignStages(module, function, grid.pp, mb_params, grid.layer_pattern));
     if (grid.recompute) DISTIR_RETURN_IF_ERROR(RecomputeForward(module, function));
   }
   return ApplyZero(module, function, grid.zero_stage);
+}
+
+// Partition's names of the microbatch parameters `global` (partition.cc:
+// `<name>.<device>` on each device of the parameter's mesh).
+std::vector<std::string> LocalNames(const Module& module, const Function& fn,
+                                    const std::vector<std::string>& global) {
+  std::vector<std::string> local;
+  for (const auto& p : fn.params()) {
+    if (std::find(global.begin(), global.end(), p->name()) == global.end()) continue;
+    if (p->sharding() == nullptr) continue;
+    const Mesh* mesh = module.LookupMesh(p->sharding()->mesh);
+    for (const DeviceId& d : mesh->devices()) local.push_back(p->name() + "." + d.ToString());
+  }
+  return local;
+}
+
+}  // namespace
+
+Status AnnotateGrid(Module& module, std::string function, const GridOptions& grid,
+                    const std::vector<ParamRule>& rules) {
+  std::vector<std::string> mb;
+  return Annotate(module, function, grid, rules, /*first_only=*/false, mb);
 }
 
 Status DistributeGrid(Module& module, std::string function, const GridOptions& grid,
@@ -137,6 +166,26 @@ Status DistributeGrid(Module& module, std::string function, const GridOptions& g
   RunCleanup(module, function);
   DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function));
   DISTIR_RETURN_IF_ERROR(PartitionShardings(module, function));
+  return OrderPipelineTasks(module, function, grid.schedule);
+}
+
+bool ReplicatesMicrobatches(const GridOptions& grid) {
+  return grid.microbatches > 1 && grid.zero_stage <= 1;
+}
+
+Status DistributeGridReplicated(Module& module, std::string function, const GridOptions& grid,
+                                const std::vector<ParamRule>& rules) {
+  if (!ReplicatesMicrobatches(grid)) return DistributeGrid(module, function, grid, rules);
+  std::vector<std::string> mb;
+  DISTIR_RETURN_IF_ERROR(Annotate(module, function, grid, rules, /*first_only=*/true, mb));
+  DISTIR_RETURN_IF_ERROR(PropagateShardings(module, function));
+  DISTIR_RETURN_IF_ERROR(MaterializeShardings(module, function));
+  RunCleanup(module, function);
+  DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function));
+  std::vector<std::string> local = LocalNames(module, *module.Lookup(function), mb);
+  DISTIR_RETURN_IF_ERROR(PartitionShardings(module, function));
+  InheritTasks(*module.Lookup(function));
+  DISTIR_RETURN_IF_ERROR(ReplicateMicrobatches(module, function, grid.microbatches, local));
   return OrderPipelineTasks(module, function, grid.schedule);
 }
 

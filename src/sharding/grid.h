@@ -67,4 +67,17 @@ Status AnnotateGrid(Module& module, std::string function, const GridOptions& gri
 Status DistributeGrid(Module& module, std::string function, const GridOptions& grid,
                       const std::vector<ParamRule>& rules);
 
+/// True when DistributeGridReplicated builds the grid point from a template
+/// of one microbatch: K > 1 and ZeRO 0 or 1 (ZeRO-2 reduce-scatters each
+/// microbatch's gradient, ZeRO-3 gathers the weight for each reader).
+bool ReplicatesMicrobatches(const GridOptions& grid);
+
+/// The same program as DistributeGrid (the same ops on each device, in the
+/// same order, up to names), built faster where ReplicatesMicrobatches: the
+/// passes run on the template of microbatch 0 and the partitioned template
+/// is repeated K times (replicate.h). FailedPrecondition where the template
+/// cannot express the program; DistributeGrid on a fresh copy then applies.
+Status DistributeGridReplicated(Module& module, std::string function, const GridOptions& grid,
+                                const std::vector<ParamRule>& rules);
+
 }  // namespace distir::sharding

@@ -67,8 +67,9 @@ Classes Classify(const Function& fn, const std::vector<const Value*>& batch_para
 
 class Splitter {
  public:
-  Splitter(const Function& fn, int64_t k, const Classes& c)
-      : fn_(fn), k_(k), c_(c), out_(std::make_unique<Function>(fn.name())),
+  Splitter(const Function& fn, int64_t k, bool first_only, const Classes& c)
+      : fn_(fn), k_(k), built_(first_only ? 1 : k), c_(c),
+        out_(std::make_unique<Function>(fn.name())),
         per_(static_cast<size_t>(k), std::vector<Value*>(fn.num_values(), nullptr)),
         shared_(fn.num_values(), nullptr) {}
 
@@ -88,6 +89,7 @@ class Splitter {
 
   const Function& fn_;
   int64_t k_;
+  int64_t built_;  // microbatches emitted: K, or 1 for the template
   const Classes& c_;
   std::unique_ptr<Function> out_;
   std::vector<std::vector<Value*>> per_;  // [microbatch][old value id]
@@ -146,7 +148,7 @@ StatusOr<std::unique_ptr<Function>> Splitter::Run(std::vector<std::string>& mb_n
     }
     std::vector<int64_t> shape = p->type().shape();
     shape[0] /= k_;
-    for (int64_t m = 0; m < k_; ++m) {
+    for (int64_t m = 0; m < built_; ++m) {
       Value* v = out_->AddParam(p->name() + Suffix(m), p->type().WithShape(shape), p->loc());
       if (p->sharding() != nullptr) v->set_sharding(*p->sharding());
       per_[static_cast<size_t>(m)][p->id()] = v;
@@ -159,7 +161,7 @@ StatusOr<std::unique_ptr<Function>> Splitter::Run(std::vector<std::string>& mb_n
     Op* n = CloneOp(*ops[i], -1, "", TaskTag{0, -1, TaskPhase::kSetup});
     for (int r = 0; r < n->num_results(); ++r) shared_[ops[i]->result(r)->id()] = n->result(r);
   }
-  for (int64_t m = 0; m < k_; ++m) {
+  for (int64_t m = 0; m < built_; ++m) {
     for (size_t i = 0; i < ops.size(); ++i) {
       if (!c_.per_mb[i]) continue;
       TaskPhase phase = c_.forward[i] ? TaskPhase::kForward : TaskPhase::kBackward;
@@ -183,7 +185,7 @@ StatusOr<std::unique_ptr<Function>> Splitter::Run(std::vector<std::string>& mb_n
       returns.push_back(shared_[v->id()]);
       continue;
     }
-    for (int64_t m = 0; m < k_; ++m) returns.push_back(per_[static_cast<size_t>(m)][v->id()]);
+    for (int64_t m = 0; m < built_; ++m) returns.push_back(per_[static_cast<size_t>(m)][v->id()]);
   }
   out_->SetReturns(std::move(returns), fn_.return_loc());
   return std::move(out_);
@@ -217,7 +219,8 @@ StatusOr<std::vector<const Value*>> BatchValues(const Function& fn, int64_t k,
 
 StatusOr<std::vector<std::string>> SplitMicrobatches(Module& module, std::string function,
                                                      int64_t microbatches,
-                                                     const std::vector<std::string>& batch_params) {
+                                                     const std::vector<std::string>& batch_params,
+                                                     bool first_only) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to split";
   if (microbatches < 1)
@@ -233,7 +236,7 @@ StatusOr<std::vector<std::string>> SplitMicrobatches(Module& module, std::string
   Classes classes = Classify(*fn, batch);
   std::vector<std::string> names;
   DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> split,
-                          Splitter(*fn, microbatches, classes).Run(names));
+                          Splitter(*fn, microbatches, first_only, classes).Run(names));
   module.ReplaceFunction(std::move(split));
   DISTIR_RETURN_IF_ERROR(InferTypes(module));
   return names;

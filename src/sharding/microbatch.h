@@ -26,6 +26,10 @@
 // x); other values of microbatch m get the suffix `.mb<m>`. Every op gets a
 // `task` attribute (pipeline_task.h): stage 0, its microbatch (-1 for setup
 // and update ops) and its phase. K = 1 tags the ops and renames nothing.
+//
+// With `first_only`, only microbatch 0 is emitted (x.mb0 of [B/K, ...]) and
+// nothing is summed: the update reads microbatch 0's values. That template
+// goes through the later passes once and replicate.h repeats it.
 
 #pragma once
 
@@ -44,8 +48,10 @@ namespace distir::sharding {
 /// Errors (InvalidArgument): K < 1; no batch parameter; a name that is not a
 /// tensor parameter of rank >= 1; a batch whose size K does not divide
 /// (naming it and K); a value to sum that is not a tensor; a call.
+/// `first_only`: emit the template of microbatch 0 only (see above).
 StatusOr<std::vector<std::string>> SplitMicrobatches(Module& module, std::string function,
                                                      int64_t microbatches,
-                                                     const std::vector<std::string>& batch_params);
+                                                     const std::vector<std::string>& batch_params,
+                                                     bool first_only = false);
 
 }  // namespace distir::sharding

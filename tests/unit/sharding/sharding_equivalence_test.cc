@@ -30,10 +30,14 @@
 #include "sharding/propagate.h"
 #include "sharding/stage_meshes.h"
 #include "sharding/task_order.h"
+#include "sim/hardware_profile.h"
+#include "sim/simulator.h"
 #include "testing/test_util.h"
 
 namespace distir::sharding {
 namespace {
+
+using ::distir::testing::SourcePath;
 
 constexpr double kRtol = 1e-5;
 constexpr double kAtol = 1e-6;
@@ -187,9 +191,67 @@ TEST_P(ShardingEquivalenceTest, PartitionedEqualsSequential) {
   EXPECT_EQ(r.devices, GetParam().dp * GetParam().tp * grid.pp);
 }
 
+// Each device's ops in order: kind, result types and task; names left out
+// (the replicated program names its partial gradient sums differently).
+std::map<std::string, std::vector<std::string>> DeviceSequences(const Function& fn) {
+  std::map<std::string, std::vector<std::string>> by_device;
+  for (const auto& op : fn.ops()) {
+    std::string line = std::string(OpKindName(op->kind()));
+    for (const auto& r : op->results()) line += " " + r->type().ToString();
+    if (const Attribute* task = op->FindAttr("task")) line += " " + task->ToString();
+    std::string device = op->num_results() > 0 ? op->result(0)->type().device().ToString() : "";
+    by_device[device].push_back(line);
+  }
+  return by_device;
+}
+
+// Building the grid point from one microbatch and repeating it (replicate.h)
+// gives the program of splitting first: the same ops on every device, in the
+// same order, and the same simulation, bit for bit.
+class ReplicateTest : public ::testing::TestWithParam<Case> {};
+
+// The cases DistributeGridReplicated builds from one microbatch.
+std::vector<Case> ReplicatedCases(const std::string& model) {
+  std::vector<Case> cases = Cases(model);
+  std::erase_if(cases, [](const Case& c) { return !ReplicatesMicrobatches(c.grid); });
+  return cases;
+}
+
+TEST_P(ReplicateTest, ReplicatedEqualsSplitFirst) {
+  const GridOptions& grid = GetParam().grid;
+  ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel(GetParam().model));
+  spec.gpt.grouped_qkv = true;
+  ASSERT_OK_AND_ASSIGN(Module split, BuildModel(spec));
+  ASSERT_OK_AND_ASSIGN(Module replicated, BuildModel(spec));
+  const std::string name = split.entry()->name();
+  ASSERT_OK(DistributeGrid(split, name, grid, Rules(GetParam().model)));
+  ASSERT_OK(DistributeGridReplicated(replicated, name, grid, Rules(GetParam().model)));
+  const Function& a = *split.Lookup(name);
+  const Function& b = *replicated.Lookup(name);
+  EXPECT_EQ(a.num_params(), b.num_params());
+  EXPECT_EQ(a.returns().size(), b.returns().size());
+  EXPECT_EQ(DeviceSequences(a), DeviceSequences(b));
+  ASSERT_OK_AND_ASSIGN(sim::HardwareProfile hw,
+                       sim::LoadHardwareProfile(SourcePath("configs/hardware/dgx2-v100.yaml")));
+  ASSERT_OK_AND_ASSIGN(sim::SimulationResult sa, sim::Simulate(split, a, hw));
+  ASSERT_OK_AND_ASSIGN(sim::SimulationResult sb, sim::Simulate(replicated, b, hw));
+  EXPECT_EQ(sa.iteration_time_s, sb.iteration_time_s);
+  EXPECT_EQ(sa.num_ops, sb.num_ops);
+  ASSERT_EQ(sa.devices.size(), sb.devices.size());
+  for (size_t d = 0; d < sa.devices.size(); ++d) {
+    EXPECT_EQ(sa.devices[d].peak_memory_bytes, sb.devices[d].peak_memory_bytes) << d;
+    EXPECT_EQ(sa.devices[d].compute_s, sb.devices[d].compute_s) << d;
+    EXPECT_EQ(sa.devices[d].communication_s, sb.devices[d].communication_s) << d;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Mlp, ShardingEquivalenceTest, ::testing::ValuesIn(Cases("mlp-tiny")),
                          CaseName);
 INSTANTIATE_TEST_SUITE_P(Gpt2, ShardingEquivalenceTest, ::testing::ValuesIn(Cases("gpt2-tiny")),
+                         CaseName);
+INSTANTIATE_TEST_SUITE_P(Mlp, ReplicateTest, ::testing::ValuesIn(ReplicatedCases("mlp-tiny")),
+                         CaseName);
+INSTANTIATE_TEST_SUITE_P(Gpt2, ReplicateTest, ::testing::ValuesIn(ReplicatedCases("gpt2-tiny")),
                          CaseName);
 
 }  // namespace

@@ -1,0 +1,222 @@
+#include "sharding/replicate.h"
+
+#include <algorithm>
+#include <set>
+
+#include "sharding/pipeline_task.h"
+#include "support/status_or.h"
+
+namespace distir::sharding {
+namespace {
+
+// `name` with its `.mb0` component replaced by `repl`; `name + repl` when
+// it has none.
+std::string ReplaceMb0(const std::string& name, const std::string& repl) {
+  const std::string tag = ".mb0";
+  for (size_t at = name.find(tag); at != std::string::npos; at = name.find(tag, at + 1)) {
+    size_t end = at + tag.size();
+    if (end == name.size() || name[end] == '.') return name.substr(0, at) + repl + name.substr(end);
+  }
+  return name + repl;
+}
+
+std::string MicrobatchName(const std::string& name, int64_t m) {
+  return ReplaceMb0(name, ".mb" + std::to_string(m));
+}
+
+bool IsTaskPhase(const std::optional<TaskTag>& t) {
+  return t.has_value() && (t->phase == TaskPhase::kForward || t->phase == TaskPhase::kBackward);
+}
+
+class Replicator {
+ public:
+  Replicator(const Function& fn, int64_t k, const std::set<std::string>& batch)
+      : fn_(fn), k_(k), batch_(batch), out_(std::make_unique<Function>(fn.name())),
+        per_(static_cast<size_t>(k), std::vector<Value*>(fn.num_values(), nullptr)),
+        shared_(fn.num_values(), nullptr) {}
+
+  StatusOr<std::unique_ptr<Function>> Run();
+
+ private:
+  Status Classify();
+  Value* Get(const Value* v, int64_t m) const {
+    return per_value_[v->id()] ? per_[static_cast<size_t>(m)][v->id()] : shared_[v->id()];
+  }
+  void EmitParams();
+  void Clone(const Op& op, int64_t m);
+  void Accumulate(const Op& op, int64_t m);
+  void EmitReturns();
+
+  const Function& fn_;
+  int64_t k_;
+  const std::set<std::string>& batch_;
+  std::unique_ptr<Function> out_;
+  std::vector<std::vector<Value*>> per_;  // [microbatch][template value id]
+  std::vector<Value*> shared_;            // shared values; sums of per-microbatch ones
+  std::vector<bool> per_op_, per_value_, summed_;
+  std::vector<std::optional<TaskTag>> task_;
+  size_t last_per_ = 0;  // one past the last per-microbatch op
+};
+
+Status Replicator::Classify() {
+  const auto& ops = fn_.ops();
+  per_op_.assign(ops.size(), false);
+  per_value_.assign(fn_.num_values(), false);
+  summed_.assign(fn_.num_values(), false);
+  task_.assign(ops.size(), std::nullopt);
+  for (const auto& p : fn_.params()) per_value_[p->id()] = batch_.count(p->name()) != 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = *ops[i];
+    if (op.is_call()) return FailedPrecondition(op.loc()) << op.Name() << " is a call";
+    task_[i] = GetTask(op);
+    bool reads_per = std::any_of(op.inputs().begin(), op.inputs().end(),
+                                 [&](const Value* v) { return per_value_[v->id()]; });
+    // A constant a task owns (partition's shape operands of a microbatch's
+    // Reshape) is made for each microbatch, as splitting first makes it.
+    if (op.num_inputs() == 0 && IsTaskPhase(task_[i])) reads_per = true;
+    if (!reads_per) continue;
+    if (!task_[i].has_value())
+      return FailedPrecondition(op.loc()) << op.Name() << " reads a microbatch but has no task";
+    if (!IsTaskPhase(task_[i])) continue;  // a shared reader: the sums below
+    per_op_[i] = true;
+    last_per_ = i + 1;
+    for (const auto& r : op.results()) per_value_[r->id()] = true;
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (per_op_[i]) continue;
+    for (const Value* v : ops[i]->inputs()) {
+      if (!per_value_[v->id()]) continue;
+      if (i < last_per_)
+        return FailedPrecondition(ops[i]->loc())
+               << ops[i]->Name() << " reads " << v->Ref() << " before the last microbatch's work";
+      summed_[v->id()] = true;
+    }
+  }
+  for (const Value* v : fn_.returns()) {
+    if (per_value_[v->id()] && v->def() != nullptr && v->type().is_tensor() &&
+        v->type().rank() == 0)
+      summed_[v->id()] = true;
+  }
+  return Status::Ok();
+}
+
+void Replicator::EmitParams() {
+  for (const auto& p : fn_.params()) {
+    if (!per_value_[p->id()]) {
+      shared_[p->id()] = out_->AddParam(p->name(), p->type(), p->loc());
+      continue;
+    }
+    for (int64_t m = 0; m < k_; ++m) {
+      per_[static_cast<size_t>(m)][p->id()] =
+          out_->AddParam(m == 0 ? p->name() : MicrobatchName(p->name(), m), p->type(), p->loc());
+    }
+  }
+}
+
+void Replicator::Clone(const Op& op, int64_t m) {
+  const bool per = per_op_[static_cast<size_t>(op.id())];
+  std::vector<Value*> inputs;
+  for (const Value* v : op.inputs()) inputs.push_back(per ? Get(v, m) : shared_[v->id()]);
+  std::vector<std::string> names;
+  for (const auto& r : op.results()) {
+    names.push_back(!per || m == 0 || r->name().empty()
+                        ? r->name()
+                        : out_->UniqueName(MicrobatchName(r->name(), m)));
+  }
+  AttrMap attrs = op.attrs();
+  Op* n = out_->AddOp(op.kind(), std::move(inputs), std::move(attrs), names, op.loc());
+  if (per && m > 0) {
+    TaskTag t = *task_[static_cast<size_t>(op.id())];
+    t.microbatch = m;
+    SetTask(*n, t);
+  }
+  for (int i = 0; i < op.num_results(); ++i) {
+    const Value& r = *op.result(i);
+    n->result(i)->set_type(r.type());
+    n->result(i)->set_loc(r.loc());
+    if (per) {
+      per_[static_cast<size_t>(m)][r.id()] = n->result(i);
+    } else {
+      shared_[r.id()] = n->result(i);
+    }
+  }
+}
+
+// After microbatch m of `op` (per microbatch): adds its summed results to
+// their running sums, in op's task.
+void Replicator::Accumulate(const Op& op, int64_t m) {
+  for (const auto& r : op.results()) {
+    if (!summed_[r->id()]) continue;
+    Value* v = per_[static_cast<size_t>(m)][r->id()];
+    if (m == 0) {
+      shared_[r->id()] = v;
+      continue;
+    }
+    // As splitting first names them: the last sum is the value, the others
+    // its partial sums.
+    std::string base = ReplaceMb0(r->name().empty() ? "sum" : r->name(),
+                                  m + 1 < k_ ? ".sum" + std::to_string(m) : "");
+    Op* add = out_->AddOp(OpKind::kAdd, {shared_[r->id()], v}, {}, {out_->UniqueName(base)},
+                          op.loc());
+    TaskTag t = *task_[static_cast<size_t>(op.id())];
+    t.microbatch = m;
+    SetTask(*add, t);
+    add->result(0)->set_type(r->type());
+    shared_[r->id()] = add->result(0);
+  }
+}
+
+void Replicator::EmitReturns() {
+  std::vector<Value*> returns;
+  for (const Value* v : fn_.returns()) {
+    if (!per_value_[v->id()] || summed_[v->id()]) {
+      returns.push_back(shared_[v->id()]);
+      continue;
+    }
+    for (int64_t m = 0; m < k_; ++m) returns.push_back(per_[static_cast<size_t>(m)][v->id()]);
+  }
+  out_->SetReturns(std::move(returns), fn_.return_loc());
+}
+
+StatusOr<std::unique_ptr<Function>> Replicator::Run() {
+  DISTIR_RETURN_IF_ERROR(Classify());
+  out_->set_loc(fn_.loc());
+  EmitParams();
+  const auto& ops = fn_.ops();
+  out_->Reserve(ops.size() * static_cast<size_t>(k_), 0);
+  // The template up to its last per-microbatch op is microbatch 0 with the
+  // shared ops its passes put there (a weight's reshard before its first
+  // reader); microbatches 1.. follow; then the update.
+  for (size_t i = 0; i < last_per_; ++i) {
+    Clone(*ops[i], 0);
+    if (per_op_[i]) Accumulate(*ops[i], 0);
+  }
+  for (int64_t m = 1; m < k_; ++m) {
+    for (size_t i = 0; i < last_per_; ++i) {
+      if (!per_op_[i]) continue;
+      Clone(*ops[i], m);
+      Accumulate(*ops[i], m);
+    }
+  }
+  for (size_t i = last_per_; i < ops.size(); ++i) Clone(*ops[i], 0);
+  EmitReturns();
+  return std::move(out_);
+}
+
+}  // namespace
+
+Status ReplicateMicrobatches(Module& module, std::string function, int64_t microbatches,
+                             const std::vector<std::string>& batch_params) {
+  Function* fn = module.Lookup(function);
+  if (fn == nullptr) return NotFound() << "no function @" << function << " to replicate";
+  if (microbatches < 1)
+    return InvalidArgument() << "microbatches must be >= 1, got " << microbatches;
+  if (microbatches == 1) return Status::Ok();
+  std::set<std::string> batch(batch_params.begin(), batch_params.end());
+  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> out,
+                          Replicator(*fn, microbatches, batch).Run());
+  module.ReplaceFunction(std::move(out));
+  return Status::Ok();
+}
+
+}  // namespace distir::sharding

@@ -1,0 +1,53 @@
+// Microbatches after partitioning: a per-device program built for one
+// microbatch, repeated K times (docs/transforms.md §12.8).
+//
+// The search builds every grid point with K microbatches. Splitting the
+// global view into K microbatches first (microbatch.h) makes propagation,
+// materialisation, clean-up, stage meshes and partitioning walk K copies of
+// the same ops. Instead, the global view can be split in "first microbatch
+// only" mode (the template: microbatch 0 of size B/K, no gradient sums), run
+// through those passes once, and the partitioned program repeated here.
+//
+// ReplicateMicrobatches takes the partitioned template and the batch
+// parameters of microbatch 0, and emits what splitting first would have
+// given, device by device:
+//   - per-microbatch ops: the ops tagged forward or backward (task.h) that
+//     depend on a batch parameter, and the constants such a task owns
+//     (partition's shape operands); cloned for microbatches 1..K-1 after the
+//     template's ops of microbatch 0, with `.mb0` in their names replaced by
+//     `.mb<m>` and their task's microbatch set to m;
+//   - shared ops: the rest (setup, update, and reshards of weights that a
+//     task reads), emitted once, in place; the ops after the last
+//     per-microbatch op (the update) after every microbatch;
+//   - sums: a per-microbatch value read by a shared op (a gradient the
+//     optimizer or its all-reduce reads), or a returned scalar (the loss), is
+//     summed by an Add chain as each microbatch's value is computed, on its
+//     device, in the task of its producer; the last sum takes the value's
+//     name without `.mb0`, the others `<name>.sum<m>`;
+//   - batch parameters x.mb0.<dev> become x.mb0.<dev> .. x.mb<K-1>.<dev>;
+//     a returned per-microbatch tensor is returned K times.
+// It refuses (FailedPrecondition; callers then split first) what the
+// template cannot express: a shared op before the last per-microbatch op
+// that reads a per-microbatch value, an op without a task that depends on a
+// batch parameter, a call. For the programs the grid builds (every D, T, P,
+// K, schedule, recomputation, ZeRO 0 and 1) the result simulates exactly as
+// the program split first (sharding_replicate_test.cc checks it).
+
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/function.h"
+#include "support/status.h"
+
+namespace distir::sharding {
+
+/// Repeats the per-microbatch work of the partitioned template `function`
+/// `microbatches` times. `batch_params` are the template's local batch
+/// parameters (microbatch 0 on each device). K = 1 changes nothing.
+Status ReplicateMicrobatches(Module& module, std::string function, int64_t microbatches,
+                             const std::vector<std::string>& batch_params);
+
+}  // namespace distir::sharding
