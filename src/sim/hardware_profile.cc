@@ -573,8 +573,8 @@ StatusOr<bool> ReadBool(const ProfileReader& r, const Section& s, std::string_vi
   const std::string text = v.IsScalar() ? v.Scalar() : "";
   if (text == "true") return true;
   if (text == "false") return false;
-  return InvalidArgument(r.Loc(v)) << s.Name(key) << " must be true or false, got "
-                                   << NodeKindName(v);
+  return InvalidArgument(r.Loc(v))
+         << s.Name(key) << " must be true or false, got " << NodeKindName(v);
 }
 
 // overlap.compute_slowdown and comm_slowdown: a plain number >= 0, no unit (a
@@ -585,8 +585,8 @@ StatusOr<double> ReadSlowdown(const ProfileReader& r, const Section& s, std::str
   const std::string text = v->IsScalar() ? v->Scalar() : "";
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (!v->IsScalar() || text.empty() || ec != std::errc() ||
-      end != text.data() + text.size() || !(value >= 0 && value <= 100)) {
+  if (!v->IsScalar() || text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+      !(value >= 0 && value <= 100)) {
     return InvalidArgument(r.Loc(*v))
            << s.Name(key) << " must be a number from 0 to 100 (0.2 = overlapped work takes 20% "
            << "longer), got " << NodeKindName(*v);

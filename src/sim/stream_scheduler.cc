@@ -63,8 +63,8 @@ class TwoStreams {
   std::vector<int32_t> succ_begin_;  // CSR of successors
   std::vector<int32_t> succ_;
   std::vector<Running> running_;
-  std::vector<int32_t> busy_[2];     // per stream, per device: running op or -1
-  std::vector<double> both_since_;   // per device: when both streams last became busy
+  std::vector<int32_t> busy_[2];    // per stream, per device: running op or -1
+  std::vector<double> both_since_;  // per device: when both streams last became busy
   std::priority_queue<HeapEntry, std::vector<HeapEntry>, std::greater<>> heap_;
 };
 

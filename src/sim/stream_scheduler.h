@@ -24,20 +24,20 @@ namespace distir::sim {
 /// is indexed by op, or is CSR: op i's entries are [begin[i], begin[i + 1]).
 /// The referenced storage belongs to the caller and must outlive the call.
 struct StreamOps {
-  std::span<const double> cost;                 ///< seconds at full speed, >= 0
-  std::span<const uint8_t> comm;                ///< nonzero: runs on the communication streams
-  std::span<const int32_t> devices_begin;       ///< size ops + 1
-  std::span<const int32_t> devices;             ///< device ids, distinct per op, < num_devices
-  std::span<const int32_t> deps_begin;          ///< size ops + 1
-  std::span<const int32_t> deps;                ///< earlier ops that must end first
+  std::span<const double> cost;            ///< seconds at full speed, >= 0
+  std::span<const uint8_t> comm;           ///< nonzero: runs on the communication streams
+  std::span<const int32_t> devices_begin;  ///< size ops + 1
+  std::span<const int32_t> devices;        ///< device ids, distinct per op, < num_devices
+  std::span<const int32_t> deps_begin;     ///< size ops + 1
+  std::span<const int32_t> deps;           ///< earlier ops that must end first
   int num_devices = 0;
 };
 
 /// When each op ran, and how long each device had both streams busy.
 struct StreamSchedule {
-  std::vector<double> start;          ///< per op
-  std::vector<double> end;            ///< per op
-  std::vector<double> overlapped_s;   ///< per device id: time with both streams busy
+  std::vector<double> start;         ///< per op
+  std::vector<double> end;           ///< per op
+  std::vector<double> overlapped_s;  ///< per device id: time with both streams busy
 };
 
 /// Schedules `ops` on two streams per device with `overlap`'s slowdowns.

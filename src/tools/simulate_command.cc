@@ -93,17 +93,17 @@ nlohmann::json ResultJson(const Function& fn, const sim::HardwareProfile& hw,
                      {"peak_memory_bytes", d.peak_memory_bytes}};
   }
   nlohmann::json j = {{"function", "@" + fn.name()},
-          {"hardware", hw.name},
-          {"iteration_time_s", r.iteration_time_s},
-          {"batch_size", r.batch_size},
-          {"throughput", r.throughput},
-          {"peak_memory_bytes", r.PeakMemoryBytes()},
-          {"peak_memory_bytes_per_device", per_device},
-          {"memory_capacity_bytes", r.memory_capacity_bytes},
-          {"fits_in_memory", r.fits_in_memory},
-          {"num_ops", r.num_ops},
-          {"num_devices", r.devices.size()},
-          {"devices", devices}};
+                      {"hardware", hw.name},
+                      {"iteration_time_s", r.iteration_time_s},
+                      {"batch_size", r.batch_size},
+                      {"throughput", r.throughput},
+                      {"peak_memory_bytes", r.PeakMemoryBytes()},
+                      {"peak_memory_bytes_per_device", per_device},
+                      {"memory_capacity_bytes", r.memory_capacity_bytes},
+                      {"fits_in_memory", r.fits_in_memory},
+                      {"num_ops", r.num_ops},
+                      {"num_devices", r.devices.size()},
+                      {"devices", devices}};
   AddOverlapJson(r, j);
   return j;
 }
@@ -141,8 +141,8 @@ void PrintOverlap(const sim::SimulationResult& r, std::ostream& os) {
   os << "communication   " << Millis(d.communication_s) << " on " << d.device.ToString()
      << ", of which exposed " << Millis(d.ExposedCommunicationS()) << " (overlapped "
      << Millis(d.overlapped_s) << ")\n"
-     << "one stream      " << Millis(r.single_stream_time_s) << ": overlap saved "
-     << Millis(saved) << " (" << percent.str() << " %)\n";
+     << "one stream      " << Millis(r.single_stream_time_s) << ": overlap saved " << Millis(saved)
+     << " (" << percent.str() << " %)\n";
 }
 
 void PrintSummary(const Function& fn, const sim::HardwareProfile& hw,
@@ -158,7 +158,8 @@ void PrintSummary(const Function& fn, const sim::HardwareProfile& hw,
   os << std::left << std::setw(8) << "device" << std::setw(14) << "compute" << std::setw(14)
      << "comm";
   if (r.comm_stream) os << std::setw(14) << "exposed";
-  os << std::setw(14) << "idle" << "peak memory\n";
+  os << std::setw(14) << "idle"
+     << "peak memory\n";
   for (const sim::DeviceResult& d : r.devices) {
     os << std::setw(8) << d.device.ToString() << std::setw(14) << Millis(d.compute_s)
        << std::setw(14) << Millis(d.communication_s);

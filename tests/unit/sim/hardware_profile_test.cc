@@ -211,7 +211,8 @@ TEST(HardwareProfileTest, ReadsTheOverlapSection) {
   ASSERT_OK_AND_ASSIGN(
       HardwareProfile hw,
       ParseHardwareProfile(
-          std::string(kValid) + "overlap: {comm_stream: true, compute_slowdown: 0.19}\n", "t.yaml"));
+          std::string(kValid) + "overlap: {comm_stream: true, compute_slowdown: 0.19}\n",
+          "t.yaml"));
   EXPECT_TRUE(hw.overlap.comm_stream);
   EXPECT_DOUBLE_EQ(hw.overlap.compute_slowdown, 0.19);
   EXPECT_EQ(hw.overlap.comm_slowdown, 0);  // optional, default 0

@@ -118,7 +118,7 @@ func @main(%big: tensor<1000000xf32, d0>, %x: tensor<1000000xf32, d0>) {
   return %s, %e
 })");
   SimulationResult r = SimulateOrDie(m, Streams());
-  EXPECT_NEAR(r.iteration_time_s, kSend1M, 1e-15);                  // max(Send, 2 Relu)
+  EXPECT_NEAR(r.iteration_time_s, kSend1M, 1e-15);                    // max(Send, 2 Relu)
   EXPECT_NEAR(r.single_stream_time_s, kSend1M + 2 * kRelu1M, 1e-15);  // Send, then Relus
   EXPECT_NEAR(Dev(r, 0).overlapped_s, 2 * kRelu1M, 1e-15);
   EXPECT_NEAR(Dev(r, 0).idle_s, 0, 1e-15);  // busy throughout: the Send spans it
