@@ -300,7 +300,9 @@ int RunSimulate(int argc, char** argv) {
       "                       [--zero 1|2|3] --hardware PROFILE.yaml [options]\n\n"
       "Parses FILE ('-' for stdin), verifies it, infers types and simulates one\n"
       "iteration of its entry function (the last one) on the hardware profile:\n"
-      "iteration time, throughput, busy time and peak memory per device.\n"
+      "iteration time, throughput, busy time and peak memory per device (with a\n"
+      "profile's overlap.comm_stream also the exposed communication and the time\n"
+      "with one stream per device).\n"
       "With --model, builds the named model (docs/models.md) and distributes it\n"
       "over D x T x P devices with K microbatches (docs/transforms.md) instead.\n\noptions");
   desc.add_options()("help,h", "print this help")(
