@@ -89,6 +89,14 @@ std::string EmitHardwareProfileYaml(const sim::HardwareProfile& hw,
   if (hw.num_nodes != 1) EmitLink("inter_node", hw.inter_node, os);
   os << "collectives:\n  allreduce: " << AlgorithmName(hw.collectives.allreduce)
      << "\n  launch_overhead: " << Q(hw.collectives.launch_overhead, "s") << "\n";
+  // Written only when on: a profile without the section reads as off.
+  if (hw.overlap.comm_stream) {
+    std::ostringstream o;
+    o.precision(7);
+    o << "overlap:\n  comm_stream: true\n  compute_slowdown: " << hw.overlap.compute_slowdown
+      << "\n  comm_slowdown: " << hw.overlap.comm_slowdown << "\n";
+    os << o.str();
+  }
   return os.str();
 }
 

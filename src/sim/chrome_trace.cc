@@ -20,6 +20,18 @@ nlohmann::json Metadata(const char* what, int pid, int64_t tid, nlohmann::json a
   return e;
 }
 
+// The thread of a device's events: the device id with one stream per device;
+// with a communication stream, 2·id for compute and 2·id + 1 for communication.
+int64_t Tid(const SimulationResult& result, DeviceId d, TraceCategory category) {
+  if (!result.comm_stream) return d.value();
+  return 2 * int64_t{d.value()} + (category == TraceCategory::kCommunication ? 1 : 0);
+}
+
+void AddThread(int node, int64_t tid, const std::string& name, nlohmann::json& events) {
+  events.push_back(Metadata("thread_name", node, tid, {{"name", name}}));
+  events.push_back(Metadata("thread_sort_index", node, tid, {{"sort_index", tid}}));
+}
+
 // Named and sorted tracks, so that Perfetto lists node 0 first and d0 before d10
 // (it would otherwise sort threads by name).
 void AddTracks(const SimulationResult& result, const HardwareProfile& hw, nlohmann::json& events) {
@@ -32,9 +44,13 @@ void AddTracks(const SimulationResult& result, const HardwareProfile& hw, nlohma
   }
   for (const DeviceResult& d : result.devices) {
     const int node = hw.NodeOf(d.device);
-    const int64_t tid = d.device.value();
-    events.push_back(Metadata("thread_name", node, tid, {{"name", d.device.ToString()}}));
-    events.push_back(Metadata("thread_sort_index", node, tid, {{"sort_index", tid}}));
+    const std::string name = d.device.ToString();
+    if (!result.comm_stream) {
+      AddThread(node, Tid(result, d.device, TraceCategory::kCompute), name, events);
+      continue;
+    }
+    AddThread(node, Tid(result, d.device, TraceCategory::kCompute), name + " compute", events);
+    AddThread(node, Tid(result, d.device, TraceCategory::kCommunication), name + " comm", events);
   }
 }
 
@@ -105,7 +121,7 @@ int64_t AddOpEvents(const Function& fn, const SimulationResult& result, const Ha
                       {"cat", std::string(TraceCategoryName(t.category))},
                       {"ph", "X"},
                       {"pid", hw.NodeOf(t.device)},
-                      {"tid", t.device.value()},
+                      {"tid", Tid(result, t.device, t.category)},
                       {"ts", t.start_s * kMicrosPerSecond},
                       {"dur", (t.end_s - t.start_s) * kMicrosPerSecond},
                       {"args", OpArgs(*fn.ops()[t.op], t.device)}});
@@ -115,15 +131,17 @@ int64_t AddOpEvents(const Function& fn, const SimulationResult& result, const Ha
 
 // One flow arrow from the slice of `from` to the slice of `to`, both starting
 // at `start_s`: "s" binds to the slice enclosing its ts, "f" with bp "e" too.
+// Flows join communication slices, so they sit on the communication threads.
 void AddFlow(const std::string& name, int64_t id, DeviceId from, DeviceId to, double start_s,
-             const HardwareProfile& hw, nlohmann::json& events) {
+             const SimulationResult& result, const HardwareProfile& hw, nlohmann::json& events) {
   const double ts = start_s * kMicrosPerSecond;
+  constexpr TraceCategory kComm = TraceCategory::kCommunication;
   events.push_back({{"name", name},
                     {"cat", "flow"},
                     {"ph", "s"},
                     {"id", id},
                     {"pid", hw.NodeOf(from)},
-                    {"tid", from.value()},
+                    {"tid", Tid(result, from, kComm)},
                     {"ts", ts}});
   events.push_back({{"name", name},
                     {"cat", "flow"},
@@ -131,7 +149,7 @@ void AddFlow(const std::string& name, int64_t id, DeviceId from, DeviceId to, do
                     {"bp", "e"},
                     {"id", id},
                     {"pid", hw.NodeOf(to)},
-                    {"tid", to.value()},
+                    {"tid", Tid(result, to, kComm)},
                     {"ts", ts}});
 }
 
@@ -151,14 +169,14 @@ void AddFlows(const Function& fn, const SimulationResult& result, const Hardware
     if (op.kind() == OpKind::kSend) {
       const DeviceId from = op.input(0)->type().device(), to = op.result(0)->type().device();
       if (from.has_value() && to.has_value() && from != to)
-        AddFlow(name, id++, from, to, trace[i].start_s, hw, events);
+        AddFlow(name, id++, from, to, trace[i].start_s, result, hw, events);
       continue;
     }
     std::vector<DeviceId> devices;
     for (size_t k = i; k < j; ++k) devices.push_back(trace[k].device);
     std::sort(devices.begin(), devices.end());
     for (size_t k = 1; k < devices.size(); ++k)
-      AddFlow(name, id++, devices[k - 1], devices[k], trace[i].start_s, hw, events);
+      AddFlow(name, id++, devices[k - 1], devices[k], trace[i].start_s, result, hw, events);
   }
 }
 
@@ -188,6 +206,7 @@ std::string ChromeTraceJson(const Function& fn, const SimulationResult& result,
   nlohmann::json other = {{"function", "@" + fn.name()},
                           {"devices_per_node", hw.devices_per_node},
                           {"omitted_zero_duration_events", omitted}};
+  if (result.comm_stream) other["comm_stream"] = true;
   nlohmann::json trace = {
       {"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}, {"otherData", other}};
   return trace.dump() + "\n";

@@ -567,6 +567,45 @@ StatusOr<CollectiveSpec> ReadCollectives(const ProfileReader& r, const YAML::Nod
   return c;
 }
 
+// overlap.comm_stream: true or false.
+StatusOr<bool> ReadBool(const ProfileReader& r, const Section& s, std::string_view key) {
+  DISTIR_ASSIGN_OR_RETURN(YAML::Node v, r.Require(s, key));
+  const std::string text = v.IsScalar() ? v.Scalar() : "";
+  if (text == "true") return true;
+  if (text == "false") return false;
+  return InvalidArgument(r.Loc(v))
+         << s.Name(key) << " must be true or false, got " << NodeKindName(v);
+}
+
+// overlap.compute_slowdown and comm_slowdown: a plain number >= 0, no unit (a
+// fraction of the op's time), at most 100 (a hundredfold slowdown is no overlap).
+StatusOr<double> ReadSlowdown(const ProfileReader& r, const Section& s, std::string_view key) {
+  const YAML::Node* v = s.Find(key);
+  if (v == nullptr) return 0.0;
+  const std::string text = v->IsScalar() ? v->Scalar() : "";
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (!v->IsScalar() || text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+      !(value >= 0 && value <= 100)) {
+    return InvalidArgument(r.Loc(*v))
+           << s.Name(key) << " must be a number from 0 to 100 (0.2 = overlapped work takes 20% "
+           << "longer), got " << NodeKindName(*v);
+  }
+  return value;
+}
+
+// overlap: a communication stream per device (docs/configs.md, docs/cost_model.md §3.1).
+StatusOr<OverlapSpec> ReadOverlap(const ProfileReader& r, const YAML::Node& node) {
+  DISTIR_ASSIGN_OR_RETURN(
+      Section s,
+      r.OpenSection(node, "overlap", {"comm_stream", "compute_slowdown", "comm_slowdown"}));
+  OverlapSpec o;
+  DISTIR_ASSIGN_OR_RETURN(o.comm_stream, ReadBool(r, s, "comm_stream"));
+  DISTIR_ASSIGN_OR_RETURN(o.compute_slowdown, ReadSlowdown(r, s, "compute_slowdown"));
+  DISTIR_ASSIGN_OR_RETURN(o.comm_slowdown, ReadSlowdown(r, s, "comm_slowdown"));
+  return o;
+}
+
 // The inter-node link is required exactly when devices can sit in different nodes.
 Status ReadInterNode(const ProfileReader& r, const Section& top, HardwareProfile& hw) {
   const YAML::Node* inter = top.Find("inter_node");
@@ -583,7 +622,7 @@ Status ReadInterNode(const ProfileReader& r, const Section& top, HardwareProfile
 StatusOr<HardwareProfile> ReadProfile(const ProfileReader& r, const YAML::Node& root) {
   DISTIR_ASSIGN_OR_RETURN(Section top, r.OpenSection(root, "",
                                                      {"name", "device", "nodes", "intra_node",
-                                                      "inter_node", "collectives"}));
+                                                      "inter_node", "collectives", "overlap"}));
   HardwareProfile hw;
   DISTIR_ASSIGN_OR_RETURN(hw.name, r.ReadString(top, "name"));
   DISTIR_ASSIGN_OR_RETURN(YAML::Node device, r.Require(top, "device"));
@@ -595,6 +634,9 @@ StatusOr<HardwareProfile> ReadProfile(const ProfileReader& r, const YAML::Node& 
   DISTIR_RETURN_IF_ERROR(ReadInterNode(r, top, hw));
   DISTIR_ASSIGN_OR_RETURN(YAML::Node collectives, r.Require(top, "collectives"));
   DISTIR_ASSIGN_OR_RETURN(hw.collectives, ReadCollectives(r, collectives));
+  if (const YAML::Node* overlap = top.Find("overlap")) {
+    DISTIR_ASSIGN_OR_RETURN(hw.overlap, ReadOverlap(r, *overlap));
+  }
   return hw;
 }
 

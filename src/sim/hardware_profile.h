@@ -79,6 +79,21 @@ struct CollectiveSpec {
   double launch_overhead = 0;
 };
 
+/// Whether communication runs on a stream of its own (docs/cost_model.md §3.1),
+/// the optional `overlap` section of a profile. Off (the default): each device
+/// runs all its ops on one stream, the paper's semantics.
+struct OverlapSpec {
+  /// On: every device has a compute stream and a communication stream, so a
+  /// collective or Send overlaps compute ops that do not read its results.
+  bool comm_stream = false;
+  /// While a compute op and a communication op run at once on one of its
+  /// devices, the compute op progresses at 1 / (1 + compute_slowdown) of its
+  /// speed (>= 0; 0.19 = each overlapped second of work takes 1.19 s).
+  double compute_slowdown = 0;
+  /// The same for the communication op (>= 0).
+  double comm_slowdown = 0;
+};
+
 struct HardwareProfile {
   std::string name;
   std::string source_path;   ///< file it was loaded from, "" when built in code
@@ -88,6 +103,7 @@ struct HardwareProfile {
   LinkSpec intra_node;
   LinkSpec inter_node;       ///< unused when every participant is in one node
   CollectiveSpec collectives;
+  OverlapSpec overlap;
 
   /// Total devices; nullopt when num_nodes is 0 (unbounded).
   std::optional<int64_t> NumDevices() const;

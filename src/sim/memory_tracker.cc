@@ -320,14 +320,18 @@ void MemoryTracker::OpStarts(int op, bool is_call, double time_s) {
 }
 
 void MemoryTracker::OpEnds(int op, bool is_call, double time_s) {
-  if (is_call) {
-    Change(plan_.op_device(op), -plan_.transient_bytes(op), time_s);
-    AllocateFresh(op, time_s);
-  }
-  for (int32_t b : plan_.dying(op)) {
-    const BufferPlan::Buffer& buf = plan_.buffers()[b];
-    Change(buf.device, -buf.bytes, time_s);
-  }
+  if (is_call) CallEnds(op, time_s);
+  for (int32_t b : plan_.dying(op)) Free(b, time_s);
+}
+
+void MemoryTracker::CallEnds(int op, double time_s) {
+  Change(plan_.op_device(op), -plan_.transient_bytes(op), time_s);
+  AllocateFresh(op, time_s);
+}
+
+void MemoryTracker::Free(int32_t buffer, double time_s) {
+  const BufferPlan::Buffer& buf = plan_.buffers()[buffer];
+  Change(buf.device, -buf.bytes, time_s);
 }
 
 }  // namespace distir::sim

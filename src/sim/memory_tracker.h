@@ -163,6 +163,14 @@ class MemoryTracker {
   /// buffers whose last use is `op`.
   void OpEnds(int op, bool is_call, double time_s);
 
+  /// The first half of OpEnds for a call: trades its callee's peak for its
+  /// fresh results; frees nothing. For replays that free buffers themselves
+  /// (stream_memory.h). REQUIRES: `op` is a call.
+  void CallEnds(int op, double time_s);
+  /// Frees buffer `buffer` of the plan at `time_s`. REQUIRES: it is live and
+  /// not resident; each buffer is freed at most once.
+  void Free(int32_t buffer, double time_s);
+
   int64_t peak(int device) const { return peak_[device]; }
   int64_t live(int device) const { return live_[device]; }
   /// Points in time order; a change at the time of the previous point replaces it.

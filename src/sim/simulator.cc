@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "interp/prefetch.h"
+#include "sim/stream_memory.h"
+#include "sim/stream_scheduler.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -81,7 +83,11 @@ class Simulation {
     devices_begin_[num_ops] = static_cast<int32_t>(devices_.size());
     BufferPlan buffers = std::move(plan).Finish();
     MemoryTracker memory(buffers, NumSlots(), options_.record_memory_timeline);
-    Replay(memory);
+    if (costs_.hardware().overlap.comm_stream) {
+      ReplayOnStreams(buffers, memory);
+    } else {
+      Replay(memory);
+    }
     Finish(memory);
     return std::move(result_);
   }
@@ -99,6 +105,11 @@ class Simulation {
   bool Fails(Status status);
   bool Prepare(int i, BufferPlanBuilder& plan);
   void Replay(MemoryTracker& memory);
+  void BuildDeps(const BufferPlan& plan, std::vector<int32_t>& begin,
+                 std::vector<int32_t>& deps) const;
+  void ReplayOnStreams(const BufferPlan& plan, MemoryTracker& memory);
+  void RecordStreams(const StreamSchedule& schedule);
+  double SingleStreamTime() const;
   void Finish(MemoryTracker& memory);
 
   const Module& module_;
@@ -273,8 +284,105 @@ void Simulation::Replay(MemoryTracker& memory) {
   }
 }
 
+// Dependences of each op for the two-stream schedule: the ops defining its
+// inputs, and for an in-place optimizer (SGD, Adam: they overwrite a weight's
+// buffer) the last communication op that read a buffer it overwrites, which
+// must end first (write after read). Compute readers need no edge: they are
+// earlier on the same device's compute stream.
+void Simulation::BuildDeps(const BufferPlan& plan, std::vector<int32_t>& begin,
+                           std::vector<int32_t>& deps) const {
+  const int num_ops = static_cast<int>(cost_.size());
+  std::vector<int32_t> def(fn_.num_values(), -1);
+  std::vector<int32_t> comm_reader(plan.buffers().size(), -1);
+  begin.assign(num_ops + 1, 0);
+  for (int i = 0; i < num_ops; ++i) {
+    const Op& op = *fn_.ops()[i];
+    begin[i] = static_cast<int32_t>(deps.size());
+    for (const Value* v : op.inputs()) {
+      if (def[v->id()] >= 0) deps.push_back(def[v->id()]);
+    }
+    if (op.kind() == OpKind::kSGD || op.kind() == OpKind::kAdam) {
+      for (const auto& r : op.results()) {
+        for (int32_t b : plan.buffers_of(r->id())) {
+          if (comm_reader[b] >= 0) deps.push_back(comm_reader[b]);
+        }
+      }
+    }
+    if ((flags_[i] & kCommFlag) != 0) {
+      for (const Value* v : op.inputs()) {
+        for (int32_t b : plan.buffers_of(v->id())) comm_reader[b] = i;
+      }
+    }
+    for (const auto& r : op.results()) def[r->id()] = i;
+  }
+  begin[num_ops] = static_cast<int32_t>(deps.size());
+}
+
+// Two streams per device (stream_scheduler.h); memory follows the schedule,
+// each buffer freed when its last reader ends (stream_memory.h).
+void Simulation::ReplayOnStreams(const BufferPlan& plan, MemoryTracker& memory) {
+  const int num_ops = static_cast<int>(cost_.size());
+  std::vector<int32_t> deps_begin, deps;
+  BuildDeps(plan, deps_begin, deps);
+  std::vector<uint8_t> comm(num_ops);
+  for (int i = 0; i < num_ops; ++i) comm[i] = (flags_[i] & kCommFlag) != 0;
+  StreamOps ops{cost_, comm, devices_begin_, devices_, deps_begin, deps, NumSlots()};
+  StreamSchedule schedule = ScheduleTwoStreams(ops, costs_.hardware().overlap);
+  RecordStreams(schedule);
+  ReplayMemoryOnStreams(fn_, plan, schedule.start, schedule.end, memory);
+  result_.comm_stream = true;
+  result_.single_stream_time_s = SingleStreamTime();
+}
+
+// Trace, busy times and overlap per device from the two-stream schedule.
+void Simulation::RecordStreams(const StreamSchedule& schedule) {
+  const int n = NumSlots();
+  std::vector<double> compute(n, 0), communication(n, 0);
+  if (options_.record_trace) result_.trace.reserve(devices_.size());
+  double time = 0;
+  for (int i = 0; i < static_cast<int>(cost_.size()); ++i) {
+    const double start = schedule.start[i], end = schedule.end[i];
+    const bool comm = (flags_[i] & kCommFlag) != 0;
+    const TraceCategory category = comm ? TraceCategory::kCommunication : TraceCategory::kCompute;
+    time = std::max(time, end);
+    for (int32_t k = devices_begin_[i]; k < devices_begin_[i + 1]; ++k) {
+      const int32_t d = devices_[k];
+      (comm ? communication : compute)[d] += end - start;
+      if (options_.record_trace) result_.trace.push_back({DeviceId(d), i, category, start, end});
+    }
+  }
+  result_.iteration_time_s = time;
+  for (int d = 0; d < n; ++d) {
+    if (!present_[d]) continue;
+    DeviceResult r;
+    r.device = DeviceId(d);
+    r.compute_s = compute[d];
+    r.communication_s = communication[d];
+    r.overlapped_s = schedule.overlapped_s[d];
+    r.idle_s = std::max(0.0, time - compute[d] - communication[d] + r.overlapped_s);
+    result_.devices.push_back(std::move(r));
+  }
+}
+
+// The clock rule of Replay() alone: the iteration time with one stream per device.
+double Simulation::SingleStreamTime() const {
+  std::vector<double> clock(NumSlots(), 0);
+  double time = 0;
+  for (int i = 0; i < static_cast<int>(cost_.size()); ++i) {
+    double start = 0;
+    for (int32_t k = devices_begin_[i]; k < devices_begin_[i + 1]; ++k) {
+      start = std::max(start, clock[devices_[k]]);
+    }
+    const double end = start + cost_[i];
+    for (int32_t k = devices_begin_[i]; k < devices_begin_[i + 1]; ++k) clock[devices_[k]] = end;
+    time = std::max(time, end);
+  }
+  return time;
+}
+
 void Simulation::Finish(MemoryTracker& memory) {
   double time = result_.iteration_time_s;
+  if (!result_.comm_stream) result_.single_stream_time_s = time;
   result_.batch_size = options_.batch_size.value_or(DefaultBatch(fn_));
   result_.throughput = time > 0 ? static_cast<double>(result_.batch_size) / time : 0;
   result_.num_ops = static_cast<int64_t>(fn_.ops().size());

@@ -7,7 +7,10 @@
 // from the cost model (cost_model.h), memory from the buffer plan
 // (memory_tracker.h). The program must be typed (InferTypes) and every value
 // placed on a device. O(ops + values): side tables indexed by op and value id.
-// chrome_trace.h exports the trace; docs/cost_model.md states the semantics.
+// A profile with `overlap.comm_stream` gives each device a second stream for
+// communication instead (stream_scheduler.h, stream_memory.h; O((ops + values)
+// log ops)). chrome_trace.h exports the trace; docs/cost_model.md states the
+// semantics.
 
 #pragma once
 
@@ -44,9 +47,15 @@ struct DeviceResult {
   DeviceId device;
   double compute_s = 0;        ///< busy in compute ops (calls included)
   double communication_s = 0;  ///< busy in Send and collectives
-  double idle_s = 0;           ///< iteration time minus busy time
+  double idle_s = 0;           ///< iteration time minus the time it was busy at all
+  /// Time it ran a compute op and a communication op at once (0 with one
+  /// stream per device). communication_s - overlapped_s is the exposed part.
+  double overlapped_s = 0;
   int64_t peak_memory_bytes = 0;
   std::vector<MemoryPoint> memory_timeline;  ///< empty unless recorded
+
+  /// Communication time not hidden behind compute: communication_s - overlapped_s.
+  double ExposedCommunicationS() const { return communication_s - overlapped_s; }
 };
 
 struct SimulationResult {
@@ -58,6 +67,14 @@ struct SimulationResult {
   std::vector<TraceEvent> trace;      ///< in program order, one per (op, device); empty unless recorded
   int64_t memory_capacity_bytes = 0;  ///< per device, from the profile (0 = unknown)
   bool fits_in_memory = true;         ///< every peak <= capacity (true when capacity is 0)
+  /// The profile's overlap.comm_stream: each device ran communication on a
+  /// stream of its own (trace events of category kCommunication are on it).
+  bool comm_stream = false;
+  /// The iteration time with one stream per device (the paper's semantics, no
+  /// slowdown), from the same op costs; equal to iteration_time_s when
+  /// comm_stream is false. single_stream_time_s - iteration_time_s is what the
+  /// communication stream saved.
+  double single_stream_time_s = 0;
 
   /// The largest per-device peak; 0 without devices.
   int64_t PeakMemoryBytes() const;

@@ -54,6 +54,31 @@ nlohmann::json KnobsJson(const SimulateFlags& f) {
           {"recompute", o.recompute},  {"zero_stage", o.zero_stage}};
 }
 
+// The device that communicated most (the first of them): the one the
+// summary's overlap line describes. REQUIRES: r.devices is not empty.
+const sim::DeviceResult& MostCommunication(const sim::SimulationResult& r) {
+  const sim::DeviceResult* best = &r.devices.front();
+  for (const sim::DeviceResult& d : r.devices) {
+    if (d.communication_s > best->communication_s) best = &d;
+  }
+  return *best;
+}
+
+// Only with a communication stream, so that the JSON of one-stream profiles
+// stays as it was: the overlap figures of the simulation.
+void AddOverlapJson(const sim::SimulationResult& r, nlohmann::json& j) {
+  if (!r.comm_stream) return;
+  j["comm_stream"] = true;
+  j["single_stream_time_s"] = r.single_stream_time_s;
+  j["overlap_saved_s"] = r.single_stream_time_s - r.iteration_time_s;
+  for (const sim::DeviceResult& d : r.devices) {
+    nlohmann::json& dev = j["devices"][d.device.ToString()];
+    dev["busy_s"] = d.compute_s + d.communication_s - d.overlapped_s;
+    dev["overlapped_s"] = d.overlapped_s;
+    dev["exposed_communication_s"] = d.ExposedCommunicationS();
+  }
+}
+
 nlohmann::json ResultJson(const Function& fn, const sim::HardwareProfile& hw,
                           const sim::SimulationResult& r) {
   nlohmann::json per_device = nlohmann::json::object();
@@ -67,18 +92,20 @@ nlohmann::json ResultJson(const Function& fn, const sim::HardwareProfile& hw,
                      {"idle_s", d.idle_s},
                      {"peak_memory_bytes", d.peak_memory_bytes}};
   }
-  return {{"function", "@" + fn.name()},
-          {"hardware", hw.name},
-          {"iteration_time_s", r.iteration_time_s},
-          {"batch_size", r.batch_size},
-          {"throughput", r.throughput},
-          {"peak_memory_bytes", r.PeakMemoryBytes()},
-          {"peak_memory_bytes_per_device", per_device},
-          {"memory_capacity_bytes", r.memory_capacity_bytes},
-          {"fits_in_memory", r.fits_in_memory},
-          {"num_ops", r.num_ops},
-          {"num_devices", r.devices.size()},
-          {"devices", devices}};
+  nlohmann::json j = {{"function", "@" + fn.name()},
+                      {"hardware", hw.name},
+                      {"iteration_time_s", r.iteration_time_s},
+                      {"batch_size", r.batch_size},
+                      {"throughput", r.throughput},
+                      {"peak_memory_bytes", r.PeakMemoryBytes()},
+                      {"peak_memory_bytes_per_device", per_device},
+                      {"memory_capacity_bytes", r.memory_capacity_bytes},
+                      {"fits_in_memory", r.fits_in_memory},
+                      {"num_ops", r.num_ops},
+                      {"num_devices", r.devices.size()},
+                      {"devices", devices}};
+  AddOverlapJson(r, j);
+  return j;
 }
 
 // "512 B", "6.19 KiB", "1.50 GiB".
@@ -102,21 +129,42 @@ std::string Millis(double seconds) {
   return os.str();
 }
 
+// Two lines on what the communication stream did: how much of the busiest
+// communicator's communication was hidden, and the time against one stream.
+void PrintOverlap(const sim::SimulationResult& r, std::ostream& os) {
+  if (!r.comm_stream || r.devices.empty()) return;
+  const sim::DeviceResult& d = MostCommunication(r);
+  const double saved = r.single_stream_time_s - r.iteration_time_s;
+  std::ostringstream percent;
+  percent << std::fixed << std::setprecision(1)
+          << (r.single_stream_time_s > 0 ? 100 * saved / r.single_stream_time_s : 0.0);
+  os << "communication   " << Millis(d.communication_s) << " on " << d.device.ToString()
+     << ", of which exposed " << Millis(d.ExposedCommunicationS()) << " (overlapped "
+     << Millis(d.overlapped_s) << ")\n"
+     << "one stream      " << Millis(r.single_stream_time_s) << ": overlap saved " << Millis(saved)
+     << " (" << percent.str() << " %)\n";
+}
+
 void PrintSummary(const Function& fn, const sim::HardwareProfile& hw,
                   const sim::SimulationResult& r, std::ostream& os) {
   os << "@" << fn.name() << " on " << hw.name << ": " << r.num_ops << " ops, " << r.devices.size()
      << " devices\n"
-     << "iteration time  " << Millis(r.iteration_time_s) << "\n"
-     << "throughput      " << r.throughput << " samples/s (batch " << r.batch_size << ")\n"
+     << "iteration time  " << Millis(r.iteration_time_s) << "\n";
+  PrintOverlap(r, os);
+  os << "throughput      " << r.throughput << " samples/s (batch " << r.batch_size << ")\n"
      << "peak memory     " << Bytes(r.PeakMemoryBytes()) << " (capacity "
      << Bytes(r.memory_capacity_bytes) << " per device"
      << (r.fits_in_memory ? ", fits" : ", DOES NOT FIT") << ")\n\n";
   os << std::left << std::setw(8) << "device" << std::setw(14) << "compute" << std::setw(14)
-     << "comm" << std::setw(14) << "idle" << "peak memory\n";
+     << "comm";
+  if (r.comm_stream) os << std::setw(14) << "exposed";
+  os << std::setw(14) << "idle"
+     << "peak memory\n";
   for (const sim::DeviceResult& d : r.devices) {
     os << std::setw(8) << d.device.ToString() << std::setw(14) << Millis(d.compute_s)
-       << std::setw(14) << Millis(d.communication_s) << std::setw(14) << Millis(d.idle_s)
-       << Bytes(d.peak_memory_bytes) << "\n";
+       << std::setw(14) << Millis(d.communication_s);
+    if (r.comm_stream) os << std::setw(14) << Millis(d.ExposedCommunicationS());
+    os << std::setw(14) << Millis(d.idle_s) << Bytes(d.peak_memory_bytes) << "\n";
   }
 }
 
@@ -252,7 +300,9 @@ int RunSimulate(int argc, char** argv) {
       "                       [--zero 1|2|3] --hardware PROFILE.yaml [options]\n\n"
       "Parses FILE ('-' for stdin), verifies it, infers types and simulates one\n"
       "iteration of its entry function (the last one) on the hardware profile:\n"
-      "iteration time, throughput, busy time and peak memory per device.\n"
+      "iteration time, throughput, busy time and peak memory per device (with a\n"
+      "profile's overlap.comm_stream also the exposed communication and the time\n"
+      "with one stream per device).\n"
       "With --model, builds the named model (docs/models.md) and distributes it\n"
       "over D x T x P devices with K microbatches (docs/transforms.md) instead.\n\noptions");
   desc.add_options()("help,h", "print this help")(

@@ -241,6 +241,19 @@ TEST(ProfileWriterTest, MultiNodeProfilesKeepTheirInterNodeLink) {
   EXPECT_EQ(back.collectives.allreduce, sim::AllReduceAlgorithm::kHierarchical);
 }
 
+TEST(ProfileWriterTest, KeepsTheBaseProfilesCommunicationStream) {
+  sim::HardwareProfile hw = Base();
+  ASSERT_OK_AND_ASSIGN(sim::HardwareProfile plain,
+                       sim::ParseHardwareProfile(EmitHardwareProfileYaml(hw, {}), "x.yaml"));
+  EXPECT_FALSE(plain.overlap.comm_stream);
+  hw.overlap = {true, 0.19, 0.05};
+  ASSERT_OK_AND_ASSIGN(sim::HardwareProfile back,
+                       sim::ParseHardwareProfile(EmitHardwareProfileYaml(hw, {}), "x.yaml"));
+  EXPECT_TRUE(back.overlap.comm_stream);
+  EXPECT_DOUBLE_EQ(back.overlap.compute_slowdown, 0.19);
+  EXPECT_DOUBLE_EQ(back.overlap.comm_slowdown, 0.05);
+}
+
 TEST(ComputeBenchmarksTest, QuickSweepTimesEveryKernelWithCostModelCounts) {
   ComputeSweep sweep = QuickComputeSweep();
   std::vector<Measurement> ms = RunHostComputeBenchmarks(sweep);

@@ -205,6 +205,58 @@ TEST(HardwareProfileTest, SingleNodeProfileNeedsNoInterNodeLink) {
   EXPECT_EQ(hw.inter_node.bandwidth, 0);
 }
 
+TEST(HardwareProfileTest, ReadsTheOverlapSection) {
+  ASSERT_OK_AND_ASSIGN(HardwareProfile plain, ParseHardwareProfile(kValid, "t.yaml"));
+  EXPECT_FALSE(plain.overlap.comm_stream);
+  ASSERT_OK_AND_ASSIGN(
+      HardwareProfile hw,
+      ParseHardwareProfile(
+          std::string(kValid) + "overlap: {comm_stream: true, compute_slowdown: 0.19}\n",
+          "t.yaml"));
+  EXPECT_TRUE(hw.overlap.comm_stream);
+  EXPECT_DOUBLE_EQ(hw.overlap.compute_slowdown, 0.19);
+  EXPECT_EQ(hw.overlap.comm_slowdown, 0);  // optional, default 0
+}
+
+TEST(HardwareProfileTest, OverlapVariantIsDgxA100WithACommunicationStream) {
+  ASSERT_OK_AND_ASSIGN(HardwareProfile base, LoadShipped("dgx-a100.yaml"));
+  ASSERT_OK_AND_ASSIGN(HardwareProfile hw, LoadShipped("dgx-a100-overlap.yaml"));
+  EXPECT_FALSE(base.overlap.comm_stream);
+  EXPECT_TRUE(hw.overlap.comm_stream);
+  EXPECT_DOUBLE_EQ(hw.overlap.compute_slowdown, 0.19);
+  EXPECT_EQ(hw.overlap.comm_slowdown, 0);
+  EXPECT_EQ(hw.name, "dgx-a100-overlap");
+  EXPECT_EQ(hw.device.name, base.device.name);
+  EXPECT_EQ(hw.device.peak_flops_f16, base.device.peak_flops_f16);
+  EXPECT_EQ(hw.device.dram_bandwidth, base.device.dram_bandwidth);
+  EXPECT_EQ(hw.device.memory_capacity, base.device.memory_capacity);
+  EXPECT_EQ(hw.device.kernel_launch_overhead, base.device.kernel_launch_overhead);
+  EXPECT_EQ(hw.devices_per_node, base.devices_per_node);
+  EXPECT_EQ(hw.intra_node.bandwidth, base.intra_node.bandwidth);
+  EXPECT_EQ(hw.intra_node.latency, base.intra_node.latency);
+  EXPECT_EQ(hw.inter_node.bandwidth, base.inter_node.bandwidth);
+  EXPECT_EQ(hw.inter_node.latency, base.inter_node.latency);
+  EXPECT_EQ(hw.collectives.allreduce, base.collectives.allreduce);
+  EXPECT_EQ(hw.collectives.launch_overhead, base.collectives.launch_overhead);
+}
+
+TEST(HardwareProfileTest, RejectsBadOverlapValuesAtTheValue) {
+  const std::string v = kValid;  // 16 lines: overlap starts on line 17
+  EXPECT_EQ(ErrorOf(v + "overlap:\n  comm_stream: yes\n"),
+            "t.yaml:18:16: error: overlap.comm_stream must be true or false, got 'yes'");
+  EXPECT_EQ(ErrorOf(v + "overlap:\n  comm_stream: true\n  compute_slowdown: -1\n"),
+            "t.yaml:19:21: error: overlap.compute_slowdown must be a number from 0 to 100 "
+            "(0.2 = overlapped work takes 20% longer), got '-1'");
+  EXPECT_EQ(ErrorOf(v + "overlap:\n  comm_stream: true\n  comm_slowdown: 10 %\n"),
+            "t.yaml:19:18: error: overlap.comm_slowdown must be a number from 0 to 100 "
+            "(0.2 = overlapped work takes 20% longer), got '10 %'");
+  EXPECT_EQ(ErrorOf(v + "overlap:\n  compute_slowdown: 0.1\n"),
+            "t.yaml:18:3: error: overlap is missing required key 'comm_stream'");
+  EXPECT_EQ(ErrorOf(v + "overlap:\n  comm_stream: true\n  streams: 2\n"),
+            "t.yaml:19:3: error: unknown key 'streams' in overlap; expected one of: comm_stream, "
+            "compute_slowdown, comm_slowdown");
+}
+
 TEST(HardwareProfileTest, RejectsMissingKeyAtItsMap) {
   // device's map starts at line 3, column 3 ("name: TestGPU").
   EXPECT_EQ(ErrorOf(With("  dram_bandwidth: 1 TB/s\n", "")),
