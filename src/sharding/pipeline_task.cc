@@ -1,5 +1,6 @@
 #include "sharding/pipeline_task.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace distir::sharding {
@@ -18,6 +19,10 @@ void SetTask(Op& op, const TaskTag& task) {
 }
 
 void InheritTasks(Function& fn) {
+  // Programs built by replication (replicate.h) arrive fully tagged.
+  if (std::all_of(fn.ops().begin(), fn.ops().end(),
+                  [](const auto& op) { return op->FindAttr("task") != nullptr; }))
+    return;
   // What only update ops read (the reduction of an accumulated gradient) is
   // update work: it runs after every task, as the step's gradient sync.
   std::vector<int> users(fn.num_values(), 0), update_users(fn.num_values(), 0);

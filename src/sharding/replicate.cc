@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "sharding/pipeline_task.h"
 #include "support/status_or.h"
@@ -24,6 +26,24 @@ std::string MicrobatchName(const std::string& name, int64_t m) {
   return ReplaceMb0(name, ".mb" + std::to_string(m));
 }
 
+// The `.mb<digits>` components of `name`: how many, and whether one is not `.mb0`.
+struct MbComponents {
+  int count = 0;
+  bool other = false;
+};
+
+MbComponents CountMb(std::string_view name) {
+  MbComponents c;
+  for (size_t at = name.find(".mb"); at != std::string_view::npos; at = name.find(".mb", at + 1)) {
+    size_t end = at + 3;
+    while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
+    if (end == at + 3 || (end < name.size() && name[end] != '.')) continue;
+    ++c.count;
+    c.other = c.other || name.substr(at, end - at) != ".mb0";
+  }
+  return c;
+}
+
 bool IsTaskPhase(const std::optional<TaskTag>& t) {
   return t.has_value() && (t->phase == TaskPhase::kForward || t->phase == TaskPhase::kBackward);
 }
@@ -39,6 +59,8 @@ class Replicator {
 
  private:
   Status Classify();
+  void CheckNames();
+  std::string FreshName(std::string name);
   Value* Get(const Value* v, int64_t m) const {
     return per_value_[v->id()] ? per_[static_cast<size_t>(m)][v->id()] : shared_[v->id()];
   }
@@ -56,7 +78,34 @@ class Replicator {
   std::vector<bool> per_op_, per_value_, summed_;
   std::vector<std::optional<TaskTag>> task_;
   size_t last_per_ = 0;  // one past the last per-microbatch op
+  // Names: a clone's is its template's with `.mb0` made `.mb<m>`, a sum's its
+  // value's with `.mb0` made `.sum<m>` or dropped. When every per-microbatch
+  // name has one such component, `.mb0`, and no template name has another,
+  // those are distinct from each other by construction; a name the template
+  // holds itself goes through UniqueName. So the function's name index, a
+  // tenth of the time here, is only built when some name needs it.
+  bool names_by_construction_ = true;
+  std::unordered_set<std::string_view> template_names_;
 };
+
+void Replicator::CheckNames() {
+  auto check = [&](const Value& v) {
+    if (v.name().empty()) return;
+    template_names_.insert(v.name());
+    MbComponents c = CountMb(v.name());
+    if (c.other || (per_value_[v.id()] && c.count != 1)) names_by_construction_ = false;
+  };
+  for (const auto& p : fn_.params()) check(*p);
+  for (const auto& op : fn_.ops()) {
+    for (const auto& r : op->results()) check(*r);
+  }
+}
+
+std::string Replicator::FreshName(std::string name) {
+  if (name.empty()) return name;
+  if (names_by_construction_ && template_names_.count(name) == 0) return name;
+  return out_->UniqueName(name);
+}
 
 Status Replicator::Classify() {
   const auto& ops = fn_.ops();
@@ -108,7 +157,8 @@ void Replicator::EmitParams() {
     }
     for (int64_t m = 0; m < k_; ++m) {
       per_[static_cast<size_t>(m)][p->id()] =
-          out_->AddParam(m == 0 ? p->name() : MicrobatchName(p->name(), m), p->type(), p->loc());
+          out_->AddParam(m == 0 ? p->name() : FreshName(MicrobatchName(p->name(), m)), p->type(),
+                         p->loc());
     }
   }
 }
@@ -119,9 +169,7 @@ void Replicator::Clone(const Op& op, int64_t m) {
   for (const Value* v : op.inputs()) inputs.push_back(per ? Get(v, m) : shared_[v->id()]);
   std::vector<std::string> names;
   for (const auto& r : op.results()) {
-    names.push_back(!per || m == 0 || r->name().empty()
-                        ? r->name()
-                        : out_->UniqueName(MicrobatchName(r->name(), m)));
+    names.push_back(!per || m == 0 ? r->name() : FreshName(MicrobatchName(r->name(), m)));
   }
   AttrMap attrs = op.attrs();
   Op* n = out_->AddOp(op.kind(), std::move(inputs), std::move(attrs), names, op.loc());
@@ -156,8 +204,7 @@ void Replicator::Accumulate(const Op& op, int64_t m) {
     // its partial sums.
     std::string base = ReplaceMb0(r->name().empty() ? "sum" : r->name(),
                                   m + 1 < k_ ? ".sum" + std::to_string(m) : "");
-    Op* add = out_->AddOp(OpKind::kAdd, {shared_[r->id()], v}, {}, {out_->UniqueName(base)},
-                          op.loc());
+    Op* add = out_->AddOp(OpKind::kAdd, {shared_[r->id()], v}, {}, {FreshName(base)}, op.loc());
     TaskTag t = *task_[static_cast<size_t>(op.id())];
     t.microbatch = m;
     SetTask(*add, t);
@@ -180,6 +227,7 @@ void Replicator::EmitReturns() {
 
 StatusOr<std::unique_ptr<Function>> Replicator::Run() {
   DISTIR_RETURN_IF_ERROR(Classify());
+  CheckNames();
   out_->set_loc(fn_.loc());
   EmitParams();
   const auto& ops = fn_.ops();

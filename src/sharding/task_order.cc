@@ -35,10 +35,12 @@ Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to schedule";
   InheritTasks(*fn);
+  const auto& ops = fn->ops();
+  std::vector<std::optional<TaskTag>> tasks(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) tasks[i] = GetTask(*ops[i]);
   int64_t stages = 0, microbatches = 0;
   bool training = false;
-  for (const auto& op : fn->ops()) {
-    std::optional<TaskTag> t = GetTask(*op);
+  for (const std::optional<TaskTag>& t : tasks) {
     if (!t.has_value()) continue;
     stages = std::max(stages, t->stage + 1);
     microbatches = std::max(microbatches, t->microbatch + 1);
@@ -46,10 +48,9 @@ Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule
   }
   if (stages == 0 || microbatches == 0) return Status::Ok();
   auto at = Timesteps(stages, microbatches, schedule, training);
-  const auto& ops = fn->ops();
   std::vector<int64_t> key(ops.size(), kFirst);
   for (size_t i = 0; i < ops.size(); ++i) {
-    std::optional<TaskTag> t = GetTask(*ops[i]);
+    const std::optional<TaskTag>& t = tasks[i];
     if (!t.has_value() || t->phase == TaskPhase::kSetup) continue;
     if (t->phase == TaskPhase::kUpdate) {
       key[i] = kLast;
@@ -65,7 +66,7 @@ Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule
   // and does not wait for another stage's task before starting its own.
   std::vector<int64_t> send_stage(ops.size(), -1);
   for (size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i]->kind() == OpKind::kSend) send_stage[i] = GetTask(*ops[i]).value_or(TaskTag{}).stage;
+    if (ops[i]->kind() == OpKind::kSend) send_stage[i] = tasks[i].value_or(TaskTag{}).stage;
   }
   std::vector<size_t> order(ops.size());
   std::iota(order.begin(), order.end(), size_t{0});
