@@ -65,7 +65,8 @@ Status CheckAnnotations(const Op& op, std::vector<V>& values) {
 }
 
 template <typename V>
-Status InferFunction(const Module& module, Function& fn, const Domain<V>& domain) {
+Status InferFunction(const Module& module, Function& fn, const Domain<V>& domain,
+                     CallMemo<V>& memo) {
   std::vector<V> args;
   args.reserve(fn.num_params());
   for (const std::unique_ptr<Value>& p : fn.params()) {
@@ -75,7 +76,7 @@ Status InferFunction(const Module& module, Function& fn, const Domain<V>& domain
   // Each op's result types are stored as soon as they are checked, while the
   // op and its results are still in cache (a separate pass over a big program
   // would miss the cache again on every op); a failing op keeps its types.
-  return Interpreter<V>(module, domain)
+  return Interpreter<V>(module, domain, &memo)
       .Run(fn, args, values, [](const Op& op, std::vector<V>& vals) {
         if (AnyAnnotated(op)) DISTIR_RETURN_IF_ERROR(CheckAnnotations(op, vals));
         for (const std::unique_ptr<Value>& r : op.results()) {
@@ -140,24 +141,33 @@ StatusOr<DirectOutcome> InferDirect(Function& fn, const MixedDomain* mixed) {
 
 template <typename V>
 Status InferFunctionFast(const Module& module, Function& fn, const Domain<V>& domain,
-                         const MixedDomain* mixed) {
+                         const MixedDomain* mixed, CallMemo<V>& memo) {
   DISTIR_ASSIGN_OR_RETURN(DirectOutcome outcome, InferDirect(fn, mixed));
   if (outcome == DirectOutcome::kDone) return Status::Ok();
-  return InferFunction(module, fn, domain);
+  return InferFunction(module, fn, domain, memo);
+}
+
+// Every function is inferred on its own, and calls re-interpret their callees:
+// without a memo shared by all functions, a chain of N functions each calling
+// the previous one would take N^2/2 op visits. Functions are inferred in
+// definition order, so a callee's types are final before any call of it runs.
+template <typename V>
+Status InferAll(Module& module, const Domain<V>& domain, const MixedDomain* mixed) {
+  CallMemo<V> memo;
+  for (const std::unique_ptr<Function>& fn : module.functions()) {
+    DISTIR_RETURN_IF_ERROR(InferFunctionFast(module, *fn, domain, mixed, memo));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
 
 Status InferTypes(Module& module, const InferOptions& options) {
-  for (const std::unique_ptr<Function>& fn : module.functions()) {
-    if (options.domain == InferDomain::kShape) {
-      DISTIR_RETURN_IF_ERROR(InferFunctionFast(module, *fn, DefaultShapeDomain(), nullptr));
-    } else {
-      const MixedDomain& mixed = DefaultMixedDomain();
-      DISTIR_RETURN_IF_ERROR(InferFunctionFast(module, *fn, mixed, &mixed));
-    }
+  if (options.domain == InferDomain::kShape) {
+    return InferAll(module, DefaultShapeDomain(), nullptr);
   }
-  return Status::Ok();
+  const MixedDomain& mixed = DefaultMixedDomain();
+  return InferAll(module, mixed, &mixed);
 }
 
 }  // namespace distir

@@ -90,4 +90,20 @@ std::string CallNote(const Op& op) {
   return note;
 }
 
+Status AddCallNotes(Status status, const std::vector<const Op*>& calls) {
+  const size_t n = calls.size();
+  constexpr size_t kHalf = kMaxCallNotes / 2;
+  for (size_t i = 0; i < n; ++i) {
+    // A deep chain would print one line per level: keep both ends, where the
+    // error and the user's entry point are.
+    if (n > static_cast<size_t>(kMaxCallNotes) && i == kHalf) {
+      status.AddNote("... " + std::to_string(n - 2 * kHalf) + " more calls ...");
+      i = n - kHalf - 1;
+      continue;
+    }
+    status.AddNote(CallNote(*calls[i]));
+  }
+  return status;
+}
+
 }  // namespace distir::interp_internal

@@ -9,6 +9,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "models/model_size.h"
+#include "search/memory_estimate.h"
 #include "sharding/annotate.h"
 #include "sharding/grid.h"
 #include "support/checked_math.h"
@@ -24,6 +25,8 @@ const char* StatusName(ConfigStatus status) {
       return "invalid";
     case ConfigStatus::kError:
       return "error";
+    case ConfigStatus::kTooLarge:
+      return "too-large";
   }
   return "?";
 }
@@ -105,18 +108,19 @@ ConfigResult Evaluator::Evaluate(const Config& c) {
     r.reason = seq.status().message();
     return r;
   }
-  if (e_.sharding_rules.has_value()) {
-    SimulateSharded(c, **seq, r);
-    return r;
-  }
   ParallelOptions o = c.options;
   o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
   const bool one_replica = options_.replica_symmetry && SimulatesOneReplica(e_, c);
+  if (e_.sharding_rules.has_value()) {
+    if (!RejectTooLarge(**seq, o, one_replica, r)) SimulateSharded(c, **seq, r);
+    return r;
+  }
   if (Status valid = CheckConfig(**seq, o, one_replica); !valid.ok()) {
     r.status = ConfigStatus::kInvalid;
     r.reason = valid.message();
     return r;
   }
+  if (RejectTooLarge(**seq, o, one_replica, r)) return r;
   if (!one_replica) {
     SimulateInto(**seq, o, c.batch, 1, r);
     return r;
@@ -138,12 +142,25 @@ ConfigResult Evaluator::Evaluate(const Config& c) {
 double Evaluator::PredictedCost(const Config& c) {
   StatusOr<const Function*> seq = Sequential(c.batch);
   if (!seq.ok()) return 0;
-  if (e_.sharding_rules.has_value()) return EstimatedCost(e_, c);
   ParallelOptions o = c.options;
   o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
   const bool one_replica = options_.replica_symmetry && SimulatesOneReplica(e_, c);
+  ConfigResult unused;
+  if (RejectTooLarge(**seq, o, one_replica, unused)) return 0;
+  if (e_.sharding_rules.has_value()) return EstimatedCost(e_, c);
   if (!CheckConfig(**seq, o, one_replica).ok()) return 0;
   return EstimatedCost(e_, c);
+}
+
+bool Evaluator::RejectTooLarge(const Function& seq, const ParallelOptions& o, bool one_replica,
+                               ConfigResult& r) const {
+  const double ops = EstimateProgramOps(seq, o, one_replica);
+  Status fits = CheckMemoryEstimate(EstimateMemoryBytes(ops, /*with_trace=*/false), ops,
+                                    options_.max_memory_bytes);
+  if (fits.ok()) return false;
+  r.status = ConfigStatus::kTooLarge;
+  r.reason = fits.message();
+  return true;
 }
 
 StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& o,
@@ -246,6 +263,10 @@ Status Evaluator::Trace(const Config& c, io::TraceRecord& out) {
   DISTIR_ASSIGN_OR_RETURN(const Function* seq, Sequential(c.batch));
   ParallelOptions o = c.options;
   o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
+  // The trace is of the whole program, without replica symmetry.
+  const double ops = EstimateProgramOps(*seq, o, /*one_replica=*/false);
+  DISTIR_RETURN_IF_ERROR(CheckMemoryEstimate(EstimateMemoryBytes(ops, /*with_trace=*/true), ops,
+                                             options_.max_memory_bytes));
   // The program traced: the emitter's, or the sharding path's.
   Module program;
   const Function* traced = nullptr;

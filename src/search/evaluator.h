@@ -23,9 +23,13 @@ enum class ConfigStatus : int8_t {
   /// finite); `reason` says which rule. Never ranked.
   kInvalid = 1,
   kError = 2,  ///< simulation failed; `reason` has the message
+  /// Not built: distir's own memory to build and simulate it is estimated
+  /// above EvaluatorOptions::max_memory_bytes (memory_estimate.h); `reason`
+  /// has the estimate and the limit. Never ranked.
+  kTooLarge = 3,
 };
 
-/// "ok", "invalid", "error".
+/// "ok", "invalid", "error", "too-large".
 const char* StatusName(ConfigStatus status);
 
 struct ConfigResult {
@@ -65,6 +69,10 @@ struct EvaluatorOptions {
   /// Simulate one replica where SimulatesOneReplica() allows; off only to test
   /// that it changes nothing.
   bool replica_symmetry = true;
+  /// Configurations whose estimated memory (memory_estimate.h) is above this
+  /// are kTooLarge and not built; Trace() refuses them as ResourceExhausted.
+  /// 0: no limit.
+  int64_t max_memory_bytes = 0;
 };
 
 class Evaluator {
@@ -82,10 +90,16 @@ class Evaluator {
   double PredictedCost(const Config& c);
 
   /// Simulates `c` again recording its trace and memory timelines into `out`.
+  /// ResourceExhausted, before building anything, when the whole program
+  /// (no replica symmetry) with its trace is estimated above max_memory_bytes.
   Status Trace(const Config& c, io::TraceRecord& out);
 
  private:
   StatusOr<const Function*> Sequential(int64_t batch);
+  /// Marks `r` kTooLarge when the program of `o` (one replica of it when
+  /// `one_replica`) is estimated above the memory limit; true if so.
+  bool RejectTooLarge(const Function& seq, const ParallelOptions& o, bool one_replica,
+                      ConfigResult& r) const;
   /// Distributes `seq` by `o`, simulates it for a global batch of `batch` and
   /// fills r's outcome; `replicas` programs like it run side by side.
   void SimulateInto(const Function& seq, const ParallelOptions& o, int64_t batch,

@@ -68,6 +68,8 @@ Status PrepareJournal(const SearchOptions& o, uint64_t fingerprint, MPI_Comm com
           ReadJournal(o.journal_dir, fingerprint, static_cast<int64_t>(todo.size()));
       if (read.ok()) prior = std::move(*read);
       status = read.status();
+      std::erase_if(prior,
+                    [](const ConfigResult& r) { return r.status == ConfigStatus::kTooLarge; });
     }
     if (status.ok()) status = ResetJournal(o.journal_dir, fingerprint, prior);
     for (const ConfigResult& r : prior) todo[static_cast<size_t>(r.index)] = 0;
@@ -165,7 +167,9 @@ StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
   const auto slices = AssignSlices(e, out.configs, size, todo);
   const std::vector<int64_t>& mine = slices[static_cast<size_t>(rank)];
 
-  Evaluator evaluator(e);
+  EvaluatorOptions evaluator_options;
+  evaluator_options.max_memory_bytes = options.max_memory_bytes;
+  Evaluator evaluator(e, evaluator_options);
   RankJournal journal(options, fingerprint, rank);
   const bool report = options.progress != nullptr && rank == 0;
   std::optional<ProgressEstimator> estimate;

@@ -58,6 +58,10 @@ struct SearchOptions {
   bool resume = false;
   /// Part of the journal's fingerprint: results of another binary are not reused.
   std::string tool_revision;
+  /// EvaluatorOptions::max_memory_bytes of every rank's evaluator (0: no limit).
+  /// A resumed search evaluates the journal's too-large configurations again,
+  /// since the limit may have changed.
+  int64_t max_memory_bytes = 0;
 };
 
 /// Runs the search over `comm` (collective: every rank calls it).

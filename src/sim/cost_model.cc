@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "ir/call_graph.h"
 #include "sim/collective_cost_rules.h"
 #include "support/checked_math.h"
 
@@ -292,13 +293,33 @@ StatusOr<double> CostModel::CallCost(const Op& op) {
            << ": the simulator supports calls of device-generic functions only, and its "
               "parameters carry devices";
   }
-  StatusOr<double> cost = FunctionCost(*callee);
-  if (!cost.ok()) {
-    Status s = cost.status();
+  auto it = callee_cost_.find(callee);
+  if (it != callee_cost_.end()) return it->second;
+  Status s = CostCallees(*callee);
+  if (!s.ok()) {
     s.AddNote("in the call of @" + op.callee() + " at " + op.loc().ToString());
     return s;
   }
-  return cost;
+  return callee_cost_.at(callee);
+}
+
+// Costs `callee` and the callees below it bottom-up, so that each call met on
+// the way finds its callee costed: native stack depth stays constant however
+// deep the calls nest.
+Status CostModel::CostCallees(const Function& callee) {
+  auto known = [this](const Function& f) { return callee_cost_.count(&f) != 0; };
+  for (const Function* f : CalleesBottomUp(*module_, callee, known)) {
+    // A call of a function with devices is reported by its caller's CallCost.
+    if (!f->IsDeviceGeneric()) continue;
+    StatusOr<double> cost = FunctionCost(*f);
+    if (!cost.ok()) {
+      Status s = std::move(cost).status();
+      if (f != &callee) s.AddNote("in @" + f->name() + ", which @" + callee.name() + " calls");
+      return s;
+    }
+    callee_cost_.emplace(f, *cost);
+  }
+  return Status::Ok();
 }
 
 StatusOr<double> CostModel::FunctionCost(const Function& fn) {

@@ -113,6 +113,7 @@ class CostModel {
   /// Evaluate(), then the check that the cost is finite.
   StatusOr<double> EvaluateFinite(const Op& op);
   StatusOr<double> CallCost(const Op& op);
+  Status CostCallees(const Function& callee);
 
   const HardwareProfile hw_;
   const Module* module_;
@@ -126,6 +127,8 @@ class CostModel {
   };
   std::array<LastLookup, kNumOpKinds> last_;
   std::unordered_map<std::vector<int64_t>, double, KeyHash> memo_;
+  /// FunctionCost of each device-generic callee costed so far.
+  std::unordered_map<const Function*, double> callee_cost_;
   int64_t hits_ = 0;
 };
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/call_graph.h"
+
 namespace distir::sim {
 
 namespace {
@@ -260,6 +262,22 @@ StatusOr<BufferPlan> BufferPlan::Build(const Function& fn, const Module* module,
 StatusOr<const CallMemory*> CallMemoryCache::Get(const Function& callee) {
   auto it = cache_.find(&callee);
   if (it != cache_.end()) return it->second.get();
+  // Summarise the callees below first, so that building each plan finds its
+  // callees' summaries here instead of recursing once per call level.
+  auto known = [this](const Function& f) { return cache_.count(&f) != 0; };
+  for (const Function* f : CalleesBottomUp(*module_, callee, known)) {
+    StatusOr<std::unique_ptr<CallMemory>> summary = Summarize(*f);
+    if (!summary.ok()) {
+      Status s = std::move(summary).status();
+      if (f != &callee) s.AddNote("in @" + f->name() + ", which @" + callee.name() + " calls");
+      return s;
+    }
+    cache_.emplace(f, std::move(summary).value());
+  }
+  return cache_.at(&callee).get();
+}
+
+StatusOr<std::unique_ptr<CallMemory>> CallMemoryCache::Summarize(const Function& callee) {
   // A callee borrows its arguments: its parameters count 0 bytes here.
   DISTIR_ASSIGN_OR_RETURN(BufferPlan plan,
                           BufferPlan::Build(callee, module_, /*device_generic=*/true,
@@ -278,9 +296,7 @@ StatusOr<const CallMemory*> CallMemoryCache::Get(const Function& callee) {
       summary->result_leaf_alias.push_back(b < num_param_buffers ? b : -1);
     }
   }
-  const CallMemory* out = summary.get();
-  cache_.emplace(&callee, std::move(summary));
-  return out;
+  return summary;
 }
 
 MemoryTracker::MemoryTracker(const BufferPlan& plan, int num_devices, bool record_timeline)

@@ -137,9 +137,12 @@ class CallMemoryCache {
   /// REQUIRES: `module` outlives the cache.
   explicit CallMemoryCache(const Module* module) : module_(module) {}
   /// The summary of `callee`. REQUIRES: callee is device-generic, its types inferred.
+  /// Callees below `callee` are summarised first, bottom-up (no recursion).
   StatusOr<const CallMemory*> Get(const Function& callee);
 
  private:
+  StatusOr<std::unique_ptr<CallMemory>> Summarize(const Function& callee);
+
   const Module* module_;
   std::unordered_map<const Function*, std::unique_ptr<CallMemory>> cache_;
 };

@@ -37,17 +37,20 @@ void PrintCsv(const io::ResultsFile& f, std::ostream& os) {
 }
 
 void PrintSummary(const io::ResultsFile& f, std::ostream& os) {
-  int64_t ok = 0, invalid = 0, error = 0, fit = 0;
+  int64_t ok = 0, invalid = 0, error = 0, too_large = 0, fit = 0;
   for (const io::ResultRow& r : f.rows) {
     ok += r.status == "ok";
     invalid += r.status == "invalid";
     error += r.status == "error";
+    too_large += r.status == "too-large";
     fit += r.status == "ok" && r.fits;
   }
   os << "experiment " << f.experiment_name << ": " << search::ModelLabel(f) << " on " << f.hardware
      << " (" << f.tool_version << ")\n"
      << f.rows.size() << " configurations: " << ok << " simulated (" << fit << " fit in memory), "
-     << invalid << " invalid, " << error << " failed\n";
+     << invalid << " invalid, " << error << " failed";
+  if (too_large > 0) os << ", " << too_large << " too large to simulate (--max-memory)";
+  os << "\n";
 }
 
 struct ReportFlags {

@@ -15,6 +15,7 @@
 #include "search/experiment.h"
 #include "search/grid_search.h"
 #include "search/journal.h"
+#include "search/memory_estimate.h"
 #include "search/results_table.h"
 #include "sim/simulator.h"
 #include "support/check.h"
@@ -31,6 +32,7 @@ struct SearchFlags {
   std::string output;
   bool quiet = false;
   bool resume = false;
+  std::string max_memory;  // as given; "" for the default
 };
 
 std::string Now() {
@@ -101,14 +103,22 @@ void PrintTop(const io::ResultsFile& f, std::ostream& os) {
 // Rank 0: the traces of the best configurations, the file, the table.
 // `path` is the claimed output (symbolic links resolved); `shown` as given.
 int Finish(const search::Experiment& e, const search::SearchOutcome& out, const std::string& path,
-           const std::string& shown) {
+           const std::string& shown, int64_t max_memory) {
   io::ResultsFile file = Assemble(e, out);
-  search::Evaluator evaluator(e);
+  search::EvaluatorOptions options;
+  options.max_memory_bytes = max_memory;
+  search::Evaluator evaluator(e, options);
   for (int64_t i = 0; i < std::min<int64_t>(e.traces, static_cast<int64_t>(out.ranking.size())); ++i) {
     io::TraceRecord t;
     t.config = out.ranking[static_cast<size_t>(i)];
     t.rank = i + 1;
     Status traced = evaluator.Trace(out.configs[static_cast<size_t>(t.config)], t);
+    // A trace too large for the memory limit is left out; the results are not.
+    if (traced.code() == StatusCode::kResourceExhausted) {
+      std::cerr << "distir search: warning: no trace of configuration " << t.config << " (rank "
+                << t.rank << "): it " << traced.message() << "\n";
+      continue;
+    }
     if (!traced.ok()) return ReportError(traced);
     file.traces.push_back(std::move(t));
   }
@@ -161,8 +171,9 @@ Status ClaimOutput(const std::string& shown, const std::vector<io::RunInput>& in
 // Searches, then rank 0 writes. On failure rank 0 removes the journal when this
 // run made it (search::JournalCleanup); WriteResultsFile removes its .tmp.
 int SearchAndFinish(const search::Experiment& e, const SearchFlags& f, const std::string& target,
-                    int rank) {
+                    int rank, int64_t max_memory) {
   search::SearchOptions options;
+  options.max_memory_bytes = max_memory;
   options.progress = f.quiet ? nullptr : &std::cerr;
   options.journal_dir = search::JournalDir(target);
   options.resume = f.resume;
@@ -172,12 +183,29 @@ int SearchAndFinish(const search::Experiment& e, const SearchFlags& f, const std
   StatusOr<search::SearchOutcome> out = search::RunGridSearch(e, MPI_COMM_WORLD, options);
   if (rank != 0) return out.ok() ? kExitOk : kExitInputError;
   const std::string shown = f.output.empty() ? e.output : f.output;
-  const int code = out.ok() ? Finish(e, *out, target, shown) : ReportError(out.status());
+  const int code =
+      out.ok() ? Finish(e, *out, target, shown, max_memory) : ReportError(out.status());
   if (code == kExitOk) cleanup->Dismiss();  // Finish removed the journal itself
   return code;
 }
 
+// The ranks of MPI_COMM_WORLD on this machine (collective).
+int RanksOnThisMachine() {
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+  int size = 1;
+  MPI_Comm_size(local, &size);
+  MPI_Comm_free(&local);
+  return size;
+}
+
 int RunOn(const SearchFlags& f, int rank) {
+  // Each rank builds its own configurations: by default they share 80% of the
+  // machine's memory (search/memory_estimate.h).
+  const int local_ranks = RanksOnThisMachine();
+  StatusOr<int64_t> max_memory = f.max_memory.empty() ? search::DefaultMaxMemory(local_ranks)
+                                                      : search::ParseMaxMemory(f.max_memory);
+  if (!max_memory.ok()) return rank == 0 ? ReportError(max_memory.status()) : kExitInputError;
   StatusOr<std::string> text = ReadInput(f.experiment);
   if (!text.ok()) return rank == 0 ? ReportError(text.status()) : kExitInputError;
   StatusOr<search::Experiment> e = search::ParseExperiment(*text, f.experiment);
@@ -200,7 +228,7 @@ int RunOn(const SearchFlags& f, int rank) {
   const std::string shown = f.output.empty() ? e->output : f.output;
   Status claimed = ClaimOutput(shown, InputsOf(f, *e), rank, claim, target);
   if (!claimed.ok()) return rank == 0 ? ReportError(claimed) : kExitInputError;
-  return SearchAndFinish(*e, f, target, rank);
+  return SearchAndFinish(*e, f, target, rank, *max_memory);
 }
 
 }  // namespace
@@ -227,6 +255,10 @@ int RunSearch(int argc, char** argv) {
       "resume", po::bool_switch(&f.resume),
       "reuse the results a killed run of the same experiment left in RESULTS.journal/ and "
       "compute only the rest")(
+      "max-memory", po::value(&f.max_memory),
+      "skip as too-large, before building it, every configuration whose program distir "
+      "estimates to need more memory than SIZE per rank to build and simulate (e.g. 4GiB; "
+      "'none': no limit; default: 80% of this machine's memory divided by the ranks on it)")(
       "input", po::value(&f.experiment), "experiment file");
   po::variables_map vm;
   int code = kExitOk;

@@ -17,6 +17,7 @@
 #include "ir/verifier.h"
 #include "models/model_zoo.h"
 #include "search/evaluator.h"
+#include "search/memory_estimate.h"
 #include "sharding/distribute.h"
 #include "sim/chrome_trace.h"
 #include "sim/hardware_profile.h"
@@ -43,6 +44,7 @@ struct SimulateFlags {
   std::string emit_ir;
   std::string output = "-";  // where the summary or the JSON goes
   ParallelOptions parallel;
+  int64_t max_memory = 0;  // bytes; 0: no limit
 };
 
 // The knobs of model mode, for --json.
@@ -207,6 +209,12 @@ StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwarePro
                              << ")";
   }
   DISTIR_RETURN_IF_ERROR(search::CheckDistributionSize(*seq.entry(), o, false));
+  // Refused before it is built: building it could get the process killed.
+  const double ops = search::EstimateProgramOps(*seq.entry(), o, /*one_replica=*/false);
+  const double bytes = search::EstimateMemoryBytes(ops, /*with_trace=*/!f.trace.empty());
+  if (Status fits = search::CheckMemoryEstimate(bytes, ops, f.max_memory); !fits.ok()) {
+    return fits.Prefix(f.model + " " + DescribeParallelOptions(o) + " is too large: it ");
+  }
   DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq.entry(), o));
   return std::move(dist.module);
 }
@@ -293,6 +301,7 @@ int RunSimulateOn(const SimulateFlags& f) {
 
 int RunSimulate(int argc, char** argv) {
   SimulateFlags f;
+  std::string max_memory;
   po::options_description desc(
       "usage: distir simulate FILE --hardware PROFILE.yaml [options]\n"
       "       distir simulate --model NAME [--batch N] [--dp D] [--tp T] [--pp P]\n"
@@ -305,8 +314,8 @@ int RunSimulate(int argc, char** argv) {
       "with one stream per device).\n"
       "With --model, builds the named model (docs/models.md) and distributes it\n"
       "over D x T x P devices with K microbatches (docs/transforms.md) instead.\n\noptions");
-  desc.add_options()("help,h", "print this help")(
-      "hardware", po::value(&f.hardware), "hardware profile (configs/hardware/*.yaml)")(
+  desc.add_options()("help,h", "print this help")("hardware", po::value(&f.hardware),
+                                                  "hardware profile (configs/hardware/*.yaml)")(
       "trace", po::value(&f.trace), "write a Chrome trace (Perfetto, chrome://tracing) here")(
       "json", po::bool_switch(&f.json), "print one JSON object instead of the summary")(
       "output,o", po::value(&f.output)->default_value("-"),
@@ -323,7 +332,11 @@ int RunSimulate(int argc, char** argv) {
       "recompute", po::bool_switch(&f.parallel.recompute), "recompute activations (training)")(
       "zero", po::value(&f.parallel.zero_stage), "ZeRO stage 1, 2 or 3 (training, D > 1)")(
       "emit-ir", po::value(&f.emit_ir), "write the distributed module's text here")(
-      "input", po::value(&f.input), "input file");
+      "max-memory", po::value(&max_memory),
+      "with --model: refuse, before building it, a configuration whose program distir "
+      "estimates to need more memory than SIZE to build and simulate (e.g. 16GiB; 'none': "
+      "no limit; default: 80% of this machine's memory)")("input", po::value(&f.input),
+                                                          "input file");
   po::variables_map vm;
   if (std::optional<int> stop = ParseCommandLine("simulate", argc, argv, desc, vm)) return *stop;
   const bool model_mode = !f.model.empty();
@@ -343,6 +356,13 @@ int RunSimulate(int argc, char** argv) {
     std::cerr << "distir simulate: " << missing << " (see --help)\n";
     return kExitUsage;
   }
+  StatusOr<int64_t> limit =
+      max_memory.empty() ? search::DefaultMaxMemory(1) : search::ParseMaxMemory(max_memory);
+  if (!limit.ok()) {
+    std::cerr << "distir simulate: " << limit.status().message() << " (see --help)\n";
+    return kExitUsage;
+  }
+  f.max_memory = *limit;
   return RunSimulateOn(f);
 }
 

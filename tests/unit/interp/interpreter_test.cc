@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "infer_test_util.h"
 #include "interp/shape_domain.h"
 
@@ -148,6 +150,47 @@ TEST(InterpreterTest, WrongNumberOfArgumentsIsAnError) {
   Module m = ParseOrDie(kGenericCalls);
   EXPECT_THAT(Interpret(m, *m.entry(), std::vector<Type>{}, DefaultShapeDomain()),
               StatusIs(StatusCode::kInvalidArgument, "function @main takes 3 arguments, got 0"));
+}
+
+// Issue 20: N functions, each calling the one before it; @main calls the last.
+// With `bad`, @f0 types alone (dynamic extent) but not on the 4 elements that
+// @main passes down, so the error is N calls deep.
+std::string CallChain(int n, bool bad) {
+  const std::string param = bad ? "tensor<?xf32>" : "tensor<4xf32>";
+  std::string text = "func @f0(%x: " + param + ") {\n";
+  text += bad ? "  %c = Constant() {value = dense<2xf32>[1.0, 2.0]}\n  %y = Add(%x, %c)\n"
+              : "  %y = Relu(%x)\n";
+  text += "  return %y\n}\n";
+  for (int i = 1; i < n; ++i) {
+    text += "func @f" + std::to_string(i) + "(%x: " + param + ") {\n  %y = @f" +
+            std::to_string(i - 1) + "(%x)\n  return %y\n}\n";
+  }
+  return text + "func @main(%x: tensor<4xf32, d0>) {\n  %y = @f" + std::to_string(n - 1) +
+         "(%x)\n  return %y\n}\n";
+}
+
+// 100,000 nested calls: far past what one native stack frame per call level
+// allows (8 MiB), and linear (the memo answers each function's call once).
+TEST(InterpreterTest, CallChainsDeeperThanTheNativeStackRun) {
+  Module m = testing::ParseAndInferOrDie(CallChain(100000, false));
+  EXPECT_EQ(m.entry()->LookupValue("y")->type().ToString(), "tensor<4xf32, d0>");
+  EXPECT_EQ(m.Lookup("f99999")->LookupValue("y")->type().ToString(), "tensor<4xf32>");
+}
+
+TEST(InterpreterTest, ErrorsDeepInACallChainNameBothEndsOfTheChain) {
+  Module m = ParseOrDie(CallChain(100, true));
+  const Function& main = *m.entry();
+  StatusOr<std::vector<Type>> out =
+      Interpret(m, main, std::vector<Type>{main.param(0)->type()}, DefaultShapeDomain());
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().loc().line, 3);  // the Add in @f0
+  const std::vector<std::string>& notes = out.status().notes();
+  ASSERT_EQ(notes.size(), 21u);  // 10 innermost, the gap, 10 outermost
+  EXPECT_EQ(notes[0].substr(0, 15), "in call of @f0 ");
+  EXPECT_EQ(notes[9].substr(0, 15), "in call of @f9 ");
+  EXPECT_EQ(notes[10], "... 80 more calls ...");
+  EXPECT_EQ(notes[11].substr(0, 16), "in call of @f90 ");
+  EXPECT_EQ(notes[20].substr(0, 16), "in call of @f99 ");
 }
 
 }  // namespace

@@ -1,0 +1,60 @@
+// distir's own memory for one configuration, estimated before it is built.
+//
+// Building and simulating a distributed program holds its IR (ops, values,
+// types, attributes) and the simulator's per-op state at once, so the peak
+// resident memory of the process grows with the program's op count, which the
+// configuration's counts (D, T, P, K, the sequential model's ops) give before
+// anything is built. The evaluator (evaluator.h) refuses a configuration whose
+// estimate is above the --max-memory limit as status too-large, so that no
+// configuration can get the process killed by the kernel. The constants are
+// measured peaks (/usr/bin/time -v) with a margin; docs/configs.md ("Memory of
+// distir itself") lists the measurements they must stay above.
+
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ir/function.h"
+#include "support/status_or.h"
+#include "transforms/parallel_options.h"
+
+namespace distir::search {
+
+/// The process, the sequential model and the profile: measured 23-31 MiB.
+inline constexpr double kBaseMemoryBytes = 64.0 * 1024 * 1024;
+/// Per op of the distributed program, built and simulated: measured 590-725.
+inline constexpr double kMemoryBytesPerOp = 768;
+/// Per op, on top, when a trace is recorded and kept (search's traces, simulate
+/// --trace): measured 2.6-4.9 KiB.
+inline constexpr double kTraceMemoryBytesPerOp = 8192;
+/// The default limit's share of the machine's memory (MachineMemoryBytes()).
+inline constexpr double kDefaultMemoryFraction = 0.8;
+
+/// An upper-ish estimate of the ops of Parallelize(seq, o), n = seq's ops:
+///   R T (K (m n + 4 P) + n)
+/// with R = D replicas (1 when `one_replica`), m = 1.25, + 0.5 with
+/// recomputation, + 0.5 with ZeRO stage 3 (their extra forward and gathers per
+/// microbatch); 4 P covers the sends between stages and the per-iteration n
+/// the optimizer and gradient reduction. In double: it may exceed int64.
+double EstimateProgramOps(const Function& seq, const ParallelOptions& o, bool one_replica);
+
+/// Peak bytes of building and simulating a program of `ops` ops:
+/// kBaseMemoryBytes + ops (kMemoryBytesPerOp [+ kTraceMemoryBytesPerOp]).
+double EstimateMemoryBytes(double ops, bool with_trace);
+
+/// ResourceExhausted when `estimate_bytes` is above `limit_bytes` (0: no limit),
+/// e.g. "needs about 26.10 GiB of memory to build and simulate its program of
+/// about 3.40e+07 ops, above the limit of 18.60 GiB (--max-memory)".
+Status CheckMemoryEstimate(double estimate_bytes, double ops, int64_t limit_bytes);
+
+/// The default --max-memory: kDefaultMemoryFraction of MachineMemoryBytes(),
+/// shared by `processes_on_machine` processes; 0 (no limit) when the machine's
+/// memory is unknown. REQUIRES: processes_on_machine >= 1.
+int64_t DefaultMaxMemory(int processes_on_machine);
+
+/// A --max-memory value: a size with a unit (ByteSizeUnits()) or "none" (0, no
+/// limit). InvalidArgument naming the flag otherwise.
+StatusOr<int64_t> ParseMaxMemory(const std::string& text);
+
+}  // namespace distir::search
