@@ -185,8 +185,9 @@ Status DistributeGridReplicated(Module& module, std::string function, const Grid
   std::vector<std::string> local = LocalNames(module, *module.Lookup(function), mb);
   DISTIR_RETURN_IF_ERROR(PartitionShardings(module, function));
   InheritTasks(*module.Lookup(function));
-  DISTIR_RETURN_IF_ERROR(ReplicateMicrobatches(module, function, grid.microbatches, local));
-  return OrderPipelineTasks(module, function, grid.schedule);
+  std::vector<std::optional<TaskTag>> tasks;
+  DISTIR_RETURN_IF_ERROR(ReplicateMicrobatches(module, function, grid.microbatches, local, &tasks));
+  return OrderByTasks(*module.Lookup(function), tasks, grid.schedule);
 }
 
 }  // namespace distir::sharding

@@ -11,20 +11,24 @@
 namespace distir::sharding {
 namespace {
 
-// `name` with its `.mb0` component replaced by `repl`; `name + repl` when
-// it has none.
-std::string ReplaceMb0(const std::string& name, const std::string& repl) {
+// Where the `.mb0` component of `name` starts, or npos.
+size_t MbAt(const std::string& name) {
   const std::string tag = ".mb0";
   for (size_t at = name.find(tag); at != std::string::npos; at = name.find(tag, at + 1)) {
     size_t end = at + tag.size();
-    if (end == name.size() || name[end] == '.') return name.substr(0, at) + repl + name.substr(end);
+    if (end == name.size() || name[end] == '.') return at;
   }
-  return name + repl;
+  return std::string::npos;
 }
 
-std::string MicrobatchName(const std::string& name, int64_t m) {
-  return ReplaceMb0(name, ".mb" + std::to_string(m));
+// `name` with its `.mb0` component replaced by `repl`; `name + repl` when
+// it has none.
+std::string ReplaceMb0(const std::string& name, const std::string& repl) {
+  size_t at = MbAt(name);
+  if (at == std::string::npos) return name + repl;
+  return name.substr(0, at) + repl + name.substr(at + 4);
 }
+
 
 // The `.mb<digits>` components of `name`: how many, and whether one is not `.mb0`.
 struct MbComponents {
@@ -56,11 +60,14 @@ class Replicator {
         shared_(fn.num_values(), nullptr) {}
 
   StatusOr<std::unique_ptr<Function>> Run();
+  /// The task of each op of Run()'s function, by position.
+  std::vector<std::optional<TaskTag>>& tasks() { return out_tasks_; }
 
  private:
   Status Classify();
   void CheckNames();
   std::string FreshName(std::string name);
+  std::string CloneName(const Value& v, int64_t m);
   Value* Get(const Value* v, int64_t m) const {
     return per_value_[v->id()] ? per_[static_cast<size_t>(m)][v->id()] : shared_[v->id()];
   }
@@ -77,6 +84,7 @@ class Replicator {
   std::vector<Value*> shared_;            // shared values; sums of per-microbatch ones
   std::vector<bool> per_op_, per_value_, summed_;
   std::vector<std::optional<TaskTag>> task_;
+  std::vector<std::optional<TaskTag>> out_tasks_;
   size_t last_per_ = 0;  // one past the last per-microbatch op
   // Names: a clone's is its template's with `.mb0` made `.mb<m>`, a sum's its
   // value's with `.mb0` made `.sum<m>` or dropped. When every per-microbatch
@@ -86,14 +94,17 @@ class Replicator {
   // tenth of the time here, is only built when some name needs it.
   bool names_by_construction_ = true;
   std::unordered_set<std::string_view> template_names_;
+  std::vector<size_t> mb_at_;  // by template value id: MbAt of its name
 };
 
 void Replicator::CheckNames() {
+  mb_at_.assign(fn_.num_values(), std::string::npos);
   auto check = [&](const Value& v) {
     if (v.name().empty()) return;
     template_names_.insert(v.name());
     MbComponents c = CountMb(v.name());
     if (c.other || (per_value_[v.id()] && c.count != 1)) names_by_construction_ = false;
+    if (per_value_[v.id()]) mb_at_[v.id()] = MbAt(v.name());
   };
   for (const auto& p : fn_.params()) check(*p);
   for (const auto& op : fn_.ops()) {
@@ -105,6 +116,21 @@ std::string Replicator::FreshName(std::string name) {
   if (name.empty()) return name;
   if (names_by_construction_ && template_names_.count(name) == 0) return name;
   return out_->UniqueName(name);
+}
+
+// Microbatch m's name for per-microbatch value `v` of the template: a `.mb<m>`
+// component no template name has, so it needs no check when names go by
+// construction.
+std::string Replicator::CloneName(const Value& v, int64_t m) {
+  if (v.name().empty()) return {};
+  const size_t at = mb_at_[v.id()];
+  std::string mb = ".mb" + std::to_string(m);
+  if (!names_by_construction_ || at == std::string::npos)
+    return out_->UniqueName(ReplaceMb0(v.name(), mb));
+  std::string name;
+  name.reserve(v.name().size() + mb.size());
+  name.append(v.name(), 0, at).append(mb).append(v.name(), at + 4, std::string::npos);
+  return name;
 }
 
 Status Replicator::Classify() {
@@ -157,8 +183,7 @@ void Replicator::EmitParams() {
     }
     for (int64_t m = 0; m < k_; ++m) {
       per_[static_cast<size_t>(m)][p->id()] =
-          out_->AddParam(m == 0 ? p->name() : FreshName(MicrobatchName(p->name(), m)), p->type(),
-                         p->loc());
+          out_->AddParam(m == 0 ? p->name() : CloneName(*p, m), p->type(), p->loc());
     }
   }
 }
@@ -169,15 +194,15 @@ void Replicator::Clone(const Op& op, int64_t m) {
   for (const Value* v : op.inputs()) inputs.push_back(per ? Get(v, m) : shared_[v->id()]);
   std::vector<std::string> names;
   for (const auto& r : op.results()) {
-    names.push_back(!per || m == 0 ? r->name() : FreshName(MicrobatchName(r->name(), m)));
+    names.push_back(!per || m == 0 ? r->name() : CloneName(*r, m));
   }
-  AttrMap attrs = op.attrs();
-  Op* n = out_->AddOp(op.kind(), std::move(inputs), std::move(attrs), names, op.loc());
+  Op* n = out_->AddOp(op.kind(), std::move(inputs), op.attrs(), names, op.loc());
+  std::optional<TaskTag> t = task_[static_cast<size_t>(op.id())];
   if (per && m > 0) {
-    TaskTag t = *task_[static_cast<size_t>(op.id())];
-    t.microbatch = m;
-    SetTask(*n, t);
+    t->microbatch = m;
+    SetTask(*n, *t);
   }
+  out_tasks_.push_back(t);
   for (int i = 0; i < op.num_results(); ++i) {
     const Value& r = *op.result(i);
     n->result(i)->set_type(r.type());
@@ -208,6 +233,7 @@ void Replicator::Accumulate(const Op& op, int64_t m) {
     TaskTag t = *task_[static_cast<size_t>(op.id())];
     t.microbatch = m;
     SetTask(*add, t);
+    out_tasks_.push_back(t);
     add->result(0)->set_type(r->type());
     shared_[r->id()] = add->result(0);
   }
@@ -232,6 +258,7 @@ StatusOr<std::unique_ptr<Function>> Replicator::Run() {
   EmitParams();
   const auto& ops = fn_.ops();
   out_->Reserve(ops.size() * static_cast<size_t>(k_), 0);
+  out_tasks_.reserve(ops.size() * static_cast<size_t>(k_));
   // The template up to its last per-microbatch op is microbatch 0 with the
   // shared ops its passes put there (a weight's reshard before its first
   // reader); microbatches 1.. follow; then the update.
@@ -254,16 +281,24 @@ StatusOr<std::unique_ptr<Function>> Replicator::Run() {
 }  // namespace
 
 Status ReplicateMicrobatches(Module& module, std::string function, int64_t microbatches,
-                             const std::vector<std::string>& batch_params) {
+                             const std::vector<std::string>& batch_params,
+                             std::vector<std::optional<TaskTag>>* tasks) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to replicate";
   if (microbatches < 1)
     return InvalidArgument() << "microbatches must be >= 1, got " << microbatches;
-  if (microbatches == 1) return Status::Ok();
+  if (microbatches == 1) {
+    if (tasks != nullptr) {
+      tasks->clear();
+      for (const auto& op : fn->ops()) tasks->push_back(GetTask(*op));
+    }
+    return Status::Ok();
+  }
   std::set<std::string> batch(batch_params.begin(), batch_params.end());
-  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> out,
-                          Replicator(*fn, microbatches, batch).Run());
+  Replicator replicator(*fn, microbatches, batch);
+  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> out, replicator.Run());
   module.ReplaceFunction(std::move(out));
+  if (tasks != nullptr) *tasks = std::move(replicator.tasks());
   return Status::Ok();
 }
 

@@ -36,18 +36,23 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/function.h"
+#include "sharding/pipeline_task.h"
 #include "support/status.h"
 
 namespace distir::sharding {
 
 /// Repeats the per-microbatch work of the partitioned template `function`
 /// `microbatches` times. `batch_params` are the template's local batch
-/// parameters (microbatch 0 on each device). K = 1 changes nothing.
+/// parameters (microbatch 0 on each device). K = 1 changes nothing. With
+/// `tasks`, the task of every op of the result, by position (for
+/// OrderByTasks, task_order.h).
 Status ReplicateMicrobatches(Module& module, std::string function, int64_t microbatches,
-                             const std::vector<std::string>& batch_params);
+                             const std::vector<std::string>& batch_params,
+                             std::vector<std::optional<TaskTag>>* tasks = nullptr);
 
 }  // namespace distir::sharding

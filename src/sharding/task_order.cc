@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
 #include <numeric>
 #include <tuple>
+#include <vector>
 
 #include "sharding/pipeline_task.h"
 #include "transforms/pipeline_schedule.h"
@@ -15,19 +15,30 @@ namespace {
 constexpr int64_t kFirst = -1;
 constexpr int64_t kLast = std::numeric_limits<int64_t>::max();
 
-// The timestep of each (stage, microbatch, backward) task.
-std::map<std::tuple<int64_t, int64_t, bool>, int64_t> Timesteps(int64_t stages,
-                                                               int64_t microbatches,
-                                                               PipelineSchedule schedule,
-                                                               bool training) {
-  std::map<std::tuple<int64_t, int64_t, bool>, int64_t> at;
-  auto steps = SchedulePipeline(stages, microbatches, schedule, training);
-  for (size_t i = 0; i < steps.size(); ++i) {
-    for (const PipelineTask& t : steps[i])
-      at[{t.stage, t.microbatch, t.backward}] = static_cast<int64_t>(i);
+// The timestep of each (stage, microbatch, backward) task, flat: index
+// (stage * microbatches + microbatch) * 2 + backward; -1 for none.
+class Timesteps {
+ public:
+  Timesteps(int64_t stages, int64_t microbatches, PipelineSchedule schedule, bool training)
+      : microbatches_(microbatches), at_(static_cast<size_t>(stages * microbatches * 2), -1) {
+    auto steps = SchedulePipeline(stages, microbatches, schedule, training);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      for (const PipelineTask& t : steps[i])
+        at_[Index(t.stage, t.microbatch, t.backward)] = static_cast<int64_t>(i);
+    }
   }
-  return at;
-}
+  /// REQUIRES: stage and microbatch within the counts given.
+  int64_t At(int64_t stage, int64_t microbatch, bool backward) const {
+    return at_[Index(stage, microbatch, backward)];
+  }
+
+ private:
+  size_t Index(int64_t stage, int64_t microbatch, bool backward) const {
+    return static_cast<size_t>((stage * microbatches_ + microbatch) * 2 + (backward ? 1 : 0));
+  }
+  int64_t microbatches_;
+  std::vector<int64_t> at_;
+};
 
 }  // namespace
 
@@ -35,9 +46,14 @@ Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to schedule";
   InheritTasks(*fn);
-  const auto& ops = fn->ops();
-  std::vector<std::optional<TaskTag>> tasks(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) tasks[i] = GetTask(*ops[i]);
+  std::vector<std::optional<TaskTag>> tasks(fn->ops().size());
+  for (size_t i = 0; i < tasks.size(); ++i) tasks[i] = GetTask(*fn->ops()[i]);
+  return OrderByTasks(*fn, tasks, schedule);
+}
+
+Status OrderByTasks(Function& fn, const std::vector<std::optional<TaskTag>>& tasks,
+                    PipelineSchedule schedule) {
+  const auto& ops = fn.ops();
   int64_t stages = 0, microbatches = 0;
   bool training = false;
   for (const std::optional<TaskTag>& t : tasks) {
@@ -47,7 +63,7 @@ Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule
     training = training || t->phase == TaskPhase::kBackward;
   }
   if (stages == 0 || microbatches == 0) return Status::Ok();
-  auto at = Timesteps(stages, microbatches, schedule, training);
+  const Timesteps at(stages, microbatches, schedule, training);
   std::vector<int64_t> key(ops.size(), kFirst);
   for (size_t i = 0; i < ops.size(); ++i) {
     const std::optional<TaskTag>& t = tasks[i];
@@ -56,10 +72,13 @@ Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule
       key[i] = kLast;
       continue;
     }
-    auto it = at.find({t->stage, t->microbatch, t->phase == TaskPhase::kBackward});
-    if (it == at.end())
+    const int64_t step =
+        t->stage < 0 || t->microbatch < 0
+            ? -1
+            : at.At(t->stage, t->microbatch, t->phase == TaskPhase::kBackward);
+    if (step < 0)
       return Internal(ops[i]->loc()) << ops[i]->Name() << " belongs to no task of the schedule";
-    key[i] = it->second;
+    key[i] = step;
   }
   // Within a timestep, the tasks' own ops first, then the sends between
   // stages in stage order: a device receives only once its own task is done
@@ -73,8 +92,8 @@ Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return std::tie(key[a], send_stage[a]) < std::tie(key[b], send_stage[b]);
   });
-  std::vector<bool> defined(fn->num_values(), false);
-  for (const auto& p : fn->params()) defined[p->id()] = true;
+  std::vector<bool> defined(fn.num_values(), false);
+  for (const auto& p : fn.params()) defined[p->id()] = true;
   for (size_t i : order) {
     for (const Value* v : ops[i]->inputs()) {
       if (!defined[v->id()])
@@ -84,7 +103,7 @@ Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule
     }
     for (const auto& r : ops[i]->results()) defined[r->id()] = true;
   }
-  fn->PermuteOps(order);
+  fn.PermuteOps(order);
   return Status::Ok();
 }
 

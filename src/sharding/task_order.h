@@ -14,9 +14,12 @@
 
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "ir/function.h"
+#include "sharding/pipeline_task.h"
 #include "support/status.h"
 #include "transforms/parallel_options.h"
 
@@ -27,5 +30,10 @@ namespace distir::sharding {
 /// Errors: Internal when the order would read a value before its definition
 /// (a task read from a later one), naming both ops.
 Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule schedule);
+
+/// The same order, from the task of each op of `fn` (by position) as given:
+/// for a pass that knows them (replicate.h) without reading the attributes.
+Status OrderByTasks(Function& fn, const std::vector<std::optional<TaskTag>>& tasks,
+                    PipelineSchedule schedule);
 
 }  // namespace distir::sharding
