@@ -169,6 +169,12 @@ StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& 
   if (e_.world_rule == WorldRule::kEqual ? devices != e_.world_size : devices > e_.world_size)
     return InvalidArgument() << "D*T*P = " << devices << " does not fit world_size "
                              << e_.world_size;
+  // The sharding path can split heads unevenly (per-rank programs); Megatron
+  // cannot, so the built-in GPT-2 keeps the emitter's rule.
+  if (e_.sharding_tp_divisor > 0 && e_.sharding_tp_divisor % o.tp != 0)
+    return InvalidArgument() << "T = " << o.tp << " does not divide "
+                             << e_.sharding_tp_divisor_name << " (" << e_.sharding_tp_divisor
+                             << ")";
   DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules,
                           sharding::ParseParamRules(*e_.sharding_rules));
   const sharding::GridOptions grid = sharding::GridOf(o, e_.sharding_layers);

@@ -343,6 +343,8 @@ Status ParseSharding(const Reader& rd, const YAML::Node& node, Experiment& e) {
       e.model.gpt.grouped_qkv = true;
       e.sharding_rules = GptShardingRules();
       e.sharding_layers = kGptLayerPattern;
+      e.sharding_tp_divisor = e.model.gpt.n_head;
+      e.sharding_tp_divisor_name = "the number of attention heads";
     }
     return Status::Ok();
   }

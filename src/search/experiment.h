@@ -93,6 +93,10 @@ struct Experiment {
   /// With sharding: the weights of one pipeline layer (sharding/grid.h); empty:
   /// every forward op that reads a weight. GPT-2's blocks for `sharding: model`.
   std::string sharding_layers;
+  /// With sharding: T must divide this count, named by `sharding_tp_divisor_name`
+  /// (GPT-2's heads for `sharding: model`: Megatron splits whole heads); 0: any T.
+  int64_t sharding_tp_divisor = 0;
+  std::string sharding_tp_divisor_name;
 };
 
 /// Parses an experiment; `path` names it in errors and anchors a relative
