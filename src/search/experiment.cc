@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <regex>
 #include <set>
 
 #include "importers/onnx/onnx_importer.h"
@@ -494,6 +495,30 @@ Status CheckModelSizeAt(const Reader& rd, const YAML::Node& root, const Experime
 
 }  // namespace
 
+namespace {
+
+// `layers:` names the pipeline layers of a sharded model by its weights: a
+// regular expression whose first capture group is the layer (sharding/stages.h).
+Status ParseLayers(const Reader& rd, const YAML::Node& node, Experiment& e) {
+  DISTIR_ASSIGN_OR_RETURN(std::string pattern, rd.String(node, "layers"));
+  if (!e.sharding_rules.has_value())
+    return InvalidArgument(rd.Loc(node)) << "layers applies to the sharding path only: add sharding:";
+  try {
+    std::regex re(pattern);
+    if (re.mark_count() < 1)
+      return InvalidArgument(rd.Loc(node))
+             << "layers '" << pattern << "' needs a capture group naming the layer, e.g. "
+             << "'^model\\.layers\\.([0-9]+)\\.'";
+  } catch (const std::regex_error& err) {
+    return InvalidArgument(rd.Loc(node))
+           << "layers '" << pattern << "' is not a regular expression: " << err.what();
+  }
+  e.sharding_layers = pattern;
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string& path) {
   Reader rd(path);
   YAML::Node root;
@@ -514,7 +539,7 @@ StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string&
   DISTIR_RETURN_IF_ERROR(rd.CheckMap(root, "experiment",
                                      {"name", "model", "hardware", "world_size", "space",
                                       "constraints", "memory_limit", "traces", "output",
-                                      "sharding", "mesh"}));
+                                      "sharding", "mesh", "layers"}));
   for (const char* key : {"name", "model", "hardware", "world_size", "space"}) {
     if (!root[key]) {
       return InvalidArgument(SourceLoc{path, 1, 1, ""})
@@ -560,6 +585,7 @@ StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string&
     DISTIR_ASSIGN_OR_RETURN(e.output, rd.String(o, "output"));
   }
   if (const YAML::Node sh = root["sharding"]) DISTIR_RETURN_IF_ERROR(ParseSharding(rd, sh, e));
+  if (const YAML::Node l = root["layers"]) DISTIR_RETURN_IF_ERROR(ParseLayers(rd, l, e));
   return e;
 }
 

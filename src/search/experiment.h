@@ -91,7 +91,8 @@ struct Experiment {
   /// per-model emitter. `sharding: model` takes the built-in model's own rules.
   std::optional<std::vector<std::string>> sharding_rules;
   /// With sharding: the weights of one pipeline layer (sharding/grid.h); empty:
-  /// every forward op that reads a weight. GPT-2's blocks for `sharding: model`.
+  /// every forward op that reads a weight. GPT-2's blocks for `sharding: model`;
+  /// the experiment's `layers:` key overrides it.
   std::string sharding_layers;
   /// With sharding: T must divide this count, named by `sharding_tp_divisor_name`
   /// (GPT-2's heads for `sharding: model`: Megatron splits whole heads); 0: any T.

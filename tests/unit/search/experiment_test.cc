@@ -185,7 +185,7 @@ TEST(ExperimentTest, UnknownKeyNamesItsPosition) {
   EXPECT_EQ(ErrorOf(Replace(kBase, "world_size: 8\n", "world_size: 8\nworld: 8\n")),
             "t.yaml:5:1: error: unknown key 'world' in experiment; expected one of: name, model, "
             "hardware, world_size, space, constraints, memory_limit, traces, output, sharding, "
-            "mesh");
+            "mesh, layers");
   EXPECT_EQ(ErrorOf(Replace(kBase, "  pp: all\n", "  pp: all\n  sched: [1f1b]\n")),
             "t.yaml:10:3: error: unknown key 'sched' in space; expected one of: batch, dp, tp, pp, "
             "microbatches, schedule, recompute, zero");
