@@ -22,11 +22,14 @@ class Timesteps {
   Timesteps(int64_t stages, int64_t microbatches, PipelineSchedule schedule, bool training)
       : microbatches_(microbatches), at_(static_cast<size_t>(stages * microbatches * 2), -1) {
     auto steps = SchedulePipeline(stages, microbatches, schedule, training);
+    num_steps_ = static_cast<int64_t>(steps.size());
     for (size_t i = 0; i < steps.size(); ++i) {
       for (const PipelineTask& t : steps[i])
         at_[Index(t.stage, t.microbatch, t.backward)] = static_cast<int64_t>(i);
     }
   }
+  /// Timesteps of the schedule.
+  int64_t num_steps() const { return num_steps_; }
   /// REQUIRES: stage and microbatch within the counts given.
   int64_t At(int64_t stage, int64_t microbatch, bool backward) const {
     return at_[Index(stage, microbatch, backward)];
@@ -37,6 +40,7 @@ class Timesteps {
     return static_cast<size_t>((stage * microbatches_ + microbatch) * 2 + (backward ? 1 : 0));
   }
   int64_t microbatches_;
+  int64_t num_steps_ = 0;
   std::vector<int64_t> at_;
 };
 
@@ -87,11 +91,18 @@ Status OrderByTasks(Function& fn, const std::vector<std::optional<TaskTag>>& tas
   for (size_t i = 0; i < ops.size(); ++i) {
     if (ops[i]->kind() == OpKind::kSend) send_stage[i] = tasks[i].value_or(TaskTag{}).stage;
   }
+  // A stable counting sort on (key, send stage): setup, timesteps, update
+  // (kFirst, 0..S-1, kLast), each with the non-sends then the sends by stage.
+  const int64_t steps = at.num_steps();
+  auto bucket = [&](size_t i) {
+    const int64_t k = key[i] == kFirst ? 0 : key[i] == kLast ? steps + 1 : key[i] + 1;
+    return static_cast<size_t>(k * (stages + 1) + (send_stage[i] + 1));
+  };
+  std::vector<size_t> start(static_cast<size_t>((steps + 2) * (stages + 1)) + 1, 0);
+  for (size_t i = 0; i < ops.size(); ++i) ++start[bucket(i) + 1];
+  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
   std::vector<size_t> order(ops.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return std::tie(key[a], send_stage[a]) < std::tie(key[b], send_stage[b]);
-  });
+  for (size_t i = 0; i < ops.size(); ++i) order[start[bucket(i)]++] = i;
   std::vector<bool> defined(fn.num_values(), false);
   for (const auto& p : fn.params()) defined[p->id()] = true;
   for (size_t i : order) {
