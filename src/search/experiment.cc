@@ -6,6 +6,7 @@
 #include <charconv>
 #include <filesystem>
 #include <set>
+#include <system_error>
 
 #include "importers/onnx/onnx_importer.h"
 #include "models/gpt.h"
@@ -211,7 +212,8 @@ Status ParseOnnxModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
   std::filesystem::path p(path);
   if (p.is_relative()) {
     const std::filesystem::path beside = std::filesystem::path(rd.file()).parent_path() / p;
-    if (std::filesystem::exists(beside)) p = beside;
+    std::error_code ec;  // a name too long for the OS is no file, not an exception
+    if (std::filesystem::exists(beside, ec)) p = beside;
   }
   m.path = p.string();
   if (const YAML::Node inputs = node["inputs"]) {
@@ -311,7 +313,8 @@ Status ParseHardware(const Reader& rd, const YAML::Node& node, Experiment& e) {
   std::filesystem::path p(path);
   if (p.is_relative()) {
     const std::filesystem::path beside = std::filesystem::path(rd.file()).parent_path() / p;
-    if (std::filesystem::exists(beside)) p = beside;
+    std::error_code ec;  // a name too long for the OS is no file, not an exception
+    if (std::filesystem::exists(beside, ec)) p = beside;
   }
   StatusOr<std::string> text = ReadRegularFile(p.string());
   if (!text.ok()) {
