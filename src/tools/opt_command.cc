@@ -201,6 +201,11 @@ int RunOptOn(const OptOptions& o) {
   infer.domain = o.domain == "shape" ? InferDomain::kShape : InferDomain::kMixed;
   Status inferred = InferTypes(m, infer);
   if (!inferred.ok()) return ReportError(inferred, *text);
+  // Again with every type known: the verifier skips a Shard whose operand's type
+  // was not written, and an unknown axis in its sharding then tripped a check in
+  // the sharding passes (found by the fuzz campaign, tests/fuzz).
+  Status reverified = VerifyModule(m);
+  if (!reverified.ok()) return ReportError(reverified, *text);
   if (o.lower) return RunLower(o, m, annotated, *text);
   bool sharding_pass = o.any_sharding_pass();
   if (sharding_pass) {

@@ -272,6 +272,9 @@ int RunSimulateOn(const SimulateFlags& f) {
   }
   Status status = VerifyModule(m);
   if (status.ok()) status = InferTypes(m);
+  // Again with every type known: a Shard of a value whose type was not written
+  // is only checked against its sharding now (see RunOptOn).
+  if (status.ok()) status = VerifyModule(m);
   // A global-view program (meshes and shardings, docs/ir.md §9) is
   // distributed first: the simulator times its per-device program.
   std::optional<int64_t> global_batch;
