@@ -30,7 +30,10 @@ class Reader {
     if (mark.is_null()) return SourceLoc{file_, 1, 1, ""};
     return SourceLoc{file_, mark.line + 1, mark.column + 1, ""};
   }
-  SourceLoc Loc(const YAML::Node& node) const { return Loc(node.Mark()); }
+  // A node looked up under a missing key is invalid, and its Mark() throws.
+  SourceLoc Loc(const YAML::Node& node) const {
+    return node.IsDefined() ? Loc(node.Mark()) : SourceLoc{file_, 1, 1, ""};
+  }
 
   // Checks that `node` is a map whose keys are all in `allowed`.
   Status CheckMap(const YAML::Node& node, const std::string& what,
@@ -116,8 +119,9 @@ class Reader {
     if (node.IsMap()) {
       DISTIR_RETURN_IF_ERROR(CheckMap(node, what, {"pow2"}));
       const YAML::Node range = node["pow2"];
-      if (!range.IsSequence() || range.size() != 2) {
-        return InvalidArgument(Loc(range)) << what << ".pow2 must be [lowest, highest] exponents";
+      if (!range.IsDefined() || !range.IsSequence() || range.size() != 2) {
+        return InvalidArgument(Loc(range.IsDefined() ? range : node))
+               << what << ".pow2 must be [lowest, highest] exponents";
       }
       DISTIR_ASSIGN_OR_RETURN(int64_t lo, Int(range[0], what + ".pow2"));
       DISTIR_ASSIGN_OR_RETURN(int64_t hi, Int(range[1], what + ".pow2"));
