@@ -180,7 +180,11 @@ int RunLower(const OptOptions& o, const Module& m,
   LowerOptions options;
   options.function = o.function;
   StatusOr<LoweredModule> lowered = LowerToRanks(m, options);
-  if (!lowered.ok()) return ReportError(lowered.status(), text);
+  if (!lowered.ok()) {
+    // An error of the module as a whole (it has no function) names the input.
+    Status s = lowered.status();
+    return ReportError(s.WithLocIfMissing(SourceLoc{DisplayName(o.input), 0, 0, ""}), text);
+  }
   if (!o.print_types) DropInferred(*lowered, m, annotated);
   Status written =
       WriteOutputAtomically(o.output, DescribePrograms(*lowered) + PrintModule(lowered->module));
@@ -210,7 +214,9 @@ int RunOptOn(const OptOptions& o) {
   bool sharding_pass = o.any_sharding_pass();
   if (sharding_pass) {
     Status s = RunShardingPasses(o, m);
-    if (!s.ok()) return ReportError(s, *text);
+    if (!s.ok()) {
+      return ReportError(s.WithLocIfMissing(SourceLoc{DisplayName(o.input), 0, 0, ""}), *text);
+    }
   }
   if (o.check_partition) {
     StatusOr<std::string> summary = CheckPartition(o, m);
