@@ -16,6 +16,7 @@ PACKAGES=(
   llvm-14-tools                              # lit and FileCheck for golden-text tests
   libgoogle-perftools-dev                    # tcmalloc: the search allocates millions of ops
   python3-h5py python3-matplotlib python3-numpy  # scripts/ (plots, result analysis)
+  python3-yaml                               # tests/fuzz (the fuzz campaign)
 )
 
 missing=()

@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -266,6 +267,44 @@ Status CheckColumns(const std::string& path, const Columns& c, const std::vector
   return Status::Ok();
 }
 
+// What `report` and `run` take from /ranking without looking again: each named
+// row simulated ("ok"), once, with a finite time and throughput that are not
+// negative and a peak memory that is not negative; and /configs/rank is each
+// row's position in /ranking (0: not ranked). A file edited by hand (h5py) that
+// breaks this is refused, not ranked with NaN or a negative time (issue 20).
+// REQUIRES: CheckColumns passed.
+Status CheckRanked(const std::string& path, const Columns& c, const std::vector<int64_t>& ranking) {
+  std::vector<int64_t> position(c.index.size(), 0);
+  for (size_t j = 0; j < ranking.size(); ++j) {
+    const auto i = static_cast<size_t>(ranking[j]);
+    if (position[i] != 0) {
+      return InvalidArgument() << "'" << path << "': /ranking names row " << i << " twice";
+    }
+    position[i] = static_cast<int64_t>(j) + 1;
+  }
+  for (size_t i = 0; i < position.size(); ++i) {
+    if (c.rank[i] != position[i]) {
+      return InvalidArgument() << "'" << path << "': /configs/rank of row " << i << " is "
+                               << c.rank[i] << " but /ranking puts it at " << position[i]
+                               << " (0: not ranked)";
+    }
+  }
+  for (int64_t row : ranking) {
+    const auto i = static_cast<size_t>(row);
+    const double time = c.time[i], throughput = c.throughput[i];
+    if (c.status[i] == "ok" && std::isfinite(time) && time >= 0 && std::isfinite(throughput) &&
+        throughput >= 0 && c.peak[i] >= 0) {
+      continue;
+    }
+    return InvalidArgument() << "'" << path << "': /ranking names row " << row << " (status '"
+                             << c.status[i] << "', iteration time " << time << " s, throughput "
+                             << throughput << ", peak memory " << c.peak[i]
+                             << " B); a ranked configuration is ok, with a finite time and "
+                                "throughput and a peak memory, none negative";
+  }
+  return Status::Ok();
+}
+
 std::vector<ResultRow> BuildRows(const Columns& c) {
   std::vector<ResultRow> rows;
   rows.reserve(c.index.size());
@@ -304,6 +343,7 @@ StatusOr<ResultsFile> ReadResultsFile(const std::string& path) {
   DISTIR_RETURN_IF_ERROR(ReadColumns(reader, columns));
   DISTIR_ASSIGN_OR_RETURN(out.ranking, reader.ReadInts("/ranking"));
   DISTIR_RETURN_IF_ERROR(CheckColumns(path, columns, out.ranking));
+  DISTIR_RETURN_IF_ERROR(CheckRanked(path, columns, out.ranking));
   out.rows = BuildRows(columns);
   return out;
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <regex>
 #include <set>
+#include <system_error>
 
 #include "importers/onnx/onnx_importer.h"
 #include "models/gpt.h"
@@ -30,7 +31,10 @@ class Reader {
     if (mark.is_null()) return SourceLoc{file_, 1, 1, ""};
     return SourceLoc{file_, mark.line + 1, mark.column + 1, ""};
   }
-  SourceLoc Loc(const YAML::Node& node) const { return Loc(node.Mark()); }
+  // A node looked up under a missing key is invalid, and its Mark() throws.
+  SourceLoc Loc(const YAML::Node& node) const {
+    return node.IsDefined() ? Loc(node.Mark()) : SourceLoc{file_, 1, 1, ""};
+  }
 
   // Checks that `node` is a map whose keys are all in `allowed`.
   Status CheckMap(const YAML::Node& node, const std::string& what,
@@ -116,8 +120,9 @@ class Reader {
     if (node.IsMap()) {
       DISTIR_RETURN_IF_ERROR(CheckMap(node, what, {"pow2"}));
       const YAML::Node range = node["pow2"];
-      if (!range.IsSequence() || range.size() != 2) {
-        return InvalidArgument(Loc(range)) << what << ".pow2 must be [lowest, highest] exponents";
+      if (!range.IsDefined() || !range.IsSequence() || range.size() != 2) {
+        return InvalidArgument(Loc(range.IsDefined() ? range : node))
+               << what << ".pow2 must be [lowest, highest] exponents";
       }
       DISTIR_ASSIGN_OR_RETURN(int64_t lo, Int(range[0], what + ".pow2"));
       DISTIR_ASSIGN_OR_RETURN(int64_t hi, Int(range[1], what + ".pow2"));
@@ -212,7 +217,8 @@ Status ParseOnnxModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
   std::filesystem::path p(path);
   if (p.is_relative()) {
     const std::filesystem::path beside = std::filesystem::path(rd.file()).parent_path() / p;
-    if (std::filesystem::exists(beside)) p = beside;
+    std::error_code ec;  // a name too long for the OS is no file, not an exception
+    if (std::filesystem::exists(beside, ec)) p = beside;
   }
   m.path = p.string();
   if (const YAML::Node inputs = node["inputs"]) {
@@ -312,7 +318,8 @@ Status ParseHardware(const Reader& rd, const YAML::Node& node, Experiment& e) {
   std::filesystem::path p(path);
   if (p.is_relative()) {
     const std::filesystem::path beside = std::filesystem::path(rd.file()).parent_path() / p;
-    if (std::filesystem::exists(beside)) p = beside;
+    std::error_code ec;  // a name too long for the OS is no file, not an exception
+    if (std::filesystem::exists(beside, ec)) p = beside;
   }
   StatusOr<std::string> text = ReadRegularFile(p.string());
   if (!text.ok()) {

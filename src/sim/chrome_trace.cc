@@ -209,7 +209,9 @@ std::string ChromeTraceJson(const Function& fn, const SimulationResult& result,
   if (result.comm_stream) other["comm_stream"] = true;
   nlohmann::json trace = {
       {"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}, {"otherData", other}};
-  return trace.dump() + "\n";
+  // Names come from the input (a profile's name, op labels): invalid UTF-8 in
+  // them is replaced, not thrown as json::type_error.
+  return trace.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace distir::sim

@@ -1,5 +1,7 @@
 // The `distir` command: one binary, one subcommand per stage of the workflow.
 
+#include <hdf5.h>
+
 #include <cstring>
 #include <iostream>
 #include <string_view>
@@ -48,6 +50,12 @@ void PrintUsage(std::ostream& os) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // At exit HDF5 closes the files still open. One whose H5Fclose failed (a disk
+  // full while the results were written) is half closed, and closing it again
+  // segfaulted inside HDF5 after distir had reported the error (issue 20).
+  // distir closes its own files; HDF5's exit handler has nothing else to do.
+  // REQUIRES: before any other HDF5 call.
+  H5dont_atexit();
   // Big freed blocks stay in the heap so repeated simulations do not fault
   // their side tables in again (simulator.h explains the policy).
   distir::sim::RetainFreedMemory();

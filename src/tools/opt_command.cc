@@ -180,7 +180,11 @@ int RunLower(const OptOptions& o, const Module& m,
   LowerOptions options;
   options.function = o.function;
   StatusOr<LoweredModule> lowered = LowerToRanks(m, options);
-  if (!lowered.ok()) return ReportError(lowered.status(), text);
+  if (!lowered.ok()) {
+    // An error of the module as a whole (it has no function) names the input.
+    Status s = lowered.status();
+    return ReportError(s.WithLocIfMissing(SourceLoc{DisplayName(o.input), 0, 0, ""}), text);
+  }
   if (!o.print_types) DropInferred(*lowered, m, annotated);
   Status written =
       WriteOutputAtomically(o.output, DescribePrograms(*lowered) + PrintModule(lowered->module));
@@ -201,11 +205,18 @@ int RunOptOn(const OptOptions& o) {
   infer.domain = o.domain == "shape" ? InferDomain::kShape : InferDomain::kMixed;
   Status inferred = InferTypes(m, infer);
   if (!inferred.ok()) return ReportError(inferred, *text);
+  // Again with every type known: the verifier skips a Shard whose operand's type
+  // was not written, and an unknown axis in its sharding then tripped a check in
+  // the sharding passes (found by the fuzz campaign, tests/fuzz).
+  Status reverified = VerifyModule(m);
+  if (!reverified.ok()) return ReportError(reverified, *text);
   if (o.lower) return RunLower(o, m, annotated, *text);
   bool sharding_pass = o.any_sharding_pass();
   if (sharding_pass) {
     Status s = RunShardingPasses(o, m);
-    if (!s.ok()) return ReportError(s, *text);
+    if (!s.ok()) {
+      return ReportError(s.WithLocIfMissing(SourceLoc{DisplayName(o.input), 0, 0, ""}), *text);
+    }
   }
   if (o.check_partition) {
     StatusOr<std::string> summary = CheckPartition(o, m);

@@ -47,6 +47,12 @@ struct SimulateFlags {
   int64_t max_memory = 0;  // bytes; 0: no limit
 };
 
+// Names in the JSON come from the input (the profile's, the function's): invalid
+// UTF-8 in them is replaced rather than thrown as json::type_error (issue 20).
+std::string DumpJson(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // The knobs of model mode, for --json.
 nlohmann::json KnobsJson(const SimulateFlags& f) {
   const ParallelOptions& o = f.parallel;
@@ -242,7 +248,7 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
   if (f.json) {
     nlohmann::json j = ResultJson(*m.entry(), hw, *result);
     j.update(KnobsJson(f));
-    text << j.dump(2) << "\n";
+    text << DumpJson(j) << "\n";
   } else {
     text << f.model << " " << DescribeParallelOptions(f.parallel) << "\n";
     PrintSummary(*m.entry(), hw, *result, text);
@@ -266,6 +272,9 @@ int RunSimulateOn(const SimulateFlags& f) {
   }
   Status status = VerifyModule(m);
   if (status.ok()) status = InferTypes(m);
+  // Again with every type known: a Shard of a value whose type was not written
+  // is only checked against its sharding now (see RunOptOn).
+  if (status.ok()) status = VerifyModule(m);
   // A global-view program (meshes and shardings, docs/ir.md §9) is
   // distributed first: the simulator times its per-device program.
   std::optional<int64_t> global_batch;
@@ -290,7 +299,7 @@ int RunSimulateOn(const SimulateFlags& f) {
   }
   std::ostringstream out;
   if (f.json) {
-    out << ResultJson(*m.entry(), *hw, *result).dump(2) << "\n";
+    out << DumpJson(ResultJson(*m.entry(), *hw, *result)) << "\n";
   } else {
     PrintSummary(*m.entry(), *hw, *result, out);
   }

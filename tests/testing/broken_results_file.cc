@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 
@@ -16,7 +17,7 @@ namespace {
 
 using io::Hdf5Handle;
 
-constexpr std::array<std::pair<ResultsDefect, std::string_view>, 10> kNames = {{
+constexpr std::array<std::pair<ResultsDefect, std::string_view>, 12> kNames = {{
     {ResultsDefect::kNone, "none"},
     {ResultsDefect::kColumn2d, "column-2d"},
     {ResultsDefect::kRanking2d, "ranking-2d"},
@@ -27,6 +28,8 @@ constexpr std::array<std::pair<ResultsDefect, std::string_view>, 10> kNames = {{
     {ResultsDefect::kTextArray, "text-array"},
     {ResultsDefect::kMeasured2d, "measured-2d"},
     {ResultsDefect::kValidationArray, "validation-array"},
+    {ResultsDefect::kRankedNan, "ranked-nan"},
+    {ResultsDefect::kRankMismatch, "rank-mismatch"},
 }};
 
 io::ResultsFile ValidResults() {
@@ -130,6 +133,14 @@ Status Apply(hid_t file, ResultsDefect defect) {
     case ResultsDefect::kValidationArray: {
       const double rho[4] = {0.5, 0.5, 0.5, 0.5};
       return ReplaceAttr(file, "/validation", "spearman_rho", H5T_NATIVE_DOUBLE, 4, rho);
+    }
+    case ResultsDefect::kRankedNan: {
+      const double throughput[3] = {1600, std::nan(""), 16 / 0.03};
+      return Replace(file, "/configs/throughput", H5T_NATIVE_DOUBLE, {3}, throughput);
+    }
+    case ResultsDefect::kRankMismatch: {
+      const int64_t rank[3] = {1, 2, 3};
+      return Replace(file, "/configs/rank", H5T_NATIVE_INT64, {3}, rank);
     }
   }
   return Internal() << "unknown defect";

@@ -27,6 +27,8 @@ enum class ResultsDefect {
   kTextArray,        ///< /experiment/yaml is a 1-D array of 3 strings, not a scalar
   kMeasured2d,       ///< /measured/config is 3 x 2
   kValidationArray,  ///< /validation's attribute spearman_rho is float64[4]
+  kRankedNan,        ///< /configs/throughput of ranked row 1 is NaN (fuzz campaign)
+  kRankMismatch,     ///< /configs/rank says row 2 is ranked 3; /ranking leaves it out
 };
 
 /// The defect's name on the command line, e.g. "column-2d".

@@ -78,7 +78,9 @@ struct ImportedModel {
 StatusOr<ImportedModel> ImportOnnx(std::string_view bytes, const std::string& path,
                                    const ImportOptions& options = {});
 
-/// Reads and imports the file at `path`. NotFound when it cannot be read.
+/// Reads and imports the file at `path`. NotFound when it cannot be opened;
+/// InvalidArgument when it is not a regular file (a device, directory or FIFO is
+/// refused before anything is read) or is larger than protobuf's 2 GiB.
 StatusOr<ImportedModel> ImportOnnxFile(const std::string& path, const ImportOptions& options = {});
 
 /// Parses an --input binding "NAME=2x16" (extents separated by 'x', each a

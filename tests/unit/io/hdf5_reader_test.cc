@@ -144,6 +144,28 @@ TEST_F(Hdf5ReaderTest, ValidationRefusesAnArrayAttribute) {
                            "layout has a scalar"));
 }
 
+// Found by the fuzz campaign (tests/fuzz): `report` ranked a row whose
+// throughput an edit had made NaN, and printed "nan" as its result.
+TEST_F(Hdf5ReaderTest, RefusesARankedRowWithANonFiniteResult) {
+  const std::string path = Broken(ResultsDefect::kRankedNan);
+  EXPECT_THAT(ReadResultsFile(path),
+              StatusIs(StatusCode::kInvalidArgument,
+                       "'" + path +
+                           "': /ranking names row 1 (status 'ok', iteration time 0.02 s, "
+                           "throughput nan, peak memory 0 B); a ranked configuration is ok, "
+                           "with a finite time and throughput and a peak memory, none "
+                           "negative"));
+}
+
+TEST_F(Hdf5ReaderTest, RefusesARankColumnThatDisagreesWithTheRanking) {
+  const std::string path = Broken(ResultsDefect::kRankMismatch);
+  EXPECT_THAT(ReadResultsFile(path),
+              StatusIs(StatusCode::kInvalidArgument,
+                       "'" + path +
+                           "': /configs/rank of row 2 is 3 but /ranking puts it at 0 (0: not "
+                           "ranked)"));
+}
+
 TEST_F(Hdf5ReaderTest, MissingDatasetIsNamed) {
   const std::string path = Broken(ResultsDefect::kNone);
   ASSERT_OK_AND_ASSIGN(Hdf5Reader r, Hdf5Reader::Open(path));
