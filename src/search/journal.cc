@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
+#include <ostream>
 #include <iterator>
 #include <map>
 #include <utility>
@@ -160,7 +160,8 @@ Status RemoveJournal(const std::string& dir) {
   return Status::Ok();
 }
 
-JournalCleanup::JournalCleanup(std::string dir, bool resume) : dir_(std::move(dir)) {
+JournalCleanup::JournalCleanup(std::string dir, bool resume, std::ostream* warnings)
+    : dir_(std::move(dir)), warnings_(warnings) {
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(dir_, ec);
   owned_ = !fs::exists(st) || (!resume && fs::is_directory(st));
@@ -168,8 +169,9 @@ JournalCleanup::JournalCleanup(std::string dir, bool resume) : dir_(std::move(di
 
 JournalCleanup::~JournalCleanup() {
   if (!owned_) return;
-  if (Status removed = RemoveJournal(dir_); !removed.ok()) {
-    std::cerr << "distir search: warning: " << removed.message() << "\n";
+  Status removed = RemoveJournal(dir_);
+  if (!removed.ok() && warnings_ != nullptr) {
+    *warnings_ << "distir search: warning: " << removed.message() << "\n";
   }
 }
 
