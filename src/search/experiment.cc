@@ -602,10 +602,10 @@ Status ParseTail(const Reader& rd, const YAML::Node& root, Experiment& e) {
 }
 
 Status ParseRoot(const Reader& rd, const YAML::Node& root, Experiment& e) {
-  DISTIR_RETURN_IF_ERROR(rd.CheckMap(root, "experiment",
-                                     {"name", "model", "hardware", "world_size", "space",
-                                      "constraints", "memory_limit", "traces", "output",
-                                      "sharding", "mesh"}));
+  DISTIR_RETURN_IF_ERROR(
+      rd.CheckMap(root, "experiment",
+                  {"name", "model", "hardware", "world_size", "space", "constraints",
+                   "memory_limit", "traces", "output", "sharding", "mesh"}));
   for (const char* key : {"name", "model", "hardware", "world_size", "space"}) {
     if (!root[key]) {
       return InvalidArgument(SourceLoc{rd.file(), 1, 1, ""})

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <cstring>
 #include <iomanip>
-#include <ostream>
 #include <optional>
+#include <ostream>
 
 #include "search/journal.h"
 #include "search/progress_estimator.h"

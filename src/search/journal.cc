@@ -7,9 +7,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <ostream>
 #include <iterator>
 #include <map>
+#include <ostream>
 #include <utility>
 
 #include "search/result_codec.h"

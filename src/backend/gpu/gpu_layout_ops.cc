@@ -16,9 +16,9 @@
 namespace distir::gpu {
 namespace {
 
-using backend::TensorView;
 using backend::NormalizeAxis;
 using backend::Prod;
+using backend::TensorView;
 using Views = std::span<const TensorView>;
 using Unsupported = internal::UnsupportedOp;
 

@@ -387,11 +387,11 @@ TEST(ExperimentTest, InlineProfileErrorsPointAtTheValue) {
 }
 
 TEST(ExperimentTest, AMissingProfileNamesThePathsTried) {
-  EXPECT_EQ(ErrorOf(Replace(kBase, "hardware: ../hardware/dgx2-v100.yaml\n",
-                            "hardware: nothere.yaml\n")),
-            "t.yaml:3:11: error: hardware profile 'nothere.yaml' not found: tried '" +
-                SourcePath("configs/experiments/nothere.yaml") +
-                "' (beside the experiment) and 'nothere.yaml' (from the current directory)");
+  EXPECT_EQ(
+      ErrorOf(Replace(kBase, "hardware: ../hardware/dgx2-v100.yaml\n", "hardware: nothere.yaml\n")),
+      "t.yaml:3:11: error: hardware profile 'nothere.yaml' not found: tried '" +
+          SourcePath("configs/experiments/nothere.yaml") +
+          "' (beside the experiment) and 'nothere.yaml' (from the current directory)");
 }
 
 // An inline profile with any number of nodes: world_size is bounded by device ids alone.
@@ -416,10 +416,9 @@ TEST(ExperimentTest, WorldSizeIsBoundedByDeviceIdsAndAllStopsInRange) {
             "32-bit, so at most 2147483647 devices");
   // `all` doubled past INT64_MAX before (and then looped on 0).
   // At most: no power of two equals 2^31 - 1.
-  ASSERT_OK_AND_ASSIGN(Experiment e,
-                       ParseExperiment(ScaleOut("2147483647", "all") +
-                                           "constraints: {world: at_most}\n",
-                                       "t.yaml"));
+  ASSERT_OK_AND_ASSIGN(
+      Experiment e,
+      ParseExperiment(ScaleOut("2147483647", "all") + "constraints: {world: at_most}\n", "t.yaml"));
   ASSERT_EQ(e.space.dp.size(), 31u);
   EXPECT_EQ(e.space.dp.back(), int64_t{1} << 30);
   ASSERT_OK_AND_ASSIGN(e, ParseExperiment(ScaleOut("1024", "all"), "t.yaml"));
