@@ -6,12 +6,10 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ir/op_alias.h"
+
 namespace distir::backend {
 namespace {
-
-bool Contains(const std::vector<DeviceId>& devices, DeviceId d) {
-  return std::find(devices.begin(), devices.end(), d) != devices.end();
-}
 
 int64_t AlignUp(int64_t bytes) {
   return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
@@ -97,32 +95,6 @@ int64_t PackBuffers(std::vector<PlannedBuffer>& buffers) {
   return arena;
 }
 
-bool IsTokenResult(const Op& op, DeviceId self) {
-  if (op.kind() == OpKind::kSendTo) return true;
-  if (op.kind() != OpKind::kCollective || op.num_inputs() == 0) return false;
-  const std::string& kind = op.FindAttr("kind")->AsString();
-  if (kind == "Reduce" || kind == "MPIGather") return op.FindAttr("device")->AsDevice() != self;
-  if (kind == "Broadcast" || kind == "Scatter") {
-    return !Contains(op.FindAttr("devices")->AsDevices(), self);
-  }
-  return false;
-}
-
-int AliasedInput(const Op& op, int result, DeviceId self) {
-  switch (op.kind()) {
-    case OpKind::kReshape:
-    case OpKind::kSqueeze:
-    case OpKind::kUnsqueeze:
-    case OpKind::kIdentity:
-    case OpKind::kSGD:
-      return 0;
-    case OpKind::kAdam:
-      return result == 0 ? 0 : result + 1;  // w', m', v' share w, m, v
-    default:
-      return IsTokenResult(op, self) ? 0 : -1;
-  }
-}
-
 StatusOr<MemoryPlan> MemoryPlan::Build(const Function& fn) {
   MemoryPlan plan;
   const auto num_ops = static_cast<int32_t>(fn.ops().size());
@@ -132,7 +104,6 @@ StatusOr<MemoryPlan> MemoryPlan::Build(const Function& fn) {
     plan.buffer_of_[p->id()] = static_cast<int32_t>(plan.buffers_.size());
     plan.buffers_.push_back({p->type().SizeInBytes(), 0, num_ops, 0});
   }
-  const DeviceId self = fn.num_params() > 0 ? fn.param(0)->type().device() : DeviceId();
   for (int32_t i = 0; i < num_ops; ++i) {
     const Op& op = *fn.ops()[i];
     for (const Value* in : op.inputs()) {
@@ -141,7 +112,7 @@ StatusOr<MemoryPlan> MemoryPlan::Build(const Function& fn) {
     }
     for (int r = 0; r < op.num_results(); ++r) {
       const Value& v = *op.result(r);
-      const int alias = AliasedInput(op, r, self);
+      const int alias = AliasedInput(op, r);
       if (alias >= 0 && alias < op.num_inputs()) {
         plan.buffer_of_[v.id()] = plan.buffer_of_[op.input(alias)->id()];
         continue;

@@ -11,10 +11,10 @@
 //   * A buffer is live from its defining op to its last use, both included
 //     (allocated at op start, freed at op end). An unused result lives for its
 //     own op only. Parameters and returned values are live throughout.
-//   * Reshape, Squeeze, Unsqueeze and Identity results share their input's
-//     buffer; SGD shares w's, Adam shares w's, m's and v's (in place). The
-//     token results of per-rank communication (SendTo, and a Collective that
-//     delivers nothing to this rank) share their input's buffer too.
+//   * A result that is a view or an in-place update of an input shares that
+//     input's buffer, as ir/op_alias.h says (Reshape, Squeeze, Unsqueeze,
+//     Identity, SGD, Adam, and the token results of per-rank communication);
+//     the simulator asks the same table.
 //   * Every buffer is rounded up to kArenaAlignment bytes.
 //
 // live_peak_bytes() is the simulator's per-device peak for the same program
@@ -83,14 +83,5 @@ int64_t PackBuffers(std::vector<PlannedBuffer>& buffers);
 /// first <= i <= last), unaligned; 0 when `buffers` is empty. No packing can
 /// fit in fewer bytes. REQUIRES: as PackBuffers().
 int64_t LivePeakBytes(const std::vector<PlannedBuffer>& buffers);
-
-/// True when result `result` of `op` (a per-rank op) is a token that carries
-/// no data: SendTo's result, and the result of a Collective whose rank only
-/// sends (a Reduce or MPIGather away from the root, a Broadcast or Scatter
-/// source that is not among the destinations). `self` is the device running it.
-bool IsTokenResult(const Op& op, DeviceId self);
-
-/// The input whose buffer result `result` of `op` shares, or -1 for a fresh buffer.
-int AliasedInput(const Op& op, int result, DeviceId self);
 
 }  // namespace distir::backend

@@ -219,7 +219,9 @@ Result LayerNormKernel(const Op& op, Args in) {
     mean.values[o] = mu;
     inv_std.values[o] = r;
   }
-  Values out = {MakeResult(types[0], std::move(y))};
+  Values out;
+  out.reserve(3);
+  out.push_back(MakeResult(types[0], std::move(y)));
   // Mean and InvStdDev keep the leading dims, with 1s for the normalized ones.
   Shape stats(x.shape.begin(), x.shape.begin() + axis);
   stats.resize(x.shape.size(), 1);

@@ -30,31 +30,37 @@ Status CheckAtLeastOne(const char* option, int64_t value) {
   return InvalidArgument() << "gpt2 option " << option << " must be >= 1, got " << value;
 }
 
-Status ValidateOptions(const GptOptions& o) {
+// The builder's checks of `o`; `culprit` names the option blamed.
+Status ValidateOptions(const GptOptions& o, std::string& culprit) {
   for (auto [option, value] :
        {std::pair{"batch", o.batch}, std::pair{"seq_len", o.seq_len}, std::pair{"vocab", o.vocab},
         std::pair{"n_ctx", o.n_ctx}, std::pair{"d_model", o.d_model}, std::pair{"n_head", o.n_head},
         std::pair{"n_layer", o.n_layer}}) {
+    culprit = option;
     DISTIR_RETURN_IF_ERROR(CheckAtLeastOne(option, value));
   }
+  culprit = "seq_len";
   if (o.seq_len > o.n_ctx) {
     return InvalidArgument() << "gpt2 option seq_len must be <= n_ctx (the rows of wpe), got "
                              << "seq_len " << o.seq_len << " and n_ctx " << o.n_ctx;
   }
+  culprit = "n_head";
   if (o.d_model % o.n_head != 0) {
     return InvalidArgument() << "gpt2 option n_head must divide d_model, got d_model " << o.d_model
                              << " and n_head " << o.n_head << " (remainder " << o.d_model % o.n_head
                              << ")";
   }
+  culprit = "dtype";
   if (!IsFloat(o.dtype)) {
     return InvalidArgument() << "gpt2 option dtype must be a float type, got "
                              << DTypeName(o.dtype);
   }
+  culprit = "layer_norm_epsilon";
   if (!(o.layer_norm_epsilon > 0) || !std::isfinite(o.layer_norm_epsilon)) {
     return InvalidArgument() << "gpt2 option layer_norm_epsilon must be finite and > 0, got "
                              << o.layer_norm_epsilon;
   }
-  return CheckGptSizes(o);
+  return CheckGptSizes(o, &culprit);
 }
 
 // The twelve weights of one transformer block, in HuggingFace order.
@@ -298,7 +304,7 @@ StatusOr<Module> GptBuilder::Build() && {
 }  // namespace
 
 StatusOr<Module> BuildGpt2Inference(const GptOptions& options) {
-  DISTIR_RETURN_IF_ERROR(ValidateOptions(options));
+  DISTIR_RETURN_IF_ERROR(ValidateGptOptions(options));
   return GptBuilder(options).Build();
 }
 
@@ -316,6 +322,13 @@ std::vector<std::string> GptShardingRules() {
           // The tied LM head reads the transposed embedding column-parallel
           // (vocab-parallel logits); the token Gather reads it whole.
           "lm_head.weight_t=[{}, {tp}]"};
+}
+
+Status ValidateGptOptions(const GptOptions& options, std::string* culprit) {
+  std::string blamed;
+  Status valid = ValidateOptions(options, blamed);
+  if (!valid.ok() && culprit != nullptr) *culprit = blamed;
+  return valid;
 }
 
 Status CheckGptSizes(const GptOptions& o, std::string* culprit) {

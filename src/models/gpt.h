@@ -72,6 +72,13 @@ struct GptOptions {
 /// epsilon is not > 0, or the sizes are too large (CheckGptSizes).
 StatusOr<Module> BuildGpt2Inference(const GptOptions& options);
 
+/// Every check BuildGpt2Inference() makes of `options` before it builds (the
+/// errors listed there), without building. On an error, `*culprit` (when not
+/// null) names the option blamed: the one out of range, "seq_len" when it
+/// exceeds n_ctx, "n_head" when it does not divide d_model, "dtype",
+/// "layer_norm_epsilon", or CheckGptSizes' culprit.
+Status ValidateGptOptions(const GptOptions& options, std::string* culprit = nullptr);
+
 /// Checks that the model's sizes are representable (models/model_size.h): every
 /// tensor, and all of them together, at most kMaxModelBytes, and at most
 /// kMaxModelOps ops. InvalidArgument naming the option to blame otherwise (also

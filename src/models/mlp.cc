@@ -46,19 +46,25 @@ Status CheckAdamOptions(const MlpOptions& o) {
   return Status::Ok();
 }
 
-Status ValidateOptions(const MlpOptions& o) {
-  DISTIR_RETURN_IF_ERROR(CheckAtLeastOne("n_layer", o.n_layer));
-  DISTIR_RETURN_IF_ERROR(CheckAtLeastOne("d_model", o.d_model));
-  DISTIR_RETURN_IF_ERROR(CheckAtLeastOne("batch", o.batch));
+// The builder's checks of `o`; `culprit` names the option blamed.
+Status ValidateOptions(const MlpOptions& o, std::string& culprit) {
+  for (auto [option, value] : {std::pair{"n_layer", o.n_layer}, std::pair{"d_model", o.d_model},
+                               std::pair{"batch", o.batch}}) {
+    culprit = option;
+    DISTIR_RETURN_IF_ERROR(CheckAtLeastOne(option, value));
+  }
+  culprit = "dtype";
   if (!IsFloat(o.dtype)) {
     return InvalidArgument() << "mlp option dtype must be a float type, got " << DTypeName(o.dtype);
   }
+  culprit = "learning_rate";
   if (!(o.learning_rate >= 0) || !std::isfinite(o.learning_rate)) {
     return InvalidArgument() << "mlp option learning_rate must be finite and >= 0, got "
                              << o.learning_rate;
   }
+  culprit = "optimizer";
   if (o.optimizer == MlpOptimizer::kAdam) DISTIR_RETURN_IF_ERROR(CheckAdamOptions(o));
-  return CheckMlpSizes(o);
+  return CheckMlpSizes(o, &culprit);
 }
 
 // The values of one build, indexed by layer.
@@ -147,7 +153,7 @@ std::vector<Value*> AddOptimizer(const MlpOptions& o, FunctionBuilder& b, const 
 }  // namespace
 
 StatusOr<Module> BuildMlpTraining(const MlpOptions& options) {
-  DISTIR_RETURN_IF_ERROR(ValidateOptions(options));
+  DISTIR_RETURN_IF_ERROR(ValidateMlpOptions(options));
   FunctionBuilder b("mlp");
   MlpValues vals;
   AddParams(options, b, vals);
@@ -160,6 +166,13 @@ StatusOr<Module> BuildMlpTraining(const MlpOptions& options) {
   Module module;
   module.AddFunction(std::move(fn));
   return module;
+}
+
+Status ValidateMlpOptions(const MlpOptions& options, std::string* culprit) {
+  std::string blamed;
+  Status valid = ValidateOptions(options, blamed);
+  if (!valid.ok() && culprit != nullptr) *culprit = blamed;
+  return valid;
 }
 
 Status CheckMlpSizes(const MlpOptions& o, std::string* culprit) {

@@ -64,6 +64,13 @@ struct MlpOptions {
 /// sizes are too large (CheckMlpSizes).
 StatusOr<Module> BuildMlpTraining(const MlpOptions& options);
 
+/// Every check BuildMlpTraining() makes of `options` before it builds (the
+/// errors listed there), without building. On an error, `*culprit` (when not
+/// null) names the option blamed: the one out of range, "dtype",
+/// "learning_rate", "optimizer" (an Adam hyper-parameter), or CheckMlpSizes'
+/// culprit.
+Status ValidateMlpOptions(const MlpOptions& options, std::string* culprit = nullptr);
+
 /// Checks that the model's sizes are representable (models/model_size.h): every
 /// tensor, and all of them together, at most kMaxModelBytes, and at most
 /// kMaxModelOps ops. InvalidArgument naming the option to blame otherwise (also

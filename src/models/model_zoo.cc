@@ -110,6 +110,11 @@ Status CheckModelSize(const ModelSpec& spec, std::string* culprit) {
   return CheckGptSizes(spec.gpt, culprit);
 }
 
+Status ValidateModel(const ModelSpec& spec, std::string* culprit) {
+  if (spec.family == ModelFamily::kMlpTraining) return ValidateMlpOptions(spec.mlp, culprit);
+  return ValidateGptOptions(spec.gpt, culprit);
+}
+
 StatusOr<Module> BuildModel(const ModelSpec& spec) {
   if (spec.family == ModelFamily::kMlpTraining) return BuildMlpTraining(spec.mlp);
   return BuildGpt2Inference(spec.gpt);

@@ -58,6 +58,11 @@ int64_t BatchOf(const ModelSpec& spec);
 /// batch, are representable. `*culprit` (when not null) names the option blamed.
 Status CheckModelSize(const ModelSpec& spec, std::string* culprit = nullptr);
 
+/// ValidateMlpOptions or ValidateGptOptions of the spec's family: every check
+/// BuildModel makes before it builds, at the spec's batch. `*culprit` (when not
+/// null) names the option blamed.
+Status ValidateModel(const ModelSpec& spec, std::string* culprit = nullptr);
+
 /// Builds the spec's module (BuildMlpTraining or BuildGpt2Inference).
 StatusOr<Module> BuildModel(const ModelSpec& spec);
 

@@ -302,33 +302,57 @@ Status ParseModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
   return Status::Ok();
 }
 
+// The file a `hardware:` path names: beside the experiment when it exists
+// there, else as written (relative to the current directory). NotFound at
+// `node`, naming every path tried, when it is in neither place.
+StatusOr<std::string> FindHardwareProfile(const Reader& rd, const YAML::Node& node,
+                                          const std::string& path) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string, std::string>> tried;  // path, how it was formed
+  if (fs::path(path).is_relative()) {
+    const fs::path beside = fs::path(rd.file()).parent_path() / path;
+    if (beside != fs::path(path)) tried.emplace_back(beside.string(), " (beside the experiment)");
+    tried.emplace_back(path, " (from the current directory)");
+  } else {
+    tried.emplace_back(path, "");
+  }
+  std::error_code ec;
+  for (const auto& [candidate, how] : tried) {
+    if (fs::exists(candidate, ec)) return candidate;
+  }
+  StatusBuilder error = NotFound(rd.Loc(node));
+  error << "hardware profile '" << path << "' not found: tried ";
+  for (size_t i = 0; i < tried.size(); ++i) {
+    error << (i == 0 ? "" : " and ") << "'" << tried[i].first << "'" << tried[i].second;
+  }
+  return error;
+}
+
+// hardware: a path, or an inline map read where it stands, so that its errors
+// point at its own keys and values in the experiment.
 Status ParseHardware(const Reader& rd, const YAML::Node& node, Experiment& e) {
   if (node.IsMap()) {
     YAML::Emitter out;
     out << node;
     e.hardware_text = out.c_str();
-    StatusOr<sim::HardwareProfile> hw = sim::ParseHardwareProfile(e.hardware_text, "<inline hardware>");
+    StatusOr<sim::HardwareProfile> hw = sim::ReadHardwareProfileNode(node, rd.file());
     if (!hw.ok()) {
-      return InvalidArgument(rd.Loc(node)) << "inline hardware profile: " << hw.status().message();
+      return Status(hw.status().code(), "inline hardware profile: " + hw.status().message(),
+                    hw.status().loc());
     }
     e.hardware = *hw;
     return Status::Ok();
   }
   DISTIR_ASSIGN_OR_RETURN(std::string path, rd.String(node, "hardware"));
-  std::filesystem::path p(path);
-  if (p.is_relative()) {
-    const std::filesystem::path beside = std::filesystem::path(rd.file()).parent_path() / p;
-    std::error_code ec;  // a name too long for the OS is no file, not an exception
-    if (std::filesystem::exists(beside, ec)) p = beside;
-  }
-  StatusOr<std::string> text = ReadRegularFile(p.string());
+  DISTIR_ASSIGN_OR_RETURN(std::string found, FindHardwareProfile(rd, node, path));
+  StatusOr<std::string> text = ReadRegularFile(found);
   if (!text.ok()) {
     return InvalidArgument(rd.Loc(node))
            << "cannot read hardware profile: " << text.status().message();
   }
-  e.hardware_path = p.string();
+  e.hardware_path = found;
   e.hardware_text = std::move(text).value();
-  DISTIR_ASSIGN_OR_RETURN(e.hardware, sim::ParseHardwareProfile(e.hardware_text, p.string()));
+  DISTIR_ASSIGN_OR_RETURN(e.hardware, sim::ParseHardwareProfile(e.hardware_text, found));
   return Status::Ok();
 }
 
@@ -480,29 +504,94 @@ Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool 
   return Status::Ok();
 }
 
-// The model's sizes at the smallest batch of the space: when they are out of
-// range, every configuration would be, so it is an error here, at the key to
-// blame (model.d_model, space.batch, ...). Larger batches that are out of range
-// make their configurations invalid, with the reason (Evaluator).
-Status CheckModelSizeAt(const Reader& rd, const YAML::Node& root, const Experiment& e) {
-  if (e.onnx) return Status::Ok();  // the importer checks its own sizes
+// The model's options at the smallest batch of the space: when the builder
+// would refuse them (n_head not dividing d_model, sizes out of range, ...),
+// it would refuse every configuration, so it is an error here, at the key to
+// blame (model.n_head, space.batch, ...). What depends on the configuration
+// (T dividing the heads, larger batches out of range) makes that
+// configuration invalid, with the reason (Evaluator).
+Status CheckModelAt(const Reader& rd, const YAML::Node& root, const Experiment& e) {
+  if (e.onnx) return Status::Ok();  // the importer checks its own model
   const int64_t batch = *std::min_element(e.space.batch.begin(), e.space.batch.end());
   std::string culprit;
-  Status size = CheckModelSize(WithBatch(e.model, batch), &culprit);
-  if (size.ok()) return size;
+  Status valid = ValidateModel(WithBatch(e.model, batch), &culprit);
+  if (valid.ok()) return valid;
   const YAML::Node model = root["model"];
   YAML::Node at = model;
   if (culprit == "batch") {
     at = root["space"]["batch"];
   } else if (model.IsMap() && model[culprit]) {
     at = model[culprit];
+  } else if (culprit == "n_head" && model.IsMap() && model["d_model"]) {
+    at = model["d_model"];  // the built-in n_head does not divide the d_model given
   }
-  return InvalidArgument(rd.Loc(at)) << size.message();
+  return InvalidArgument(rd.Loc(at)) << valid.message();
 }
 
-}  // namespace
+// "1, 2, 4" (at most 8 values, then "...").
+std::string ListValues(const std::vector<int64_t>& values) {
+  std::string out;
+  for (size_t i = 0; i < values.size() && i < 8; ++i) {
+    out += (i == 0 ? "" : ", ") + std::to_string(values[i]);
+  }
+  return values.size() > 8 ? out + ", ..." : out;
+}
 
-namespace {
+// Without mesh:, some D*T*P of space.dp x tp x pp must meet the world rule,
+// else the search has nothing to do (a mesh: shape is checked on its own).
+Status CheckSpaceNotEmpty(const Reader& rd, const YAML::Node& root, const Experiment& e) {
+  const SearchSpace& s = e.space;
+  if (!s.meshes.empty()) return Status::Ok();
+  std::set<int64_t> products;
+  for (int64_t d : s.dp) {
+    for (int64_t t : s.tp) {
+      for (int64_t p : s.pp) products.insert(CheckedProduct({d, t, p}).value_or(INT64_MAX));
+    }
+  }
+  const bool equal = e.world_rule == WorldRule::kEqual;
+  if (products.empty() ||
+      (equal ? products.count(e.world_size) > 0 : *products.begin() <= e.world_size)) {
+    return Status::Ok();
+  }
+  return InvalidArgument(rd.Loc(root["space"]))
+         << "the search space has no configuration: no D*T*P of space.dp [" << ListValues(s.dp)
+         << "], space.tp [" << ListValues(s.tp) << "] and space.pp [" << ListValues(s.pp) << "] "
+         << (equal ? "equals" : "is at most") << " world_size " << e.world_size
+         << " (constraints.world: " << (equal ? "equal" : "at_most") << "); the products are "
+         << ListValues({products.begin(), products.end()});
+}
+
+// constraints: {world: equal | at_most}.
+Status ParseConstraints(const Reader& rd, const YAML::Node& c, Experiment& e) {
+  DISTIR_RETURN_IF_ERROR(rd.CheckMap(c, "constraints", {"world"}));
+  const YAML::Node w = c["world"];
+  if (!w) return Status::Ok();
+  DISTIR_ASSIGN_OR_RETURN(std::string rule, rd.String(w, "constraints.world"));
+  if (rule != "equal" && rule != "at_most") {
+    return InvalidArgument(rd.Loc(w)) << "constraints.world must be equal or at_most";
+  }
+  e.world_rule = rule == "equal" ? WorldRule::kEqual : WorldRule::kAtMost;
+  return Status::Ok();
+}
+
+// name, model, hardware and world_size, which the rest is checked against.
+Status ParseHead(const Reader& rd, const YAML::Node& root, Experiment& e) {
+  DISTIR_ASSIGN_OR_RETURN(e.name, rd.String(root["name"], "name"));
+  DISTIR_RETURN_IF_ERROR(ParseModel(rd, root["model"], e));
+  DISTIR_RETURN_IF_ERROR(ParseHardware(rd, root["hardware"], e));
+  DISTIR_ASSIGN_OR_RETURN(e.world_size, rd.Positive(root["world_size"], "world_size"));
+  if (e.world_size > kMaxWorldSize) {
+    return InvalidArgument(rd.Loc(root["world_size"]))
+           << "world_size " << e.world_size << " is too large: device ids are 32-bit, so at most "
+           << kMaxWorldSize << " devices";
+  }
+  if (const std::optional<int64_t> n = e.hardware.NumDevices(); n && e.world_size > *n) {
+    return InvalidArgument(rd.Loc(root["world_size"]))
+           << "world_size " << e.world_size << " exceeds the " << *n << " devices of "
+           << e.hardware.name;
+  }
+  return Status::Ok();
+}
 
 // `layers:` names the pipeline layers of a sharded model by its weights: a
 // regular expression whose first capture group is the layer (sharding/stages.h).
@@ -524,10 +613,51 @@ Status ParseLayers(const Reader& rd, const YAML::Node& node, Experiment& e) {
   return Status::Ok();
 }
 
+// The optional keys after the space: memory_limit, traces, output, sharding,
+// layers.
+Status ParseTail(const Reader& rd, const YAML::Node& root, Experiment& e) {
+  e.memory_limit_bytes = e.hardware.device.memory_capacity;
+  if (const YAML::Node m = root["memory_limit"]) {
+    DISTIR_ASSIGN_OR_RETURN(e.memory_limit_bytes, ParseBytes(rd, m));
+  }
+  if (const YAML::Node t = root["traces"]) {
+    DISTIR_ASSIGN_OR_RETURN(e.traces, rd.Int(t, "traces"));
+    if (e.traces < 0) return InvalidArgument(rd.Loc(t)) << "traces must be >= 0";
+  }
+  if (const YAML::Node o = root["output"]) {
+    DISTIR_ASSIGN_OR_RETURN(e.output, rd.String(o, "output"));
+  }
+  if (const YAML::Node sh = root["sharding"]) DISTIR_RETURN_IF_ERROR(ParseSharding(rd, sh, e));
+  if (const YAML::Node l = root["layers"]) DISTIR_RETURN_IF_ERROR(ParseLayers(rd, l, e));
+  return Status::Ok();
+}
+
+Status ParseRoot(const Reader& rd, const YAML::Node& root, Experiment& e) {
+  DISTIR_RETURN_IF_ERROR(
+      rd.CheckMap(root, "experiment",
+                  {"name", "model", "hardware", "world_size", "space", "constraints",
+                   "memory_limit", "traces", "output", "sharding", "mesh", "layers"}));
+  for (const char* key : {"name", "model", "hardware", "world_size", "space"}) {
+    if (!root[key]) {
+      return InvalidArgument(SourceLoc{rd.file(), 1, 1, ""})
+             << "experiment is missing required key '" << key << "'";
+    }
+  }
+  DISTIR_RETURN_IF_ERROR(ParseHead(rd, root, e));
+  DISTIR_RETURN_IF_ERROR(ParseSpace(rd, root["space"], e, static_cast<bool>(root["mesh"])));
+  DISTIR_RETURN_IF_ERROR(CheckModelAt(rd, root, e));
+  if (const YAML::Node c = root["constraints"]) DISTIR_RETURN_IF_ERROR(ParseConstraints(rd, c, e));
+  if (const YAML::Node m = root["mesh"]) DISTIR_RETURN_IF_ERROR(ParseMesh(rd, m, e));
+  DISTIR_RETURN_IF_ERROR(CheckSpaceNotEmpty(rd, root, e));
+  return ParseTail(rd, root, e);
+}
+
 }  // namespace
 
-StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string& path) {
+StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string& path,
+                                     std::string* error_source) {
   Reader rd(path);
+  if (error_source != nullptr) *error_source = text;
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -543,57 +673,16 @@ StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string&
   Experiment e;
   e.path = path;
   e.yaml_text = text;
-  DISTIR_RETURN_IF_ERROR(rd.CheckMap(root, "experiment",
-                                     {"name", "model", "hardware", "world_size", "space",
-                                      "constraints", "memory_limit", "traces", "output",
-                                      "sharding", "mesh", "layers"}));
-  for (const char* key : {"name", "model", "hardware", "world_size", "space"}) {
-    if (!root[key]) {
-      return InvalidArgument(SourceLoc{path, 1, 1, ""})
-             << "experiment is missing required key '" << key << "'";
-    }
+  Status parsed = ParseRoot(rd, root, e);
+  if (parsed.ok()) return e;
+  // An error in the referenced hardware profile points into the profile's
+  // text; one located elsewhere (nowhere, or in another file) into neither.
+  if (error_source != nullptr) {
+    const std::string& file = parsed.loc().file;
+    const bool in_profile = !e.hardware_path.empty() && file == e.hardware_path;
+    *error_source = file == path ? text : in_profile ? std::move(e.hardware_text) : "";
   }
-  DISTIR_ASSIGN_OR_RETURN(e.name, rd.String(root["name"], "name"));
-  DISTIR_RETURN_IF_ERROR(ParseModel(rd, root["model"], e));
-  DISTIR_RETURN_IF_ERROR(ParseHardware(rd, root["hardware"], e));
-  DISTIR_ASSIGN_OR_RETURN(e.world_size, rd.Positive(root["world_size"], "world_size"));
-  if (e.world_size > kMaxWorldSize) {
-    return InvalidArgument(rd.Loc(root["world_size"]))
-           << "world_size " << e.world_size << " is too large: device ids are 32-bit, so at most "
-           << kMaxWorldSize << " devices";
-  }
-  if (const std::optional<int64_t> n = e.hardware.NumDevices(); n && e.world_size > *n) {
-    return InvalidArgument(rd.Loc(root["world_size"]))
-           << "world_size " << e.world_size << " exceeds the " << *n << " devices of "
-           << e.hardware.name;
-  }
-  DISTIR_RETURN_IF_ERROR(ParseSpace(rd, root["space"], e, static_cast<bool>(root["mesh"])));
-  DISTIR_RETURN_IF_ERROR(CheckModelSizeAt(rd, root, e));
-  if (const YAML::Node c = root["constraints"]) {
-    DISTIR_RETURN_IF_ERROR(rd.CheckMap(c, "constraints", {"world"}));
-    if (const YAML::Node w = c["world"]) {
-      DISTIR_ASSIGN_OR_RETURN(std::string rule, rd.String(w, "constraints.world"));
-      if (rule != "equal" && rule != "at_most") {
-        return InvalidArgument(rd.Loc(w)) << "constraints.world must be equal or at_most";
-      }
-      e.world_rule = rule == "equal" ? WorldRule::kEqual : WorldRule::kAtMost;
-    }
-  }
-  if (const YAML::Node m = root["mesh"]) DISTIR_RETURN_IF_ERROR(ParseMesh(rd, m, e));
-  e.memory_limit_bytes = e.hardware.device.memory_capacity;
-  if (const YAML::Node m = root["memory_limit"]) {
-    DISTIR_ASSIGN_OR_RETURN(e.memory_limit_bytes, ParseBytes(rd, m));
-  }
-  if (const YAML::Node t = root["traces"]) {
-    DISTIR_ASSIGN_OR_RETURN(e.traces, rd.Int(t, "traces"));
-    if (e.traces < 0) return InvalidArgument(rd.Loc(t)) << "traces must be >= 0";
-  }
-  if (const YAML::Node o = root["output"]) {
-    DISTIR_ASSIGN_OR_RETURN(e.output, rd.String(o, "output"));
-  }
-  if (const YAML::Node sh = root["sharding"]) DISTIR_RETURN_IF_ERROR(ParseSharding(rd, sh, e));
-  if (const YAML::Node l = root["layers"]) DISTIR_RETURN_IF_ERROR(ParseLayers(rd, l, e));
-  return e;
+  return parsed;
 }
 
 StatusOr<Module> ImportOnnxModel(const OnnxModel& model, int64_t batch) {

@@ -101,8 +101,17 @@ struct Experiment {
 };
 
 /// Parses an experiment; `path` names it in errors and anchors a relative
-/// hardware path.
-StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string& path);
+/// hardware path. `error_source` (when not null) receives the text an error's
+/// location points into: `text`, or the referenced hardware profile's text for
+/// an error in the profile, so that a tool can print the line under the
+/// message (support/diagnostic.h); on success it holds `text`.
+/// Errors reject, at their file:line:col, besides malformed keys and values:
+/// a hardware profile in neither place it may be (naming the paths tried),
+/// model options the model's builder refuses at the space's smallest batch
+/// (every configuration would be invalid), and a space whose D*T*P products
+/// never meet the world rule (the search would have no configuration).
+StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string& path,
+                                     std::string* error_source = nullptr);
 
 /// Imports `model` with every kBatchExtent bound to `batch` (docs/onnx.md): a
 /// module of one fully typed function, parameters on d0. Errors name the file.

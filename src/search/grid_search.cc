@@ -4,8 +4,8 @@
 #include <chrono>
 #include <cstring>
 #include <iomanip>
-#include <iostream>
 #include <optional>
+#include <ostream>
 
 #include "search/journal.h"
 #include "search/progress_estimator.h"
@@ -85,7 +85,7 @@ Status PrepareJournal(const SearchOptions& o, uint64_t fingerprint, MPI_Comm com
 // and goes on without it (the search itself is not at risk).
 class RankJournal {
  public:
-  RankJournal(const SearchOptions& o, uint64_t fingerprint, int rank) {
+  RankJournal(const SearchOptions& o, uint64_t fingerprint, int rank) : warnings_(o.warnings) {
     if (o.journal_dir.empty()) return;
     const std::string path = o.journal_dir + "/rank" + std::to_string(rank) + ".bin";
     Check(writer_.Open(path, fingerprint));
@@ -97,9 +97,12 @@ class RankJournal {
  private:
   void Check(const Status& s) {
     active_ = s.ok();
-    if (!s.ok()) std::cerr << "distir search: warning: " << s.message() << "; not journaling\n";
+    if (!s.ok() && warnings_ != nullptr) {
+      *warnings_ << "distir search: warning: " << s.message() << "; not journaling\n";
+    }
   }
   JournalWriter writer_;
+  std::ostream* warnings_ = nullptr;
   bool active_ = false;
 };
 

@@ -52,6 +52,10 @@ struct SearchOptions {
   /// Progress lines (done/total, configurations per second, ETA) on rank 0, at
   /// most one a second; the ETA comes from progress_estimator.h.
   std::ostream* progress = nullptr;
+  /// Warnings that do not stop the search (a journal file that cannot be
+  /// written: the search goes on without it), one line each, on rank 0 and the
+  /// others alike; nullptr drops them. Not owned; must outlive the call.
+  std::ostream* warnings = nullptr;
   /// The journal directory (journal.h); "" for none.
   std::string journal_dir;
   /// Take the results the journal holds; otherwise an old journal is discarded.

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -62,11 +63,13 @@ class JournalCleanup {
  public:
   /// Decides now whether `dir` is this run's: it does not exist yet, or it is a
   /// directory and the run does not resume from it (the run discards it).
-  JournalCleanup(std::string dir, bool resume);
+  /// `warnings` (not owned, may be null) receives the warning of a removal
+  /// that fails; it must outlive this object.
+  JournalCleanup(std::string dir, bool resume, std::ostream* warnings = nullptr);
   JournalCleanup(const JournalCleanup&) = delete;
   JournalCleanup& operator=(const JournalCleanup&) = delete;
   /// RemoveJournal(dir) when the journal is this run's and Dismiss() was not
-  /// called; a failure to remove it is a warning on stderr.
+  /// called; a failure to remove it is a line on `warnings`.
   ~JournalCleanup();
 
   /// The run succeeded: leave `dir` alone.
@@ -75,6 +78,7 @@ class JournalCleanup {
 
  private:
   std::string dir_;
+  std::ostream* warnings_ = nullptr;
   bool owned_ = false;
 };
 

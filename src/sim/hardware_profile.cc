@@ -658,6 +658,18 @@ StatusOr<HardwareProfile> ParseHardwareProfile(const std::string& yaml_text,
   }
 }
 
+StatusOr<HardwareProfile> ReadHardwareProfileNode(const YAML::Node& node,
+                                                  const std::string& filename) {
+  ProfileReader reader(filename);
+  try {
+    return ReadProfile(reader, node);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(reader.Loc(e.mark)) << "invalid YAML: " << e.msg;
+  } catch (const std::exception& e) {
+    return Internal(SourceLoc{filename, 0, 0, ""}) << "reading hardware profile: " << e.what();
+  }
+}
+
 StatusOr<HardwareProfile> LoadHardwareProfile(const std::string& path) {
   StatusOr<std::string> text = ReadRegularFile(path);
   if (!text.ok()) {

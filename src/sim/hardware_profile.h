@@ -21,6 +21,10 @@
 #include "ir/dtype.h"
 #include "support/status_or.h"
 
+namespace YAML {
+class Node;
+}  // namespace YAML
+
 namespace distir::sim {
 
 /// Linear cost model t = intercept + per_flop * flops + per_byte * bytes (seconds),
@@ -116,6 +120,12 @@ struct HardwareProfile {
 /// Loads and validates a profile from YAML text. `filename` is used in errors.
 StatusOr<HardwareProfile> ParseHardwareProfile(const std::string& yaml_text,
                                                const std::string& filename);
+/// Validates a profile that is one node of a larger YAML document (an
+/// experiment's inline `hardware:` map): as ParseHardwareProfile, with errors
+/// located at the node's own marks in `filename`, the document's file, so
+/// that they point at the offending key or value there.
+StatusOr<HardwareProfile> ReadHardwareProfileNode(const YAML::Node& node,
+                                                  const std::string& filename);
 /// Reads and parses the file at `path`.
 StatusOr<HardwareProfile> LoadHardwareProfile(const std::string& path);
 

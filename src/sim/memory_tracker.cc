@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/call_graph.h"
+#include "ir/op_alias.h"
 
 namespace distir::sim {
 
@@ -223,29 +224,22 @@ Status BufferPlanBuilder::AddResults(const Op& op, int index) {
 }
 
 void BufferPlanBuilder::AddNonCallResults(const Op& op) {
-  switch (op.kind()) {
-    case OpKind::kReshape:
-    case OpKind::kSqueeze:
-    case OpKind::kUnsqueeze:
-    case OpKind::kIdentity:
-    case OpKind::kSGD:
-      Alias(*op.result(0), *op.input(0));
-      return;
-    case OpKind::kAdam:
-      // Adam(w, dw, m, v) -> (w, m, v), all updated in place.
-      Alias(*op.result(0), *op.input(0));
-      Alias(*op.result(1), *op.input(2));
-      Alias(*op.result(2), *op.input(3));
-      return;
-    case OpKind::kTuple:
-      TupleResult(op);
-      return;
-    case OpKind::kUnpackTuple:
-      UnpackResults(op);
-      return;
-    default:
-      for (const auto& r : op.results()) Fresh(*r);
-      return;
+  if (op.kind() == OpKind::kTuple) {
+    TupleResult(op);
+    return;
+  }
+  if (op.kind() == OpKind::kUnpackTuple) {
+    UnpackResults(op);
+    return;
+  }
+  // Views and in-place updates: the executor's arena plan asks the same table.
+  for (int r = 0; r < op.num_results(); ++r) {
+    const int alias = AliasedInput(op, r);
+    if (alias >= 0 && alias < op.num_inputs()) {
+      Alias(*op.result(r), *op.input(alias));
+    } else {
+      Fresh(*op.result(r));
+    }
   }
 }
 

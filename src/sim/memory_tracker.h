@@ -2,10 +2,11 @@
 // each buffer dies, and the live bytes per device over time.
 //
 // BufferPlan is the static part, computed once per function in program order: a
-// value is a list of buffers (one per tensor leaf of its type); ops that only
-// change metadata (Reshape, Squeeze, Unsqueeze, Identity, Tuple, UnpackTuple)
-// and the in-place optimizers (SGD, Adam) reuse their inputs' buffers instead of
-// allocating; every other result leaf is a fresh buffer. A buffer lives from its
+// value is a list of buffers (one per tensor leaf of its type); Tuple and
+// UnpackTuple regroup their inputs' buffers, the views and in-place updates of
+// ir/op_alias.h (Reshape, Squeeze, Unsqueeze, Identity, SGD, Adam, ...) reuse
+// their inputs' buffers, as the executor's arena plan does; every other result
+// leaf is a fresh buffer. A buffer lives from its
 // defining op to its last use; parameters and returned values stay resident.
 // MemoryTracker replays a plan along the simulated clock (simulator.h).
 // CallMemoryCache summarises device-generic callees: their own peak, charged to

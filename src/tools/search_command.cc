@@ -175,11 +175,12 @@ int SearchAndFinish(const search::Experiment& e, const SearchFlags& f, const std
   search::SearchOptions options;
   options.max_memory_bytes = max_memory;
   options.progress = f.quiet ? nullptr : &std::cerr;
+  options.warnings = &std::cerr;
   options.journal_dir = search::JournalDir(target);
   options.resume = f.resume;
   options.tool_revision = GitRevision();
   std::optional<search::JournalCleanup> cleanup;
-  if (rank == 0) cleanup.emplace(options.journal_dir, f.resume);
+  if (rank == 0) cleanup.emplace(options.journal_dir, f.resume, &std::cerr);
   StatusOr<search::SearchOutcome> out = search::RunGridSearch(e, MPI_COMM_WORLD, options);
   if (rank != 0) return out.ok() ? kExitOk : kExitInputError;
   const std::string shown = f.output.empty() ? e.output : f.output;
@@ -208,20 +209,9 @@ int RunOn(const SearchFlags& f, int rank) {
   if (!max_memory.ok()) return rank == 0 ? ReportError(max_memory.status()) : kExitInputError;
   StatusOr<std::string> text = ReadInput(f.experiment);
   if (!text.ok()) return rank == 0 ? ReportError(text.status()) : kExitInputError;
-  StatusOr<search::Experiment> e = search::ParseExperiment(*text, f.experiment);
-  if (!e.ok()) {
-    // The excerpt only for errors in the experiment itself: one in its hardware
-    // profile is located in the profile, whose text is not at hand here.
-    const bool in_experiment = e.status().loc().file == f.experiment;
-    return rank == 0 ? ReportError(e.status(), in_experiment ? *text : "") : kExitInputError;
-  }
-  if (search::EnumerateConfigs(*e).empty()) {
-    if (rank == 0) {
-      std::cerr << f.experiment << ": error: the search space has no configuration (check "
-                << "world_size, constraints.world and space.dp/tp/pp)\n";
-    }
-    return kExitInputError;
-  }
+  std::string source;  // the text the error points into: the experiment's or its profile's
+  StatusOr<search::Experiment> e = search::ParseExperiment(*text, f.experiment, &source);
+  if (!e.ok()) return rank == 0 ? ReportError(e.status(), source) : kExitInputError;
   // Before any work: the output is checked and locked until the results are written.
   io::OutputClaim claim;
   std::string target;

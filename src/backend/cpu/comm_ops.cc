@@ -9,7 +9,8 @@
 #include <set>
 
 #include "backend/cpu/host_kernels.h"
-#include "backend/memory_plan.h"
+#include "backend/shape_math.h"
+#include "ir/op_alias.h"
 
 namespace distir::backend {
 namespace {
@@ -43,15 +44,6 @@ std::optional<MPI_Datatype> ReduceType(DType dtype) {
 }
 
 int Count(int64_t n) { return static_cast<int>(n); }
-
-std::pair<int64_t, int64_t> OuterInner(const std::vector<int64_t>& shape, int64_t axis) {
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) {
-    if (i < axis) outer *= shape[i];
-    if (i > axis) inner *= shape[i];
-  }
-  return {outer, inner};
-}
 
 struct CollectiveSite {
   const Op* op;

@@ -8,19 +8,12 @@
 
 #include "backend/cpu/host_kernels.h"
 #include "backend/cpu/layout_ops.h"
+#include "backend/shape_math.h"
 
 namespace distir::backend {
 namespace {
 
 using Views = std::span<const TensorView>;
-
-int64_t Prod(std::span<const int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
-
-int64_t NormalizeAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 
 StatusBuilder Unsupported(const Op& op) {
   return Unimplemented(op.loc()) << "the CPU backend cannot run " << op.Name() << ": ";

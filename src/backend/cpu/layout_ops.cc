@@ -8,25 +8,12 @@
 #include <numeric>
 
 #include "backend/cpu/host_kernels.h"
+#include "backend/shape_math.h"
 
 namespace distir::backend {
 namespace {
 
 using Views = std::span<const TensorView>;
-
-int64_t Prod(std::span<const int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
-
-int64_t NormalizeAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
-
-// Outer and inner element counts around `axis` of `shape`.
-std::pair<int64_t, int64_t> OuterInner(const std::vector<int64_t>& shape, int64_t axis) {
-  const auto a = static_cast<size_t>(axis);
-  return {Prod(std::span(shape).first(a)), Prod(std::span(shape).subspan(a + 1))};
-}
 
 // The value of element 0 of an integer view (i64 or i32) at run time.
 int64_t ReadInt(const TensorView& v, int64_t i = 0) {
@@ -158,7 +145,7 @@ std::optional<StatusOr<CpuKernel>> PlanLayoutOp(const Op& op, std::span<const Te
     case OpKind::kSqueeze:
     case OpKind::kUnsqueeze:
     case OpKind::kIdentity:
-      return CpuKernel();  // the result shares the input's buffer (memory_plan.h)
+      return CpuKernel();  // the result shares the input's buffer (ir/op_alias.h)
     case OpKind::kConstant:
       return CopyBytes(Encode(op.FindAttr("value")->AsTensor(), out[0].dtype), out[0]);
     case OpKind::kConstantOfShape:

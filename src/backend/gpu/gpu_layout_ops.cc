@@ -11,21 +11,16 @@
 #include "backend/cpu/layout_ops.h"
 #include "backend/gpu/cuda_check.h"
 #include "backend/gpu/gpu_kernels.h"
+#include "backend/shape_math.h"
 
 namespace distir::gpu {
 namespace {
 
+using backend::NormalizeAxis;
+using backend::Prod;
 using backend::TensorView;
 using Views = std::span<const TensorView>;
 using Unsupported = internal::UnsupportedOp;
-
-int64_t Prod(std::span<const int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
-
-int64_t NormalizeAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 
 cudaStream_t S(void* stream) { return static_cast<cudaStream_t>(stream); }
 
@@ -147,7 +142,7 @@ std::optional<StatusOr<GpuKernel>> PlanGpuLayoutOp(const Op& op, Views in, Views
     case OpKind::kSqueeze:
     case OpKind::kUnsqueeze:
     case OpKind::kIdentity:
-      return GpuKernel();  // the result shares the input's buffer (memory_plan.h)
+      return GpuKernel();  // the result shares the input's buffer (ir/op_alias.h)
     case OpKind::kConstant:
     case OpKind::kConstantOfShape:
     case OpKind::kShape:

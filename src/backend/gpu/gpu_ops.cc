@@ -15,20 +15,15 @@
 #include "backend/gpu/gpu_kernels.h"
 #include "backend/gpu/gpu_layout_ops.h"
 #include "backend/memory_plan.h"
+#include "backend/shape_math.h"
 
 namespace distir::gpu {
 namespace {
 
+using backend::NormalizeAxis;
+using backend::Prod;
 using backend::TensorView;
 using Views = std::span<const TensorView>;
-
-int64_t Prod(std::span<const int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
-
-int64_t NormalizeAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 
 using Unsupported = internal::UnsupportedOp;
 

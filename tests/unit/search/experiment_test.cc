@@ -318,6 +318,82 @@ TEST(ExperimentTest, ModelSizesBeyondTheLimitNameTheKey) {
             "ok");
 }
 
+// Issue 19 item 4: options the model's builder refuses would make every
+// configuration invalid ("0 of 28 fit in memory"); they are errors at the option.
+TEST(ExperimentTest, ModelOptionsTheBuilderRefusesAreErrorsAtTheOption) {
+  auto model = [](const std::string& line) {
+    return ErrorOf(Replace(kBase, "model: mlp-tiny\n", line + "\n"));
+  };
+  EXPECT_EQ(model("model: {name: gpt2-tiny, n_head: 3}"),
+            "t.yaml:2:34: error: gpt2 option n_head must divide d_model, got d_model 32 and "
+            "n_head 3 (remainder 2)");
+  // Only d_model given: the built-in n_head (8) does not divide it; d_model is blamed.
+  EXPECT_EQ(model("model: {name: gpt2-tiny, d_model: 100}"),
+            "t.yaml:2:35: error: gpt2 option n_head must divide d_model, got d_model 100 and "
+            "n_head 8 (remainder 4)");
+  EXPECT_EQ(model("model: {name: gpt2-tiny, seq_len: 17}"),
+            "t.yaml:2:35: error: gpt2 option seq_len must be <= n_ctx (the rows of wpe), got "
+            "seq_len 17 and n_ctx 16");
+  EXPECT_EQ(model("model: {name: mlp-tiny, dtype: i32}"),
+            "t.yaml:2:32: error: mlp option dtype must be a float type, got i32");
+  // T not dividing the heads depends on the configuration: not a load-time error.
+  EXPECT_EQ(model("model: {name: gpt2-tiny, n_head: 2, d_model: 32}"), "ok");
+}
+
+TEST(ExperimentTest, EmptySpaceNamesTheKeysAndTheProducts) {
+  EXPECT_EQ(ErrorOf(Replace(kBase, "  dp: all\n", "  dp: [2]\n")), "ok");  // 2 x 4 x 1 = 8
+  EXPECT_EQ(ErrorOf(Replace(Replace(Replace(kBase, "  dp: all\n", "  dp: [2]\n"), "  tp: all\n",
+                                    "  tp: [1, 2]\n"),
+                            "  pp: all\n", "  pp: 1\n")),
+            "t.yaml:6:3: error: the search space has no configuration: no D*T*P of space.dp [2], "
+            "space.tp [1, 2] and space.pp [1] equals world_size 8 (constraints.world: equal); "
+            "the products are 2, 4");
+}
+
+// The experiment's text, or the named profile's for an error in the profile.
+TEST(ExperimentTest, AnErrorComesWithTheTextItPointsInto) {
+  const std::string dir = SourcePath("tests/lit/errors/Inputs/issue_19/");
+  const std::string text = Replace(kBase, "hardware: ../hardware/dgx2-v100.yaml\n",
+                                   "hardware: bad_value_profile.yaml\n");
+  std::string source;
+  StatusOr<Experiment> e = ParseExperiment(text, dir + "t.yaml", &source);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().loc().file, dir + "bad_value_profile.yaml");
+  EXPECT_EQ(e.status().loc().line, 8);
+  EXPECT_EQ(e.status().loc().col, 10);
+  EXPECT_NE(source.find("name: bad-v100"), std::string::npos);
+  e = ParseExperiment(Replace(kBase, "world_size: 8\n", "world_size: eight\n"), "t.yaml", &source);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(source, Replace(kBase, "world_size: 8\n", "world_size: eight\n"));
+}
+
+TEST(ExperimentTest, InlineProfileErrorsPointAtTheValue) {
+  const std::string hardware =
+      "hardware:\n"
+      "  name: tiny-node\n"
+      "  device:\n"
+      "    name: X\n"
+      "    peak_flops: {f16: 1 TFLOP/s, f32: 1 TFLOP/s}\n"
+      "    vector_flops: 1 TFLOP/s\n"
+      "    dram_bandwidth: -1 TB/s\n"
+      "    memory_capacity: 1 GiB\n"
+      "    kernel_launch_overhead: 1 us\n"
+      "  nodes: {devices_per_node: 8, num_nodes: 1}\n"
+      "  intra_node: {name: a, bandwidth: 1 GB/s, latency: 1 us}\n"
+      "  collectives: {allreduce: ring, launch_overhead: 1 us}\n";
+  EXPECT_EQ(ErrorOf(Replace(kBase, "hardware: ../hardware/dgx2-v100.yaml\n", hardware)),
+            "t.yaml:9:21: error: inline hardware profile: device.dram_bandwidth must be positive, "
+            "got '-1 TB/s'");
+}
+
+TEST(ExperimentTest, AMissingProfileNamesThePathsTried) {
+  EXPECT_EQ(
+      ErrorOf(Replace(kBase, "hardware: ../hardware/dgx2-v100.yaml\n", "hardware: nothere.yaml\n")),
+      "t.yaml:3:11: error: hardware profile 'nothere.yaml' not found: tried '" +
+          SourcePath("configs/experiments/nothere.yaml") +
+          "' (beside the experiment) and 'nothere.yaml' (from the current directory)");
+}
+
 // An inline profile with any number of nodes: world_size is bounded by device ids alone.
 std::string ScaleOut(const std::string& world_size, const std::string& dp) {
   return "name: t\nmodel: mlp-tiny\n"
@@ -339,7 +415,10 @@ TEST(ExperimentTest, WorldSizeIsBoundedByDeviceIdsAndAllStopsInRange) {
             "t.yaml:4:13: error: world_size 9223372036854775807 is too large: device ids are "
             "32-bit, so at most 2147483647 devices");
   // `all` doubled past INT64_MAX before (and then looped on 0).
-  ASSERT_OK_AND_ASSIGN(Experiment e, ParseExperiment(ScaleOut("2147483647", "all"), "t.yaml"));
+  // At most: no power of two equals 2^31 - 1.
+  ASSERT_OK_AND_ASSIGN(
+      Experiment e,
+      ParseExperiment(ScaleOut("2147483647", "all") + "constraints: {world: at_most}\n", "t.yaml"));
   ASSERT_EQ(e.space.dp.size(), 31u);
   EXPECT_EQ(e.space.dp.back(), int64_t{1} << 30);
   ASSERT_OK_AND_ASSIGN(e, ParseExperiment(ScaleOut("1024", "all"), "t.yaml"));
