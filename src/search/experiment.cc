@@ -13,6 +13,7 @@
 #include "models/gpt.h"
 #include "models/mlp.h"
 #include "sharding/annotate.h"
+#include "support/byte_size.h"
 #include "support/checked_math.h"
 #include "support/read_file.h"
 
@@ -159,20 +160,11 @@ StatusOr<int64_t> ParseBytes(const Reader& rd, const YAML::Node& node) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   std::string unit(end, text.data() + text.size());
   while (!unit.empty() && unit.front() == ' ') unit.erase(unit.begin());
-  static const std::pair<const char*, double> kUnits[] = {{"", 1},
-                                                          {"B", 1},
-                                                          {"kB", 1e3},
-                                                          {"KB", 1e3},
-                                                          {"MB", 1e6},
-                                                          {"GB", 1e9},
-                                                          {"TB", 1e12},
-                                                          {"KiB", 1024.0},
-                                                          {"MiB", 1048576.0},
-                                                          {"GiB", 1073741824.0},
-                                                          {"TiB", 1099511627776.0}};
-  for (const auto& [name, scale] : kUnits) {
-    if (ec != std::errc() || unit != name || !(number > 0)) continue;
-    const double bytes = number * scale;
+  // The units of --max-memory (support/byte_size.h); an infinite number is
+  // "too large" here, not malformed.
+  const std::optional<double> scale = ByteUnitScale(unit);
+  if (ec == std::errc() && scale && number > 0) {
+    const double bytes = number * *scale;
     if (!(bytes < kMaxMemoryLimit)) {
       return InvalidArgument(rd.Loc(node)) << "memory_limit '" << text
                                            << "' is too large: it must be below 8 EiB (2^63 "
@@ -184,10 +176,8 @@ StatusOr<int64_t> ParseBytes(const Reader& rd, const YAML::Node& node) {
     }
     return static_cast<int64_t>(bytes);
   }
-  return InvalidArgument(rd.Loc(node))
-         << "memory_limit must be a positive size with a unit (B, kB, MB, GB, TB, KiB, MiB, GiB, "
-            "TiB), got '"
-         << text << "'";
+  return InvalidArgument(rd.Loc(node)) << "memory_limit must be a positive size with a unit ("
+                                       << ByteSizeUnits() << "), got '" << text << "'";
 }
 
 // One input shape of an imported model: [B, 128], where B is the batch.

@@ -109,6 +109,9 @@ class Simulation {
                  std::vector<int32_t>& deps) const;
   void ReplayOnStreams(const BufferPlan& plan, MemoryTracker& memory);
   void RecordStreams(const StreamSchedule& schedule);
+  void RecordDevices(double time, const std::vector<double>& compute,
+                     const std::vector<double>& communication,
+                     const std::vector<double>& overlapped);
   double SingleStreamTime() const;
   void Finish(MemoryTracker& memory);
 
@@ -272,14 +275,23 @@ void Simulation::Replay(MemoryTracker& memory) {
   }
   double time = 0;
   for (double c : clock) time = std::max(time, c);
+  RecordDevices(time, compute, communication, {});
+}
+
+// The iteration time and each present device's busy times; idle is what the
+// busy time leaves of the iteration, counting overlapped time once.
+void Simulation::RecordDevices(double time, const std::vector<double>& compute,
+                               const std::vector<double>& communication,
+                               const std::vector<double>& overlapped) {
   result_.iteration_time_s = time;
-  for (int d = 0; d < n; ++d) {
+  for (int d = 0; d < NumSlots(); ++d) {
     if (!present_[d]) continue;
     DeviceResult r;
     r.device = DeviceId(d);
     r.compute_s = compute[d];
     r.communication_s = communication[d];
-    r.idle_s = std::max(0.0, time - compute[d] - communication[d]);
+    if (!overlapped.empty()) r.overlapped_s = overlapped[d];
+    r.idle_s = std::max(0.0, time - compute[d] - communication[d] + r.overlapped_s);
     result_.devices.push_back(std::move(r));
   }
 }
@@ -351,17 +363,7 @@ void Simulation::RecordStreams(const StreamSchedule& schedule) {
       if (options_.record_trace) result_.trace.push_back({DeviceId(d), i, category, start, end});
     }
   }
-  result_.iteration_time_s = time;
-  for (int d = 0; d < n; ++d) {
-    if (!present_[d]) continue;
-    DeviceResult r;
-    r.device = DeviceId(d);
-    r.compute_s = compute[d];
-    r.communication_s = communication[d];
-    r.overlapped_s = schedule.overlapped_s[d];
-    r.idle_s = std::max(0.0, time - compute[d] - communication[d] + r.overlapped_s);
-    result_.devices.push_back(std::move(r));
-  }
+  RecordDevices(time, compute, communication, schedule.overlapped_s);
 }
 
 // The clock rule of Replay() alone: the iteration time with one stream per device.

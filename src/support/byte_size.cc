@@ -41,16 +41,22 @@ std::optional<int64_t> CgroupLimit() {
 
 const char* ByteSizeUnits() { return "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB"; }
 
+std::optional<double> ByteUnitScale(std::string_view unit) {
+  for (const auto& [name, scale] : kUnits) {
+    if (unit == name) return scale;
+  }
+  return std::nullopt;
+}
+
 std::optional<double> ParseByteSize(std::string_view text) {
   double number = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   if (ec != std::errc() || !std::isfinite(number) || !(number > 0)) return std::nullopt;
   std::string_view unit(end, static_cast<size_t>(text.data() + text.size() - end));
   while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
-  for (const auto& [name, scale] : kUnits) {
-    if (unit == name) return number * scale;
-  }
-  return std::nullopt;
+  std::optional<double> scale = ByteUnitScale(unit);
+  if (!scale) return std::nullopt;
+  return number * *scale;
 }
 
 std::string FormatByteSize(double bytes) {

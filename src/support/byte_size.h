@@ -18,6 +18,9 @@ namespace distir {
 /// The units a size may carry, for error messages: "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB".
 const char* ByteSizeUnits();
 
+/// Bytes per `unit` of ByteSizeUnits() ("" is bytes too), or nullopt.
+std::optional<double> ByteUnitScale(std::string_view unit);
+
 /// The bytes that `text` (a number, optional spaces, an optional unit of
 /// ByteSizeUnits()) denotes, or nullopt when it is not of that form or not a
 /// positive finite number. The result is not rounded and may exceed int64.
