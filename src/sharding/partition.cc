@@ -23,6 +23,8 @@ const Mesh* MeshOf(const Module& module, const Function& fn) {
   return nullptr;
 }
 
+DenseTensor Scalar(DType dtype, double value) { return DenseTensor{dtype, {}, {value}}; }
+
 DenseTensor I64Vector(const std::vector<int64_t>& v) {
   DenseTensor t{DType::kI64, {static_cast<int64_t>(v.size())}, {}};
   for (int64_t x : v) t.values.push_back(static_cast<double>(x));
@@ -57,6 +59,8 @@ class Partitioner {
 
   Status PartitionOp(const Op& op);
   Status EmitCompute(const Op& op);
+  bool GathersSplitRows(const Op& op) const;
+  Value* EmitMaskedGather(const Op& op, int dev, Value* data, Value* ids);
   Status EmitCollective(const Op& op);
   Status EmitSlice(const Op& op, const Value* in, int dim, int dev, Value*& out_value);
   Status EmitTransfer(const Op& op);
@@ -256,6 +260,12 @@ Status Partitioner::EmitCompute(const Op& op) {
         // group's first device (coordinate 0 on every partial axis).
         if (op.num_inputs() == 3 && !OnPartialOrigin(*r0.sharding(), dev)) inputs.pop_back();
         break;
+      case OpKind::kGather:
+        if (GathersSplitRows(op)) {
+          local_[r0.id()][dev] = EmitMaskedGather(op, dev, inputs[0], inputs[1]);
+          continue;
+        }
+        break;
       case OpKind::kMSELoss: case OpKind::kMSELossGrad:
         if (attrs.count("denominator") == 0)
           attrs["denominator"] = Attribute(op.input(0)->type().NumElements());
@@ -269,6 +279,58 @@ Status Partitioner::EmitCompute(const Op& op) {
     for (int r = 0; r < op.num_results(); ++r) local_[op.result(r)->id()][dev] = local->result(r);
   }
   return Status::Ok();
+}
+
+// A Gather whose table is split along the gathered axis (the factor rule's
+// summed factor: its result is partial over the split axes).
+bool Partitioner::GathersSplitRows(const Op& op) const {
+  const Value& data = *op.input(0);
+  const int64_t axis = op.GetInt("axis", 0);
+  const int64_t rank = data.type().rank();
+  return !data.sharding()->dims[static_cast<size_t>(axis < 0 ? axis + rank : axis)].empty();
+}
+
+// Megatron's VocabParallelEmbedding (golden G31): device `dev` holds rows
+// [lo, hi) of the table along the gathered axis. It looks up the ids in its
+// range, shifted to its local rows, and zeroes the rows of the others, so
+// the sum over the split axes (the result's partial) is the global lookup:
+//   shifted = ids - lo; t = below 0 ? rows : shifted; in = t < rows;
+//   e = Gather(local, in ? t : 0); result = in ? e : 0.
+// Every op is elementwise on the ids except the lookup itself, as in
+// Megatron's masked input (vocab_parallel_embedding.py).
+Value* Partitioner::EmitMaskedGather(const Op& op, int dev, Value* data, Value* ids) {
+  const Value& table = *op.input(0);
+  const Value& r0 = *op.result(0);
+  const int64_t rank = table.type().rank();
+  const int64_t axis = op.GetInt("axis", 0) < 0 ? op.GetInt("axis", 0) + rank : op.GetInt("axis", 0);
+  const Mesh& m = MeshOfValue(table);
+  const auto [lo, hi] =
+      ShardBox(*table.sharding(), m, table.type().shape(), m.Coords(dev))[static_cast<size_t>(axis)];
+  const std::string base = r0.name().empty() ? "gather" : r0.name();
+  const DType idt = op.input(1)->type().dtype();
+  Value* lo_c = Constant(dev, Scalar(idt, static_cast<double>(lo)), base + ".lo");
+  Value* rows = Constant(dev, Scalar(idt, static_cast<double>(hi - lo)), base + ".rows");
+  Value* zero = Constant(dev, Scalar(idt, 0), base + ".zero");
+  auto emit = [&](OpKind kind, std::vector<Value*> in, const std::string& name, AttrMap attrs = {}) {
+    return Emit(kind, std::move(in), std::move(attrs), {name}, op)->result(0);
+  };
+  const std::string at = "." + Device(dev).ToString();
+  Value* shifted = emit(OpKind::kSub, {ids, lo_c}, base + ".ids" + at);
+  Value* below = emit(OpKind::kLess, {shifted, zero}, base + ".below" + at);
+  Value* t = emit(OpKind::kWhere, {below, rows, shifted}, base + ".t" + at);
+  Value* in = emit(OpKind::kLess, {t, rows}, base + ".in" + at);
+  Value* safe = emit(OpKind::kWhere, {in, t, zero}, base + ".local_ids" + at);
+  Value* e = emit(OpKind::kGather, {data, safe}, base + ".rows_found" + at, op.attrs());
+  // The mask has the ids' dims; the table's dims after the axis follow them.
+  std::vector<int64_t> trailing;
+  const int64_t ids_rank = op.input(1)->type().rank();
+  for (int64_t d = 0; d < rank - axis - 1; ++d) trailing.push_back(ids_rank + d);
+  Value* mask = trailing.empty()
+                    ? in
+                    : emit(OpKind::kUnsqueeze, {in}, base + ".mask" + at,
+                           {{"axes", Attribute(trailing)}});
+  Value* fzero = Constant(dev, Scalar(table.type().dtype(), 0), base + ".zero_rows");
+  return emit(OpKind::kWhere, {mask, e, fzero}, LocalName(r0, dev));
 }
 
 Status Partitioner::PartitionOp(const Op& op) {

@@ -307,15 +307,16 @@ FactorRule ReshapeRule(const Op& op) {
 }
 
 // Gather(data, indices, axis): index dims and the other data dims pass
-// through; the gathered dim of data needs replication (a vocab-parallel
-// lookup with masking is a later rule).
+// through; the gathered dim of data is summed over (absent from the result):
+// a table split by rows gives a partial result, each device looking up the
+// ids in its range and zeroing the others (Megatron's vocab-parallel
+// embedding, golden G31; partition.cc's EmitMaskedGather).
 FactorRule GatherRule(const Op& op) {
   FactorRule rule;
   Shape data = ShapeOf(op.input(0));
   Shape idx = ShapeOf(op.input(1));
   int64_t axis = NormAxis(op.GetInt("axis", 0), static_cast<int64_t>(data.size()));
   TensorFactors df = OneFactorPerDim(rule, data);
-  for (int f : df[axis]) rule.factors[f].need_replication = true;
   TensorFactors inf = OneFactorPerDim(rule, idx);
   TensorFactors out(df.begin(), df.begin() + axis);
   out.insert(out.end(), inf.begin(), inf.end());
