@@ -39,6 +39,11 @@ class Function {
   Op* AddOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
             const std::vector<std::string>& result_names, SourceLoc loc = {},
             std::string callee = {});
+  /// The same, moving the names into the results (no copy of a long name:
+  /// replication clones millions of ops).
+  Op* AddOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
+            std::vector<std::string>&& result_names, SourceLoc loc = {},
+            std::string callee = {});
   /// Capacity hint for builders that know roughly how big the function gets.
   void Reserve(size_t ops, size_t values);
   /// Sets the returned values. REQUIRES: they belong to this function.
@@ -69,6 +74,9 @@ class Function {
   void PermuteOps(const std::vector<size_t>& order);
 
  private:
+  // Appends an op without results (AddOp adds them).
+  Op* AppendOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs, size_t num_results,
+               SourceLoc loc, std::string callee);
   std::string name_;
   SourceLoc loc_;
   std::vector<std::unique_ptr<Value>> params_;

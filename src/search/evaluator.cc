@@ -6,8 +6,7 @@
 #include <sstream>
 
 #include "interp/infer_types.h"
-#include "ir/parser.h"
-#include "ir/printer.h"
+#include "ir/clone.h"
 #include "models/model_size.h"
 #include "search/memory_estimate.h"
 #include "sharding/annotate.h"
@@ -175,22 +174,29 @@ StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& 
     return InvalidArgument() << "T = " << o.tp << " does not divide "
                              << e_.sharding_tp_divisor_name << " (" << e_.sharding_tp_divisor
                              << ")";
-  DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules,
-                          sharding::ParseParamRules(*e_.sharding_rules));
+  DISTIR_ASSIGN_OR_RETURN(const std::vector<sharding::ParamRule>* rules, Rules());
   const sharding::GridOptions grid = sharding::GridOf(o, e_.sharding_layers);
   // The annotation rewrites the function: work on a copy of the cached one.
-  DISTIR_ASSIGN_OR_RETURN(Module m, ParseModule(PrintFunction(seq), seq.name()));
+  Module m;
+  m.AddFunction(CloneFunction(seq));
   // Built from one microbatch and repeated where it can be (the same program,
   // K times cheaper to build); else, or where the template cannot say it,
   // split into microbatches first.
-  Status fast = sharding::DistributeGridReplicated(m, seq.name(), grid, rules);
+  Status fast = sharding::DistributeGridReplicated(m, seq.name(), grid, *rules);
   if (fast.code() != StatusCode::kFailedPrecondition || !sharding::ReplicatesMicrobatches(grid)) {
     DISTIR_RETURN_IF_ERROR(fast);
     return m;
   }
-  DISTIR_ASSIGN_OR_RETURN(m, ParseModule(PrintFunction(seq), seq.name()));
-  DISTIR_RETURN_IF_ERROR(sharding::DistributeGrid(m, seq.name(), grid, rules));
-  return m;
+  Module split;
+  split.AddFunction(CloneFunction(seq));
+  DISTIR_RETURN_IF_ERROR(sharding::DistributeGrid(split, seq.name(), grid, *rules));
+  return split;
+}
+
+StatusOr<const std::vector<sharding::ParamRule>*> Evaluator::Rules() const {
+  if (!rules_.has_value()) rules_.emplace(sharding::ParseParamRules(*e_.sharding_rules));
+  if (!rules_->ok()) return rules_->status();
+  return &**rules_;
 }
 
 void Evaluator::SimulateSharded(const Config& c, const Function& seq, ConfigResult& r) {

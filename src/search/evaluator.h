@@ -6,11 +6,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "search/experiment.h"
 #include "io/results_file.h"
 #include "search/grid.h"
+#include "sharding/annotate.h"
 #include "sim/cost_model.h"
 #include "sim/simulator.h"
 
@@ -118,10 +121,14 @@ class Evaluator {
   void RecordSimulation(const Module& module, const Function& program, int64_t batch,
                         int64_t replicas, ConfigResult& r);
 
+  /// The experiment's sharding rules, parsed once (the first Sharded call).
+  StatusOr<const std::vector<sharding::ParamRule>*> Rules() const;
+
   const Experiment& e_;
   EvaluatorOptions options_;
   std::map<int64_t, Module> sequential_;  // per batch
   sim::CostModel costs_;                  // memo shared by every configuration
+  mutable std::optional<StatusOr<std::vector<sharding::ParamRule>>> rules_;
 };
 
 }  // namespace distir::search

@@ -13,10 +13,12 @@ std::optional<TaskTag> GetTask(const Op& op) {
   return TaskTag{v[0], v[1], static_cast<TaskPhase>(v[2])};
 }
 
-void SetTask(Op& op, const TaskTag& task) {
-  op.SetAttr("task", Attribute(std::vector<int64_t>{task.stage, task.microbatch,
-                                                    static_cast<int64_t>(task.phase)}));
+Attribute TaskAttribute(const TaskTag& task) {
+  return Attribute(
+      std::vector<int64_t>{task.stage, task.microbatch, static_cast<int64_t>(task.phase)});
 }
+
+void SetTask(Op& op, const TaskTag& task) { op.SetAttr("task", TaskAttribute(task)); }
 
 void InheritTasks(Function& fn) {
   // Programs built by replication (replicate.h) arrive fully tagged.

@@ -41,6 +41,9 @@ inline bool IsOptimizer(OpKind kind) { return kind == OpKind::kSGD || kind == Op
 /// The `task` attribute of `op`, if it has a well-formed one.
 std::optional<TaskTag> GetTask(const Op& op);
 
+/// The `task` attribute's value for `task`: [stage, microbatch, phase].
+Attribute TaskAttribute(const TaskTag& task);
+
 /// Writes `task` as `op`'s `task` attribute.
 void SetTask(Op& op, const TaskTag& task);
 

@@ -193,14 +193,23 @@ void Replicator::Clone(const Op& op, int64_t m) {
   std::vector<Value*> inputs;
   for (const Value* v : op.inputs()) inputs.push_back(per ? Get(v, m) : shared_[v->id()]);
   std::vector<std::string> names;
+  names.reserve(op.results().size());
   for (const auto& r : op.results()) {
     names.push_back(!per || m == 0 ? r->name() : CloneName(*r, m));
   }
-  Op* n = out_->AddOp(op.kind(), std::move(inputs), op.attrs(), names, op.loc());
   std::optional<TaskTag> t = task_[static_cast<size_t>(op.id())];
+  Op* n = nullptr;
   if (per && m > 0) {
+    // The template's attributes with microbatch m's task, written once.
     t->microbatch = m;
-    SetTask(*n, *t);
+    AttrMap attrs;
+    for (const auto& [key, value] : op.attrs()) {
+      if (key != "task") attrs.emplace_hint(attrs.end(), key, value);
+    }
+    attrs.emplace("task", TaskAttribute(*t));
+    n = out_->AddOp(op.kind(), std::move(inputs), std::move(attrs), std::move(names), op.loc());
+  } else {
+    n = out_->AddOp(op.kind(), std::move(inputs), op.attrs(), std::move(names), op.loc());
   }
   out_tasks_.push_back(t);
   for (int i = 0; i < op.num_results(); ++i) {
@@ -229,10 +238,10 @@ void Replicator::Accumulate(const Op& op, int64_t m) {
     // its partial sums.
     std::string base = ReplaceMb0(r->name().empty() ? "sum" : r->name(),
                                   m + 1 < k_ ? ".sum" + std::to_string(m) : "");
-    Op* add = out_->AddOp(OpKind::kAdd, {shared_[r->id()], v}, {}, {FreshName(base)}, op.loc());
     TaskTag t = *task_[static_cast<size_t>(op.id())];
     t.microbatch = m;
-    SetTask(*add, t);
+    Op* add = out_->AddOp(OpKind::kAdd, {shared_[r->id()], v}, {{"task", TaskAttribute(t)}},
+                          std::vector<std::string>{FreshName(base)}, op.loc());
     out_tasks_.push_back(t);
     add->result(0)->set_type(r->type());
     shared_[r->id()] = add->result(0);
