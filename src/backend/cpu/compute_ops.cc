@@ -8,6 +8,7 @@
 
 #include "backend/cpu/host_kernels.h"
 #include "backend/cpu/layout_ops.h"
+#include "backend/cpu/transformer_ops.h"
 #include "backend/shape_math.h"
 
 namespace distir::backend {
@@ -374,6 +375,7 @@ template <typename T>
 StatusOr<CpuKernel> PlanFloatOp(const Op& op, Views in, Views out) {
   if (BinaryKindOf(op.kind())) return PlanNary<T>(op, in, out);
   if (UnaryKindOf(op)) return PlanUnary<T>(op, in, out);
+  if (IsTransformerOp(op.kind())) return PlanTransformerOp<T>(op, in, out);
   switch (op.kind()) {
     case OpKind::kMatMul:
       return PlanMatMul<T>(op, in, out);
