@@ -113,22 +113,22 @@ TEST(TransformerTest, Fp16ScalesTheLossGradientAndUnscalesTheMainGradients) {
   TransformerOptions o = Tiny(TransformerVariant::kGpt, DType::kF16);
   o.loss_scale = 1024;
   const Module m = BuildAndInfer(o);
-  const Op* ce = m.entry()->LookupValue("logits.grad")->producer();
+  const Op* ce = m.entry()->LookupValue("logits.grad")->def();
   ASSERT_NE(ce, nullptr);
   EXPECT_EQ(ce->kind(), OpKind::kCrossEntropyGrad);
   EXPECT_DOUBLE_EQ(ce->GetFloat("scale", 0), 1024);
   const Op* unscale =
-      m.entry()->LookupValue("layers.0.mlp.fc1.weight.main_grad.unscaled")->producer();
+      m.entry()->LookupValue("layers.0.mlp.fc1.weight.main_grad.unscaled")->def();
   EXPECT_EQ(unscale->kind(), OpKind::kMul);
   // bf16 does without: no scale attribute, no unscaling.
   const Module b = BuildAndInfer(Tiny(TransformerVariant::kGpt, DType::kBF16));
-  EXPECT_EQ(b.entry()->LookupValue("logits.grad")->producer()->FindAttr("scale"), nullptr);
+  EXPECT_EQ(b.entry()->LookupValue("logits.grad")->def()->FindAttr("scale"), nullptr);
   EXPECT_EQ(b.entry()->LookupValue("layers.0.mlp.fc1.weight.main_grad.unscaled"), nullptr);
 }
 
 TEST(TransformerTest, TiedGptSumsTheEmbeddingsTwoGradients) {
   const Module m = BuildAndInfer(Tiny(TransformerVariant::kGpt, DType::kF32));
-  const Op* sum = m.entry()->LookupValue("embedding.weight.grad")->producer();
+  const Op* sum = m.entry()->LookupValue("embedding.weight.grad")->def();
   EXPECT_EQ(sum->kind(), OpKind::kAdd);
   EXPECT_EQ(sum->input(0)->name(), "embedding.weight.grad.lookup");
   EXPECT_EQ(sum->input(1)->name(), "embedding.weight.grad.output");

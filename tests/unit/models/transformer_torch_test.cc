@@ -2,7 +2,8 @@
 // gradient and every AdamW-updated weight of BuildTransformerTraining, run on
 // the reference executor, equal the fixture that
 // scripts/torch_reference_transformer.py wrote from torch (float64). In f64
-// they agree to rounding (rtol 1e-9); in f32 to rtol 1e-4.
+// they agree to rounding (rtol 1e-9); in f32 to rtol 1e-4 (updates: see
+// CompareWithTorch).
 
 #include <gtest/gtest.h>
 
@@ -101,39 +102,47 @@ std::map<std::string, HostValue> RunStep(const TransformerOptions& o, const Fixt
   return results;
 }
 
+// `update_atol`: Adam's first step moves a weight by lr·g/(|g| + eps), about
+// lr·sign(g); a gradient that is zero in exact arithmetic (the key bias: softmax
+// ignores a shift of all scores) is ~1e-17 in f64 and ~1e-9 in f32, which moves
+// the weight by up to lr. So f32 updates are compared to within 2 lr; the
+// gradients, which decide the rest, to rtol.
 void CompareWithTorch(TransformerVariant variant, DType dtype, const std::string& file,
-                      double rtol, double atol) {
+                      double rtol, double atol, double update_atol) {
   const Fixture fx = ReadFixture(file);
   const std::map<std::string, HostValue> got = RunStep(Options(variant, dtype), fx);
   int compared = 0;
   for (const auto& [name, value] : got) {
     SCOPED_TRACE(name);
     ASSERT_EQ(fx.count(name), 1u);
+    const bool update = name.ends_with(".new");
     EXPECT_OK(AllClose(AsValue(value.tensor(), DType::kF64), AsValue(fx.at(name), DType::kF64),
-                       rtol, atol));
+                       rtol, update ? update_atol : atol));
     ++compared;
   }
   // The loss, and a gradient and an update for every weight of the fixture.
   int weights = 0;
   for (const auto& entry : fx) weights += entry.first.ends_with(".grad") ? 1 : 0;
   EXPECT_EQ(compared, 1 + 2 * weights);
-  EXPECT_GT(weights, 20);
+  EXPECT_GE(weights, 17);  // 17 in the tiny LLaMA, 28 in the tiny GPT
 }
 
 TEST(TransformerTorchTest, TinyGptStepMatchesPyTorchInF64) {
-  CompareWithTorch(TransformerVariant::kGpt, DType::kF64, "gpt_tiny_step.txt", 1e-9, 1e-12);
+  CompareWithTorch(TransformerVariant::kGpt, DType::kF64, "gpt_tiny_step.txt", 1e-9, 1e-12,
+                   1e-12);
 }
 
 TEST(TransformerTorchTest, TinyLlamaStepMatchesPyTorchInF64) {
-  CompareWithTorch(TransformerVariant::kLlama, DType::kF64, "llama_tiny_step.txt", 1e-9, 1e-12);
+  CompareWithTorch(TransformerVariant::kLlama, DType::kF64, "llama_tiny_step.txt", 1e-9,
+                   1e-12, 1e-12);
 }
 
 TEST(TransformerTorchTest, TinyGptStepMatchesPyTorchInF32) {
-  CompareWithTorch(TransformerVariant::kGpt, DType::kF32, "gpt_tiny_step.txt", 1e-4, 1e-6);
+  CompareWithTorch(TransformerVariant::kGpt, DType::kF32, "gpt_tiny_step.txt", 1e-4, 1e-6, 2e-3);
 }
 
 TEST(TransformerTorchTest, TinyLlamaStepMatchesPyTorchInF32) {
-  CompareWithTorch(TransformerVariant::kLlama, DType::kF32, "llama_tiny_step.txt", 1e-4, 1e-6);
+  CompareWithTorch(TransformerVariant::kLlama, DType::kF32, "llama_tiny_step.txt", 1e-4, 1e-6, 2e-3);
 }
 
 }  // namespace
