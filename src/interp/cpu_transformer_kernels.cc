@@ -161,14 +161,14 @@ StatusOr<Tokens> TokensOf(const Op& op, Args in) {
   t.n = static_cast<int64_t>(t.labels.size());
   const int64_t denominator = op.GetInt("denominator", std::max<int64_t>(t.n, 1));
   if (denominator < 1) {
-    return InvalidArgument(op.loc()) << op.Name() << " denominator must be >= 1, got "
-                                     << denominator;
+    return InvalidArgument(op.loc())
+           << op.Name() << " denominator must be >= 1, got " << denominator;
   }
   t.denominator = static_cast<double>(denominator);
   for (int64_t r = 0; r < t.n; ++r) {
     if (t.labels[r] < 0 || t.labels[r] >= t.vocab) {
-      return InvalidArgument(op.loc()) << op.Name() << " label " << t.labels[r] << " of token "
-                                       << r << " is outside the vocabulary [0, " << t.vocab << ")";
+      return InvalidArgument(op.loc()) << op.Name() << " label " << t.labels[r] << " of token " << r
+                                       << " is outside the vocabulary [0, " << t.vocab << ")";
     }
   }
   return t;

@@ -18,25 +18,24 @@ DType AccumulationType(DType dtype) { return dtype == DType::kF64 ? DType::kF64 
 
 Status RequireRank(const Op& op, const Type& t, std::string_view name, int64_t rank) {
   if (t.rank() == rank) return Status::Ok();
-  return InvalidArgument(op.loc()) << OpName(op) << " " << name << " must have rank " << rank
-                                   << ", got " << t.ToString();
+  return InvalidArgument(op.loc())
+         << OpName(op) << " " << name << " must have rank " << rank << ", got " << t.ToString();
 }
 
 Status RequireFloat(const Op& op, const Type& t, std::string_view name) {
   if (IsFloat(t.dtype())) return Status::Ok();
-  return InvalidArgument(op.loc()) << OpName(op) << " " << name << " must be a float tensor, got "
-                                   << t.ToString();
+  return InvalidArgument(op.loc())
+         << OpName(op) << " " << name << " must be a float tensor, got " << t.ToString();
 }
 
 Status RequireIntegral(const Op& op, const Type& t, std::string_view name) {
   if (IsIntegral(t.dtype())) return Status::Ok();
-  return InvalidArgument(op.loc()) << OpName(op) << " " << name
-                                   << " must be an integer tensor, got " << t.ToString();
+  return InvalidArgument(op.loc())
+         << OpName(op) << " " << name << " must be an integer tensor, got " << t.ToString();
 }
 
 Status DimMismatch(const Op& op, std::string_view what, int64_t a, int64_t b) {
-  return InvalidArgument(op.loc()) << OpName(op) << " " << what << " differ: " << a << " and "
-                                   << b;
+  return InvalidArgument(op.loc()) << OpName(op) << " " << what << " differ: " << a << " and " << b;
 }
 
 // q [b, h, s, d], k and v [b, g, t, d] with g dividing h; the types of (o, lse).
@@ -87,16 +86,16 @@ Result InferRope(const Op& op, Args in) {
   DISTIR_RETURN_IF_ERROR(RequireFloat(op, in[1], "cos"));
   DISTIR_RETURN_IF_ERROR(RequireLike(op, in[2], "sin", in[1], "cos"));
   if (in[0].rank() < 2) {
-    return InvalidArgument(op.loc()) << "Rope x must have rank >= 2 ([..., s, d]), got "
-                                     << in[0].ToString();
+    return InvalidArgument(op.loc())
+           << "Rope x must have rank >= 2 ([..., s, d]), got " << in[0].ToString();
   }
   DISTIR_RETURN_IF_ERROR(RequireRank(op, in[1], "cos", 2));
   const Shape& x = ShapeOf(in[0]);
   const Shape& c = ShapeOf(in[1]);
   const int64_t s = x[x.size() - 2], d = x.back();
   if (d != kDynamicDim && d % 2 != 0) {
-    return InvalidArgument(op.loc()) << "Rope x must have an even last extent (rotated pairs), got "
-                                     << d;
+    return InvalidArgument(op.loc())
+           << "Rope x must have an even last extent (rotated pairs), got " << d;
   }
   if (!DimsFit(s, c[0])) return DimMismatch(op, "sequence lengths of x and cos", s, c[0]);
   if (d != kDynamicDim && !DimsFit(d / 2, c[1])) {
@@ -118,9 +117,9 @@ StatusOr<Type> CrossEntropyLossType(const Op& op, Args in) {
   const Shape& logits = ShapeOf(in[0]);
   const Shape& labels = ShapeOf(in[1]);
   if (!ShapesFit(Shape(logits.begin(), logits.end() - 1), labels)) {
-    return InvalidArgument(op.loc()) << OpName(op) << " labels must have the shape of logits "
-                                     << "without the vocabulary dim, got " << in[1].ToString()
-                                     << " for " << in[0].ToString();
+    return InvalidArgument(op.loc())
+           << OpName(op) << " labels must have the shape of logits "
+           << "without the vocabulary dim, got " << in[1].ToString() << " for " << in[0].ToString();
   }
   return in[0].WithShape(Shape{}).WithDType(AccumulationType(in[0].dtype()));
 }
@@ -147,9 +146,9 @@ Result InferEmbeddingGrad(const Op& op, Args in) {
   DISTIR_RETURN_IF_ERROR(RequireRank(op, in[1], "dy", in[0].rank() + 1));
   const Shape& dy = ShapeOf(in[1]);
   if (!ShapesFit(Shape(dy.begin(), dy.end() - 1), ShapeOf(in[0]))) {
-    return InvalidArgument(op.loc()) << "EmbeddingGrad dy must have the shape of ids plus the "
-                                     << "embedding width, got " << in[1].ToString() << " for "
-                                     << in[0].ToString();
+    return InvalidArgument(op.loc())
+           << "EmbeddingGrad dy must have the shape of ids plus the "
+           << "embedding width, got " << in[1].ToString() << " for " << in[0].ToString();
   }
   return One(in[1].WithShape(Shape{rows, dy.back()}));
 }

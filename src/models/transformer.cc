@@ -46,8 +46,7 @@ Status CheckSizes(const TransformerOptions& o, std::string& culprit) {
        {std::pair{"num_layers", o.num_layers}, std::pair{"hidden_size", o.hidden_size},
         std::pair{"ffn_hidden_size", o.ffn_hidden_size},
         std::pair{"num_attention_heads", o.num_attention_heads},
-        std::pair{"num_query_groups", o.num_query_groups},
-        std::pair{"seq_length", o.seq_length},
+        std::pair{"num_query_groups", o.num_query_groups}, std::pair{"seq_length", o.seq_length},
         std::pair{"max_position_embeddings", o.max_position_embeddings},
         std::pair{"vocab_size", o.vocab_size}, std::pair{"batch", o.batch},
         std::pair{"step", o.step}}) {
@@ -68,8 +67,8 @@ Status CheckHeads(const TransformerOptions& o, std::string& culprit) {
   culprit = "num_query_groups";
   if (o.num_attention_heads % o.num_query_groups != 0) {
     return OptionError("num_query_groups")
-           << "must divide num_attention_heads, got num_attention_heads "
-           << o.num_attention_heads << " and num_query_groups " << o.num_query_groups;
+           << "must divide num_attention_heads, got num_attention_heads " << o.num_attention_heads
+           << " and num_query_groups " << o.num_query_groups;
   }
   culprit = "hidden_size";
   const int64_t head_width = o.hidden_size / o.num_attention_heads;
@@ -79,9 +78,9 @@ Status CheckHeads(const TransformerOptions& o, std::string& culprit) {
   }
   culprit = "seq_length";
   if (o.variant == TransformerVariant::kGpt && o.seq_length > o.max_position_embeddings) {
-    return OptionError("seq_length") << "must be <= max_position_embeddings, got seq_length "
-                                     << o.seq_length << " and max_position_embeddings "
-                                     << o.max_position_embeddings;
+    return OptionError("seq_length")
+           << "must be <= max_position_embeddings, got seq_length " << o.seq_length
+           << " and max_position_embeddings " << o.max_position_embeddings;
   }
   return Status::Ok();
 }
@@ -116,8 +115,8 @@ Status ValidateTransformerOptions(const TransformerOptions& options, std::string
   if (status.ok()) status = CheckHeads(o, blamed);
   if (status.ok() && !IsFloat(o.params_dtype)) {
     blamed = "params_dtype";
-    status = OptionError("params_dtype") << "must be bf16, f16, f32 or f64, got "
-                                         << DTypeName(o.params_dtype);
+    status = OptionError("params_dtype")
+             << "must be bf16, f16, f32 or f64, got " << DTypeName(o.params_dtype);
   }
   if (status.ok()) status = CheckRates(o, blamed);
   if (status.ok()) status = CheckTransformerSizes(o, &blamed);
@@ -135,20 +134,35 @@ Status CheckTransformerSizes(const TransformerOptions& options, std::string* cul
   // Per weight: the compute copy, its gradient, and up to four f32 copies
   // (master, its gradient, two moments), plus the updated values: 16 f32-wide
   // copies bound all of them.
-  check.AddTensors(per_layer(64), {h, h}, 4, "a hidden_size x hidden_size weight (with its "
-                   "gradient, master copy and Adam moments)", "hidden_size", h);
-  check.AddTensors(per_layer(48), {h, f}, 4, "a hidden_size x ffn_hidden_size weight (with its "
-                   "gradient, master copy and Adam moments)", "ffn_hidden_size", f);
-  check.AddTensors(32, {o.vocab_size, h}, 4, "the vocab_size x hidden_size embedding (with its "
-                   "gradient, master copy and Adam moments)", "vocab_size", o.vocab_size);
+  check.AddTensors(per_layer(64), {h, h}, 4,
+                   "a hidden_size x hidden_size weight (with its "
+                   "gradient, master copy and Adam moments)",
+                   "hidden_size", h);
+  check.AddTensors(per_layer(48), {h, f}, 4,
+                   "a hidden_size x ffn_hidden_size weight (with its "
+                   "gradient, master copy and Adam moments)",
+                   "ffn_hidden_size", f);
+  check.AddTensors(32, {o.vocab_size, h}, 4,
+                   "the vocab_size x hidden_size embedding (with its "
+                   "gradient, master copy and Adam moments)",
+                   "vocab_size", o.vocab_size);
   check.AddTensors(16, {o.max_position_embeddings, h}, 4, "the position embedding",
                    "max_position_embeddings", o.max_position_embeddings);
-  check.AddTensors(per_layer(80), {b, s, h}, width, "a batch x seq_length x hidden_size activation "
-                   "of " + dtype, "batch", b);
-  check.AddTensors(per_layer(16), {b, s, f}, width, "a batch x seq_length x ffn_hidden_size "
-                   "activation of " + dtype, "batch", b);
-  check.AddTensors(4, {b, s, o.vocab_size}, width, "the batch x seq_length x vocab_size logits "
-                   "of " + dtype, "batch", b);
+  check.AddTensors(per_layer(80), {b, s, h}, width,
+                   "a batch x seq_length x hidden_size activation "
+                   "of " +
+                       dtype,
+                   "batch", b);
+  check.AddTensors(per_layer(16), {b, s, f}, width,
+                   "a batch x seq_length x ffn_hidden_size "
+                   "activation of " +
+                       dtype,
+                   "batch", b);
+  check.AddTensors(4, {b, s, o.vocab_size}, width,
+                   "the batch x seq_length x vocab_size logits "
+                   "of " +
+                       dtype,
+                   "batch", b);
   // Forward, backward and optimizer: at most 200 ops per layer (docs/models.md).
   const std::optional<int64_t> ops = per_layer(200);
   return check.Finish(ops ? CheckedAdd(*ops, 200) : std::nullopt, "num_layers", o.num_layers,
@@ -165,7 +179,8 @@ int64_t TransformerParameterCount(const TransformerOptions& options) {
   const int64_t mlp = gpt ? 2 * h * f + f + h : 3 * h * f;
   const int64_t norms = gpt ? 4 * h : 2 * h;
   const int64_t embeddings = o.vocab_size * h + (gpt ? o.max_position_embeddings * h : 0);
-  const int64_t head = (gpt ? 2 * h : h) + (*o.untie_embeddings_and_output_weights ? h * o.vocab_size : 0);
+  const int64_t head =
+      (gpt ? 2 * h : h) + (*o.untie_embeddings_and_output_weights ? h * o.vocab_size : 0);
   return embeddings + o.num_layers * (attention + mlp + norms) + head;
 }
 

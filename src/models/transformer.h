@@ -43,32 +43,32 @@ enum class TransformerOptimizer {
 /// derived value given there.
 struct TransformerOptions {
   TransformerVariant variant = TransformerVariant::kGpt;
-  int64_t num_layers = 2;            ///< transformer blocks; >= 1
-  int64_t hidden_size = 64;          ///< H; >= 1
-  int64_t ffn_hidden_size = 0;       ///< F, the MLP width; 0: 4 H
-  int64_t num_attention_heads = 4;   ///< h; >= 1, divides H (head width d = H / h)
-  int64_t num_query_groups = 0;      ///< g key/value heads; 0: h; divides h
-  int64_t seq_length = 16;           ///< s tokens per sequence; >= 1
+  int64_t num_layers = 2;               ///< transformer blocks; >= 1
+  int64_t hidden_size = 64;             ///< H; >= 1
+  int64_t ffn_hidden_size = 0;          ///< F, the MLP width; 0: 4 H
+  int64_t num_attention_heads = 4;      ///< h; >= 1, divides H (head width d = H / h)
+  int64_t num_query_groups = 0;         ///< g key/value heads; 0: h; divides h
+  int64_t seq_length = 16;              ///< s tokens per sequence; >= 1
   int64_t max_position_embeddings = 0;  ///< rows of the GPT position table; 0: seq_length
-  int64_t vocab_size = 128;          ///< V; >= 1
-  int64_t batch = 1;                 ///< sequences per step (the global batch); >= 1
+  int64_t vocab_size = 128;             ///< V; >= 1
+  int64_t batch = 1;                    ///< sequences per step (the global batch); >= 1
   /// Compute dtype of weights and activations: bf16 or f16 (mixed precision:
   /// f32 master weights), or f32/f64 (the weights are the master weights).
   DType params_dtype = DType::kBF16;
   /// Untied output layer: a separate output_layer.weight [H, V]. Unset: true
   /// for LLaMA, false for GPT (the LM head reuses embedding.weight).
   std::optional<bool> untie_embeddings_and_output_weights;
-  double norm_epsilon = 1e-5;   ///< of every LayerNorm/RMSNorm; finite and > 0
-  double rotary_base = 10000;   ///< RoPE's theta (LLaMA); > 0
+  double norm_epsilon = 1e-5;  ///< of every LayerNorm/RMSNorm; finite and > 0
+  double rotary_base = 10000;  ///< RoPE's theta (LLaMA); > 0
   TransformerOptimizer optimizer = TransformerOptimizer::kAdamW;
-  double lr = 1e-4;             ///< finite and >= 0
-  double adam_beta1 = 0.9;      ///< in [0, 1)
-  double adam_beta2 = 0.999;    ///< in [0, 1)
-  double adam_eps = 1e-8;       ///< finite and > 0
+  double lr = 1e-4;           ///< finite and >= 0
+  double adam_beta1 = 0.9;    ///< in [0, 1)
+  double adam_beta2 = 0.999;  ///< in [0, 1)
+  double adam_eps = 1e-8;     ///< finite and > 0
   /// Applied to matrices (embeddings, linear weights), not to biases or norm
   /// scales, as Megatron does. Finite and >= 0.
   double weight_decay = 0.01;
-  int64_t step = 1;             ///< Adam's step t (bias correction); >= 1
+  int64_t step = 1;  ///< Adam's step t (bias correction); >= 1
   /// fp16 only: the loss gradient is multiplied by it and the f32 gradients
   /// divided by it (a static loss scale). 0: 65536. Finite and > 0 otherwise.
   double loss_scale = 0;

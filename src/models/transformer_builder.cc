@@ -28,8 +28,8 @@ struct Weight {
 // What a block's backward pass reads of its forward pass.
 struct BlockActs {
   Value *x, *norm1, *q, *k, *v, *o, *lse, *context, *residual, *norm2;
-  Value *fc1 = nullptr, *act = nullptr;                                         // GPT
-  Value *gate = nullptr, *up = nullptr, *sig = nullptr, *silu = nullptr;        // LLaMA
+  Value *fc1 = nullptr, *act = nullptr;                                   // GPT
+  Value *gate = nullptr, *up = nullptr, *sig = nullptr, *silu = nullptr;  // LLaMA
 };
 
 class TransformerBuilder {
@@ -45,9 +45,7 @@ class TransformerBuilder {
   int64_t heads_per_group() const { return o_.num_attention_heads / o_.num_query_groups; }
   // f32 for the mixed-precision dtypes, else the params dtype.
   DType main_dtype() const { return IsHalf() ? DType::kF32 : o_.params_dtype; }
-  bool IsHalf() const {
-    return o_.params_dtype == DType::kBF16 || o_.params_dtype == DType::kF16;
-  }
+  bool IsHalf() const { return o_.params_dtype == DType::kBF16 || o_.params_dtype == DType::kF16; }
 
   void AddWeight(const std::string& name, Shape shape, bool decay);
   Value* W(const std::string& name) { return weights_.at(name).value; }
@@ -77,19 +75,24 @@ class TransformerBuilder {
   Value* AttentionGrad(int64_t layer, const BlockActs& a, Value* dy);
   Value* BlockGrad(int64_t layer, const BlockActs& a, Value* dy);
   void EmbedGrad(Value* dx);
+  void AddOptimizerParams();
+  Value* Head(Value* x);
+  Value* HeadGrad(Value* x);
   void Optimize(const std::string& name, std::vector<Value*>& results);
 
   const TransformerOptions o_;
   FunctionBuilder b_;
-  std::vector<std::string> order_;      // weights in parameter order
+  std::vector<std::string> order_;  // weights in parameter order
   std::map<std::string, Weight> weights_;
   Value* tokens_ = nullptr;
   Value* labels_ = nullptr;
-  Value* positions_ = nullptr;          // GPT
-  Value* cos_ = nullptr;                // LLaMA: [s, d/2]
+  Value* positions_ = nullptr;  // GPT
+  Value* cos_ = nullptr;        // LLaMA: [s, d/2]
   Value* sin_ = nullptr;
   Value* neg_sin_ = nullptr;
-  Value* output_weight_ = nullptr;      // [H, V]: output_layer.weight or the transposed embedding
+  Value* output_weight_ = nullptr;  // [H, V]: output_layer.weight or the transposed embedding
+  Value* final_norm_ = nullptr;
+  Value* logits_ = nullptr;
   std::map<std::string, Value*> consts_;  // Reshape targets and optimizer scalars by name
 };
 
@@ -131,7 +134,8 @@ void TransformerBuilder::AddParams() {
   }
   AddWeight(names::kFinalNormWeight, {h}, false);
   if (gpt()) AddWeight(names::kFinalNormBias, {h}, false);
-  if (*o_.untie_embeddings_and_output_weights) AddWeight(names::kOutputLayer, {h, o_.vocab_size}, true);
+  if (*o_.untie_embeddings_and_output_weights)
+    AddWeight(names::kOutputLayer, {h, o_.vocab_size}, true);
 }
 
 Value* TransformerBuilder::Constant(DenseTensor value, const std::string& name) {
@@ -171,8 +175,9 @@ void TransformerBuilder::AddConstants() {
     const double exponent = static_cast<double>(2 * i) / static_cast<double>(d);
     inv_freq.values.push_back(1 / std::pow(o_.rotary_base, exponent));
   }
-  Value* angles = Op(OpKind::kMul, {Constant(std::move(positions), "rope.positions"),
-                                     Constant(std::move(inv_freq), "rope.inv_freq")},
+  Value* angles = Op(OpKind::kMul,
+                     {Constant(std::move(positions), "rope.positions"),
+                      Constant(std::move(inv_freq), "rope.inv_freq")},
                      "rope.angles");
   cos_ = Op(OpKind::kCos, {angles}, "rope.cos");
   sin_ = Op(OpKind::kSin, {angles}, "rope.sin");
@@ -199,8 +204,8 @@ Value* TransformerBuilder::Embed() {
   const AttrMap axis0 = {{"axis", int64_t{0}}};
   Value* tokens = Op(OpKind::kGather, {W(names::kEmbedding), tokens_}, "embedding.tokens", axis0);
   if (!gpt()) return tokens;
-  Value* positions = Op(OpKind::kGather, {W(names::kPositionEmbedding), positions_},
-                        "embedding.positions", axis0);
+  Value* positions =
+      Op(OpKind::kGather, {W(names::kPositionEmbedding), positions_}, "embedding.positions", axis0);
   return Op(OpKind::kAdd, {tokens, positions}, "embedding");
 }
 
@@ -352,8 +357,8 @@ Value* TransformerBuilder::AttentionGrad(int64_t layer, const BlockActs& a, Valu
 Value* TransformerBuilder::BlockGrad(int64_t layer, const BlockActs& a, Value* dy) {
   auto name = [layer](const std::string& s) { return names::Layer(layer, s); };
   Value* dnorm2 = MlpGrad(layer, a, dy);
-  Value* dres_norm = NormGrad(a.residual, name("post_attention_norm"), dnorm2,
-                              name("post_attention_norm"));
+  Value* dres_norm =
+      NormGrad(a.residual, name("post_attention_norm"), dnorm2, name("post_attention_norm"));
   Value* dresidual = Op(OpKind::kAdd, {dy, dres_norm}, Grad(name("residual")));
   Value* dnorm1 = AttentionGrad(layer, a, dresidual);
   Value* dx_norm = NormGrad(a.x, name("input_norm"), dnorm1, name("input_norm"));
@@ -406,14 +411,16 @@ void TransformerBuilder::Optimize(const std::string& name, std::vector<Value*>& 
   }
   Value* m = b_.function().LookupValue(name + names::kExpAvgSuffix);
   Value* v = b_.function().LookupValue(name + names::kExpAvgSqSuffix);
-  const std::string updated = IsHalf() ? name + names::kMasterSuffix + names::kNewSuffix
-                                       : name + names::kNewSuffix;
-  std::vector<Value*> out =
-      Ops(OpKind::kAdam, {master, grad, m, v},
-          {updated, name + names::kExpAvgSuffix + names::kNewSuffix,
-           name + names::kExpAvgSqSuffix + names::kNewSuffix},
-          {{"lr", o_.lr}, {"beta1", o_.adam_beta1}, {"beta2", o_.adam_beta2},
-           {"epsilon", o_.adam_eps}, {"step", o_.step}});
+  const std::string updated =
+      IsHalf() ? name + names::kMasterSuffix + names::kNewSuffix : name + names::kNewSuffix;
+  std::vector<Value*> out = Ops(OpKind::kAdam, {master, grad, m, v},
+                                {updated, name + names::kExpAvgSuffix + names::kNewSuffix,
+                                 name + names::kExpAvgSqSuffix + names::kNewSuffix},
+                                {{"lr", o_.lr},
+                                 {"beta1", o_.adam_beta1},
+                                 {"beta2", o_.adam_beta2},
+                                 {"epsilon", o_.adam_eps},
+                                 {"step", o_.step}});
   results.insert(results.end(), out.begin(), out.end());
   if (IsHalf()) {
     results.push_back(
@@ -421,8 +428,9 @@ void TransformerBuilder::Optimize(const std::string& name, std::vector<Value*>& 
   }
 }
 
-StatusOr<Module> TransformerBuilder::Build() && {
-  AddParams();
+// The f32 (f64) optimizer state after the weights: masters (mixed precision
+// only), then the first moments, then the second.
+void TransformerBuilder::AddOptimizerParams() {
   const Type main_type = Type::Tensor(main_dtype(), {}, o_.device);
   for (const char* suffix : {names::kMasterSuffix, names::kExpAvgSuffix, names::kExpAvgSqSuffix}) {
     if (suffix == names::kMasterSuffix && !IsHalf()) continue;
@@ -430,49 +438,64 @@ StatusOr<Module> TransformerBuilder::Build() && {
       b_.Param(n + suffix, main_type.WithShape(weights_.at(n).value->type().shape()));
     }
   }
-  AddConstants();
   auto scalar = [&](double value, const char* name) {
-    consts_[name] = Constant(DenseTensor{main_dtype(), {}, {value}}, std::string("optimizer.") + name);
+    consts_[name] =
+        Constant(DenseTensor{main_dtype(), {}, {value}}, std::string("optimizer.") + name);
   };
   scalar(1 - o_.lr * o_.weight_decay, "decay_factor");
   scalar(o_.weight_decay, "weight_decay");
   if (o_.params_dtype == DType::kF16) scalar(1 / o_.loss_scale, "inv_loss_scale");
+}
 
-  Value* x = Embed();
-  std::vector<BlockActs> acts(static_cast<size_t>(o_.num_layers));
-  for (int64_t i = 0; i < o_.num_layers; ++i) x = Block(i, x, acts[static_cast<size_t>(i)]);
-  Value* final_norm = Norm(x, "final_norm", "final_norm");
+// final_norm, the LM head (tied: the transposed embedding) and the loss of
+// the last block's output x; sets final_norm_ and logits_.
+Value* TransformerBuilder::Head(Value* x) {
+  final_norm_ = Norm(x, "final_norm", "final_norm");
   const bool tied = !*o_.untie_embeddings_and_output_weights;
   output_weight_ = tied ? Op(OpKind::kTranspose, {W(names::kEmbedding)}, "output_layer.weight_t",
                              {{"perm", Shape{1, 0}}})
                         : W(names::kOutputLayer);
-  Value* logits = Op(OpKind::kMatMul, {final_norm, output_weight_}, "logits");
-  Value* loss = Op(OpKind::kCrossEntropy, {logits, labels_}, names::kLoss);
+  logits_ = Op(OpKind::kMatMul, {final_norm_, output_weight_}, "logits");
+  return Op(OpKind::kCrossEntropy, {logits_, labels_}, names::kLoss);
+}
 
+// The loss gradient (scaled under fp16) back through the head; returns the
+// gradient of the last block's output x.
+Value* TransformerBuilder::HeadGrad(Value* x) {
   AttrMap ce;
   if (o_.params_dtype == DType::kF16) ce["scale"] = o_.loss_scale;
-  Value* dlogits = Op(OpKind::kCrossEntropyGrad, {logits, labels_}, Grad("logits"), ce);
-  std::vector<Value*> head = Ops(OpKind::kMatMulGrad, {final_norm, output_weight_, dlogits},
+  Value* dlogits = Op(OpKind::kCrossEntropyGrad, {logits_, labels_}, Grad("logits"), ce);
+  std::vector<Value*> head = Ops(OpKind::kMatMulGrad, {final_norm_, output_weight_, dlogits},
                                  {Grad("final_norm"), Grad(output_weight_->name())});
-  if (tied) {
-    SetGrad(names::kEmbedding, Op(OpKind::kTranspose, {head[1]}, Grad(names::kEmbedding) + ".output",
-                                  {{"perm", Shape{1, 0}}}));
-  } else {
+  if (*o_.untie_embeddings_and_output_weights) {
     SetGrad(names::kOutputLayer, head[1]);
+  } else {
+    SetGrad(names::kEmbedding, Op(OpKind::kTranspose, {head[1]},
+                                  Grad(names::kEmbedding) + ".output", {{"perm", Shape{1, 0}}}));
   }
-  Value* dx = NormGrad(x, "final_norm", head[0], "final_norm");
+  return NormGrad(x, "final_norm", head[0], "final_norm");
+}
+
+StatusOr<Module> TransformerBuilder::Build() && {
+  AddParams();
+  AddOptimizerParams();
+  AddConstants();
+  Value* x = Embed();
+  std::vector<BlockActs> acts(static_cast<size_t>(o_.num_layers));
+  for (int64_t i = 0; i < o_.num_layers; ++i) x = Block(i, x, acts[static_cast<size_t>(i)]);
+  Value* loss = Head(x);
+  Value* dx = HeadGrad(x);
   for (int64_t i = o_.num_layers - 1; i >= 0; --i) {
     dx = BlockGrad(i, acts[static_cast<size_t>(i)], dx);
   }
   EmbedGrad(dx);
-
   std::vector<Value*> updates;
   for (const std::string& n : order_) Optimize(n, updates);
   // Returns grouped by kind: loss, new weights, new masters, new moments.
   std::vector<Value*> returns = {loss};
   const size_t per = IsHalf() ? 4 : 3;
-  const std::vector<size_t> kinds = IsHalf() ? std::vector<size_t>{3, 0, 1, 2}
-                                             : std::vector<size_t>{0, 1, 2};
+  const std::vector<size_t> kinds =
+      IsHalf() ? std::vector<size_t>{3, 0, 1, 2} : std::vector<size_t>{0, 1, 2};
   for (size_t kind : kinds) {
     for (size_t w = 0; w < order_.size(); ++w) returns.push_back(updates[w * per + kind]);
   }

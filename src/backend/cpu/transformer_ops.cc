@@ -175,7 +175,7 @@ Status CheckLabels(const SourceLoc& loc, const std::string& name, const int64_t*
   for (int64_t r = 0; r < n; ++r) {
     if (labels[r] < 0 || labels[r] >= vocab) {
       return InvalidArgument(loc) << name << " label " << labels[r] << " of token " << r
-                                       << " is outside the vocabulary [0, " << vocab << ")";
+                                  << " is outside the vocabulary [0, " << vocab << ")";
     }
   }
   return Status::Ok();
@@ -188,8 +188,8 @@ StatusOr<CpuKernel> PlanCrossEntropy(const Op& op, Views in, Views out) {
   const int64_t n = labels.num_elements(), vocab = logits.shape.back();
   const int64_t denominator = op.GetInt("denominator", std::max<int64_t>(n, 1));
   if (denominator < 1) {
-    return InvalidArgument(op.loc()) << op.Name() << " denominator must be >= 1, got "
-                                     << denominator;
+    return InvalidArgument(op.loc())
+           << op.Name() << " denominator must be >= 1, got " << denominator;
   }
   const double scale = op.GetFloat("scale", 1.0) / static_cast<double>(denominator);
   const bool loss = op.kind() == OpKind::kCrossEntropy;
@@ -229,7 +229,7 @@ StatusOr<CpuKernel> PlanEmbeddingGrad(const Op& op, Views in, Views out) {
     for (int64_t r = 0; r < n; ++r) {
       if (id[r] < 0 || id[r] >= rows) {
         return InvalidArgument(loc) << "EmbeddingGrad id " << id[r] << " at " << r
-                                             << " is outside [0, num_rows = " << rows << ")";
+                                    << " is outside [0, num_rows = " << rows << ")";
       }
       for (int64_t c = 0; c < width; ++c) acc[id[r] * width + c] += dy.as<T>()[r * width + c];
     }

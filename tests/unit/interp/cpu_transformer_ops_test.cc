@@ -140,7 +140,8 @@ TEST(CpuTransformerOpsTest, FlashAttentionMatchesTheSoftmaxAttentionFormula) {
       double total = 0;
       for (int64_t j = 0; j <= i; ++j) {
         double dot = 0;
-        for (int64_t c = 0; c < 3; ++c) dot += q.values[(bh * 4 + i) * 3 + c] * k.values[(bh * 4 + j) * 3 + c];
+        for (int64_t c = 0; c < 3; ++c)
+          dot += q.values[(bh * 4 + i) * 3 + c] * k.values[(bh * 4 + j) * 3 + c];
         w.push_back(std::exp(dot / std::sqrt(3.0)));
         total += w.back();
       }
@@ -254,8 +255,8 @@ TEST(CpuTransformerOpsTest, CrossEntropyHandComputedWithDenominatorAndScale) {
 
 TEST(CpuTransformerOpsTest, CrossEntropyRejectsALabelOutsideTheVocabulary) {
   StatusOr<std::vector<HostValue>> out = testing::RunText(
-      kLossForward, {F64({2, 3, 5}, std::vector<double>(30, 0.0)),
-                     I64({2, 3}, {0, 1, 2, 3, 4, 5})});
+      kLossForward,
+      {F64({2, 3, 5}, std::vector<double>(30, 0.0)), I64({2, 3}, {0, 1, 2, 3, 4, 5})});
   EXPECT_THAT(out.status(), StatusIs(StatusCode::kInvalidArgument,
                                      "label 5 of token 5 is outside the vocabulary [0, 5)"));
 }

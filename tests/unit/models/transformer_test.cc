@@ -74,9 +74,9 @@ TEST(TransformerTest, ValidationNamesTheOption) {
                        "transformer option adam_beta2 must be finite and >= 0 and < 1, got 1"));
   o = Tiny(TransformerVariant::kGpt, DType::kBF16);
   o.batch = 0;
-  EXPECT_THAT(ValidateTransformerOptions(o, &culprit),
-              StatusIs(StatusCode::kInvalidArgument,
-                       "transformer option batch must be >= 1, got 0"));
+  EXPECT_THAT(
+      ValidateTransformerOptions(o, &culprit),
+      StatusIs(StatusCode::kInvalidArgument, "transformer option batch must be >= 1, got 0"));
   EXPECT_EQ(culprit, "batch");
 }
 
@@ -117,8 +117,7 @@ TEST(TransformerTest, Fp16ScalesTheLossGradientAndUnscalesTheMainGradients) {
   ASSERT_NE(ce, nullptr);
   EXPECT_EQ(ce->kind(), OpKind::kCrossEntropyGrad);
   EXPECT_DOUBLE_EQ(ce->GetFloat("scale", 0), 1024);
-  const Op* unscale =
-      m.entry()->LookupValue("layers.0.mlp.fc1.weight.main_grad.unscaled")->def();
+  const Op* unscale = m.entry()->LookupValue("layers.0.mlp.fc1.weight.main_grad.unscaled")->def();
   EXPECT_EQ(unscale->kind(), OpKind::kMul);
   // bf16 does without: no scale attribute, no unscaling.
   const Module b = BuildAndInfer(Tiny(TransformerVariant::kGpt, DType::kBF16));
@@ -149,11 +148,11 @@ struct Published {
 // (Touvron et al. 2023; LLaMA 2 for 70B); the LLaMA counts equal the released
 // checkpoints' exactly.
 constexpr Published kPublished[] = {
-    {"gpt3-1.3b", 1317654528, 1.3e9},      {"gpt3-22b", 22074273792, 22e9},
-    {"gpt3-175b", 174615846912, 175e9},    {"gpt3-530b", 529600819200, 530e9},
-    {"gpt3-1t", 1008038758400, 1e12},      {"llama-7b", 6738415616, 6.7e9},
-    {"llama-13b", 13015864320, 13.0e9},    {"llama-70b", 68976648192, 69e9},
-    {"gpt-tiny", 104256, 104256},          {"llama-tiny", 304192, 304192},
+    {"gpt3-1.3b", 1317654528, 1.3e9},   {"gpt3-22b", 22074273792, 22e9},
+    {"gpt3-175b", 174615846912, 175e9}, {"gpt3-530b", 529600819200, 530e9},
+    {"gpt3-1t", 1008038758400, 1e12},   {"llama-7b", 6738415616, 6.7e9},
+    {"llama-13b", 13015864320, 13.0e9}, {"llama-70b", 68976648192, 69e9},
+    {"gpt-tiny", 104256, 104256},       {"llama-tiny", 304192, 304192},
 };
 
 TEST(TransformerTest, NamedSizesHaveThePublishedParameterCounts) {

@@ -107,8 +107,8 @@ std::map<std::string, HostValue> RunStep(const TransformerOptions& o, const Fixt
 // ignores a shift of all scores) is ~1e-17 in f64 and ~1e-9 in f32, which moves
 // the weight by up to lr. So f32 updates are compared to within 2 lr; the
 // gradients, which decide the rest, to rtol.
-void CompareWithTorch(TransformerVariant variant, DType dtype, const std::string& file,
-                      double rtol, double atol, double update_atol) {
+void CompareWithTorch(TransformerVariant variant, DType dtype, const std::string& file, double rtol,
+                      double atol, double update_atol) {
   const Fixture fx = ReadFixture(file);
   const std::map<std::string, HostValue> got = RunStep(Options(variant, dtype), fx);
   int compared = 0;
@@ -128,13 +128,12 @@ void CompareWithTorch(TransformerVariant variant, DType dtype, const std::string
 }
 
 TEST(TransformerTorchTest, TinyGptStepMatchesPyTorchInF64) {
-  CompareWithTorch(TransformerVariant::kGpt, DType::kF64, "gpt_tiny_step.txt", 1e-9, 1e-12,
-                   1e-12);
+  CompareWithTorch(TransformerVariant::kGpt, DType::kF64, "gpt_tiny_step.txt", 1e-9, 1e-12, 1e-12);
 }
 
 TEST(TransformerTorchTest, TinyLlamaStepMatchesPyTorchInF64) {
-  CompareWithTorch(TransformerVariant::kLlama, DType::kF64, "llama_tiny_step.txt", 1e-9,
-                   1e-12, 1e-12);
+  CompareWithTorch(TransformerVariant::kLlama, DType::kF64, "llama_tiny_step.txt", 1e-9, 1e-12,
+                   1e-12);
 }
 
 TEST(TransformerTorchTest, TinyGptStepMatchesPyTorchInF32) {
@@ -142,7 +141,8 @@ TEST(TransformerTorchTest, TinyGptStepMatchesPyTorchInF32) {
 }
 
 TEST(TransformerTorchTest, TinyLlamaStepMatchesPyTorchInF32) {
-  CompareWithTorch(TransformerVariant::kLlama, DType::kF32, "llama_tiny_step.txt", 1e-4, 1e-6, 2e-3);
+  CompareWithTorch(TransformerVariant::kLlama, DType::kF32, "llama_tiny_step.txt", 1e-4, 1e-6,
+                   2e-3);
 }
 
 }  // namespace
