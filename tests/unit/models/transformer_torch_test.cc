@@ -66,8 +66,17 @@ HostValue AsValue(const DenseTensor& t, DType dtype) {
   return HostValue::Tensor(copy, DeviceId(0));
 }
 
-// Runs the step on the fixture's inputs and returns loss, then every weight's
-// gradient and updated value, by name.
+// The value compared with the fixture's `<w>.grad`: the f32 main gradient
+// under mixed precision (unscaled under fp16), else the weight gradient.
+std::string GradName(const std::string& weight, DType dtype) {
+  if (dtype == DType::kF16) return weight + ".main_grad.unscaled";
+  if (dtype == DType::kBF16) return weight + ".main_grad";
+  return weight + ".grad";
+}
+
+// Runs the step on the fixture's inputs (masters are the fixture's weights,
+// Adam's moments start at zero) and returns the loss, then every weight's
+// gradient (GradName) and updated value, keyed by the fixture's names.
 std::map<std::string, HostValue> RunStep(const TransformerOptions& o, const Fixture& fx) {
   StatusOr<Module> built = BuildTransformerTraining(o);
   DISTIR_CHECK(built.ok()) << built.status().ToString();
@@ -83,10 +92,12 @@ std::map<std::string, HostValue> RunStep(const TransformerOptions& o, const Fixt
       args.push_back(AsValue(fx.at(p), DType::kI64));
     } else if (fx.count(p) != 0) {
       args.push_back(AsValue(fx.at(p), dtype));
-      for (const std::string suffix : {".grad", ".new"}) {
-        wanted.push_back(fn.LookupValue(p + suffix));
-        names.push_back(p + suffix);
-      }
+      wanted.push_back(fn.LookupValue(GradName(p, o.params_dtype)));
+      names.push_back(p + ".grad");
+      wanted.push_back(fn.LookupValue(p + ".new"));
+      names.push_back(p + ".new");
+    } else if (p.ends_with(".master")) {
+      args.push_back(AsValue(fx.at(p.substr(0, p.size() - 7)), dtype));
     } else {  // Adam moments start at zero
       DenseTensor zeros{dtype, fn.param(i)->type().shape(), {}};
       zeros.values.assign(static_cast<size_t>(fn.param(i)->type().NumElements()), 0.0);
@@ -125,6 +136,35 @@ void CompareWithTorch(TransformerVariant variant, DType dtype, const std::string
   for (const auto& entry : fx) weights += entry.first.ends_with(".grad") ? 1 : 0;
   EXPECT_EQ(compared, 1 + 2 * weights);
   EXPECT_GE(weights, 17);  // 17 in the tiny LLaMA, 28 in the tiny GPT
+}
+
+// Mixed precision, as Megatron runs it: fp16 with a loss scale of 1024 (the
+// unscaled f32 main gradients must be PyTorch's) and bf16. One rounding per op
+// to 11 (fp16) or 8 (bf16) significant bits, over some 60 ops of backward:
+// rtol 2e-2 and 6e-2, atol 2e-3 and 6e-3; a missing or doubled unscaling would
+// be off by a factor of 1024. The updated weights are within 2 lr plus the
+// rounding of the weight itself (fp16 2^-11, bf16 2^-8 of its at most 0.5).
+TEST(TransformerTorchTest, TinyGptStepMatchesPyTorchInFp16WithLossScaling) {
+  TransformerOptions o = Options(TransformerVariant::kGpt, DType::kF16);
+  o.loss_scale = 1024;
+  const Fixture fx = ReadFixture("gpt_tiny_step.txt");
+  const std::map<std::string, HostValue> got = RunStep(o, fx);
+  for (const auto& [name, value] : got) {
+    SCOPED_TRACE(name);
+    EXPECT_OK(AllClose(AsValue(value.tensor(), DType::kF64), AsValue(fx.at(name), DType::kF64),
+                       2e-2, name.ends_with(".new") ? 2e-3 + 2.5e-4 : 2e-3));
+  }
+}
+
+TEST(TransformerTorchTest, TinyLlamaStepMatchesPyTorchInBf16) {
+  const Fixture fx = ReadFixture("llama_tiny_step.txt");
+  const std::map<std::string, HostValue> got =
+      RunStep(Options(TransformerVariant::kLlama, DType::kBF16), fx);
+  for (const auto& [name, value] : got) {
+    SCOPED_TRACE(name);
+    EXPECT_OK(AllClose(AsValue(value.tensor(), DType::kF64), AsValue(fx.at(name), DType::kF64),
+                       6e-2, name.ends_with(".new") ? 2e-3 + 2e-3 : 6e-3));
+  }
 }
 
 TEST(TransformerTorchTest, TinyGptStepMatchesPyTorchInF64) {
