@@ -158,6 +158,7 @@ void RegisterCpuKernels(CpuDomain& domain) {
   cpu::RegisterShapeKernels(domain);
   cpu::RegisterTrainingKernels(domain);
   cpu::RegisterCommKernels(domain);
+  cpu::RegisterTransformerKernels(domain);
 }
 
 const CpuDomain& DefaultCpuDomain() {

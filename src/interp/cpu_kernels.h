@@ -83,5 +83,6 @@ void RegisterComputeKernels(CpuDomain& domain);   // cpu_kernels.cc
 void RegisterShapeKernels(CpuDomain& domain);     // cpu_shape_kernels.cc
 void RegisterTrainingKernels(CpuDomain& domain);  // cpu_training_kernels.cc
 void RegisterCommKernels(CpuDomain& domain);      // cpu_comm_kernels.cc
+void RegisterTransformerKernels(CpuDomain& domain);  // cpu_transformer_kernels.cc
 
 }  // namespace distir::cpu

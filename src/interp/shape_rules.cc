@@ -423,6 +423,7 @@ void RegisterShapeRules(ShapeDomain& domain) {
   domain.Register(OpKind::kUnpackTuple, InferUnpackTuple);
   shape::RegisterTrainingShapeRules(domain);
   shape::RegisterCommunicationShapeRules(domain);
+  shape::RegisterTransformerShapeRules(domain);
 }
 
 }  // namespace distir

@@ -134,5 +134,7 @@ StatusOr<Shape> ConcatShape(const Op& op, Args in, int64_t axis);
 /// Rule groups registered by RegisterShapeRules(), defined in comm_shape_rules.cc.
 void RegisterTrainingShapeRules(ShapeDomain& domain);
 void RegisterCommunicationShapeRules(ShapeDomain& domain);
+/// The fused transformer ops' rules, defined in transformer_shape_rules.cc.
+void RegisterTransformerShapeRules(ShapeDomain& domain);
 
 }  // namespace distir::shape

@@ -18,6 +18,7 @@
 #include "ir/function.h"
 #include "models/gpt.h"
 #include "models/mlp.h"
+#include "models/transformer.h"
 #include "support/status_or.h"
 
 namespace distir {
@@ -25,6 +26,10 @@ namespace distir {
 enum class ModelFamily {
   kMlpTraining,    ///< built by BuildMlpTraining(mlp)
   kGpt2Inference,  ///< built by BuildGpt2Inference(gpt)
+  /// Built by BuildTransformerTraining(transformer): GPT-3 and LLaMA training
+  /// steps. Distributed by the sharding path (issue #17), not by
+  /// transforms/parallelize.h: only D = T = P = K = 1 is simulated as is.
+  kTransformerTraining,
 };
 
 /// A named model. Only the options of `family` are meaningful.
@@ -33,12 +38,14 @@ struct ModelSpec {
   ModelFamily family = ModelFamily::kMlpTraining;
   MlpOptions mlp;
   GptOptions gpt;
+  TransformerOptions transformer;
   /// Model size in GB (1e9 bytes) at fp16 from the paper's Table 1; 0 when the
   /// paper has no such model (the tiny sizes).
   double paper_size_gb = 0;
 };
 
-/// Every known model, in the order of the paper's Table 1, tiny sizes first.
+/// Every known model: the tiny sizes, the paper's Table 1, then the
+/// transformer-training sizes (tiny, GPT-3 as in Megatron-LM's papers, LLaMA).
 const std::vector<ModelSpec>& ModelZoo();
 
 /// Comma-separated names of ModelZoo(), in order.
@@ -47,7 +54,7 @@ std::string KnownModelNames();
 /// The spec named `name`. NotFound listing the known names otherwise.
 StatusOr<ModelSpec> LookupModel(std::string_view name);
 
-/// `spec` with its global batch set (MLP: rows of x; GPT-2: sequences).
+/// `spec` with its global batch set (MLP: rows of x; GPT-2 and transformers: sequences).
 /// The builder rejects a batch < 1.
 ModelSpec WithBatch(ModelSpec spec, int64_t batch);
 
@@ -71,8 +78,10 @@ StatusOr<Module> BuildModel(const ModelSpec& spec);
 int64_t ParameterCount(const ModelSpec& spec);
 
 /// Weight elements of a built model function: the elements of every tensor
-/// parameter except the data inputs (x, y, input_ids) and the Adam state
-/// (m<i>, v<i>). REQUIRES: `fn` was built by this library (the rule is by name).
+/// parameter except the data inputs (x, y, input_ids, tokens, labels), the
+/// Adam state (m<i>, v<i>, <weight>.exp_avg, <weight>.exp_avg_sq) and the f32
+/// master copies (<weight>.master). REQUIRES: `fn` was built by this library
+/// (the rule is by name).
 int64_t CountWeightElements(const Function& fn);
 
 }  // namespace distir

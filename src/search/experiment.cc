@@ -250,6 +250,14 @@ Status ParseModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
   DISTIR_ASSIGN_OR_RETURN(std::string name, rd.String(name_node, "model"));
   StatusOr<ModelSpec> spec = LookupModel(name);
   if (!spec.ok()) return InvalidArgument(rd.Loc(name_node)) << spec.status().message();
+  if (spec->family == ModelFamily::kTransformerTraining) {
+    // The search distributes models with the per-model transform, which knows
+    // MLP and GPT-2 only; `distir simulate --model` runs these on one device.
+    return Unimplemented(rd.Loc(name_node))
+           << "model " << name << " is a transformer-training model: experiments do not "
+           << "distribute it yet (transformer-training models are distributed by the sharding "
+           << "path, issue #17)";
+  }
   e.model = *spec;
   if (!node.IsMap()) return Status::Ok();
   const bool mlp = e.model.family == ModelFamily::kMlpTraining;

@@ -379,6 +379,96 @@ FactorRule SourceRule(const Op& op) {
   return rule;
 }
 
+// A factor of `size`, or none (-1) for an extent of 1.
+int FactorOf(FactorRule& rule, int64_t size, bool need_replication = false) {
+  return size == 1 ? -1 : rule.AddFactor(size, need_replication);
+}
+
+// The dim made of `factors` (major first), skipping the absent (-1) ones.
+std::vector<int> Dim(std::initializer_list<int> factors) {
+  std::vector<int> dim;
+  for (int f : factors) {
+    if (f >= 0) dim.push_back(f);
+  }
+  return dim;
+}
+
+// FlashAttention(q [b, h, s, d], k, v [b, g, t, d]) -> o [b, h, s, d], lse
+// [b, h, s] and FlashAttentionGrad(q, k, v, o, lse, do) -> dq, dk, dv. The
+// query heads are h = g x r (r = h / g query heads per key/value head, major
+// g), so a split of g splits q's and k's heads together, and a split of r
+// splits only q's: then dk and dv, which sum over a group's query heads,
+// are partial(sum). The batch passes through; the sequence and head width
+// (softmax and contraction) need replication.
+FactorRule FlashAttentionRule(const Op& op) {
+  FactorRule rule;
+  Shape q = ShapeOf(op.input(0));
+  Shape k = ShapeOf(op.input(1));
+  const int64_t g = k[1];
+  const int b = FactorOf(rule, q[0]);
+  const int fg = FactorOf(rule, g);
+  const int fr = FactorOf(rule, g > 0 ? q[1] / g : 1);
+  const int s = FactorOf(rule, q[2], true);
+  const int t = FactorOf(rule, k[2], true);
+  const int d = FactorOf(rule, q[3], true);
+  const TensorFactors qf = {Dim({b}), Dim({fg, fr}), Dim({s}), Dim({d})};
+  const TensorFactors kf = {Dim({b}), Dim({fg}), Dim({t}), Dim({d})};
+  const TensorFactors lse = {Dim({b}), Dim({fg, fr}), Dim({s})};
+  if (op.kind() == OpKind::kFlashAttention) {
+    rule.operands = {qf, kf, kf};
+    rule.results = {qf, lse};
+  } else {
+    rule.operands = {qf, kf, kf, qf, lse, qf};
+    rule.results = {qf, kf, kf};
+  }
+  return rule;
+}
+
+// Rope(x [..., s, d], cos [s, d/2], sin [s, d/2]): every dim of x but the
+// rotated one passes through; cos and sin follow x's sequence dim.
+FactorRule RopeRule(const Op& op) {
+  FactorRule rule;
+  Shape x = ShapeOf(op.input(0));
+  TensorFactors xf = OneFactorPerDim(rule, x);
+  for (int f : xf.back()) rule.factors[f].need_replication = true;
+  const TensorFactors table = {xf[x.size() - 2], Dim({FactorOf(rule, x.back() / 2, true)})};
+  rule.operands = {xf, table, table};
+  rule.results = {xf};
+  return rule;
+}
+
+// CrossEntropy(logits [..., V], labels [...]) -> loss and CrossEntropyGrad ->
+// dlogits: the vocabulary needs replication (the log-sum-exp is not a sum);
+// the token dims pass through to dlogits and are summed over by the loss
+// (partial(sum), like MSELoss: a `denominator` of the global token count
+// makes the partial losses sum to the global mean).
+FactorRule CrossEntropyRule(const Op& op) {
+  FactorRule rule;
+  Shape logits = ShapeOf(op.input(0));
+  TensorFactors lf = OneFactorPerDim(rule, logits);
+  for (int f : lf.back()) rule.factors[f].need_replication = true;
+  rule.operands = {lf, TensorFactors(lf.begin(), lf.end() - 1)};
+  if (op.kind() == OpKind::kCrossEntropy) {
+    rule.results = {TensorFactors(ShapeOf(op.result(0)).size())};
+  } else {
+    rule.results = {lf};
+  }
+  return rule;
+}
+
+// EmbeddingGrad(ids [...], dy [..., d]) -> dW [num_rows, d]: the token dims
+// are summed over (partial(sum)); d passes through; the rows need
+// replication (a scatter into a row shard would need masking).
+FactorRule EmbeddingGradRule(const Op& op) {
+  FactorRule rule;
+  Shape dy = ShapeOf(op.input(1));
+  TensorFactors df = OneFactorPerDim(rule, dy);
+  const int rows = FactorOf(rule, ShapeOf(op.result(0))[0], true);
+  rule.operands = {TensorFactors(df.begin(), df.end() - 1), df};
+  rule.results = {{Dim({rows}), df.back()}};
+  return rule;
+}
+
 bool IsIn(OpKind k, std::initializer_list<OpKind> kinds) {
   return std::find(kinds.begin(), kinds.end(), k) != kinds.end();
 }
@@ -404,6 +494,10 @@ StatusOr<FactorRule> BuildRule(const Op& op) {
   if (k == K::kLayerNormalization) return LayerNormRule(op);
   if (k == K::kRMSNormalization) return LayerNormRule(op);
   if (IsIn(k, {K::kLayerNormalizationGrad, K::kRMSNormalizationGrad})) return NormGradRule(op);
+  if (IsIn(k, {K::kFlashAttention, K::kFlashAttentionGrad})) return FlashAttentionRule(op);
+  if (k == K::kRope) return RopeRule(op);
+  if (IsIn(k, {K::kCrossEntropy, K::kCrossEntropyGrad})) return CrossEntropyRule(op);
+  if (k == K::kEmbeddingGrad) return EmbeddingGradRule(op);
   if (k == K::kMatMul) return MatMulRule(op);
   if (k == K::kMatMulGrad) return MatMulGradRule(op);
   if (k == K::kGemm) return GemmRule(op);

@@ -210,6 +210,55 @@ void RegisterTraining(CostRuleTable& t) {
   t.Register(OpKind::kAdam, Streaming<12, kIn>);
 }
 
+// FlashAttention(q [b, h, s, d], k/v [b, g, t, d]): two GEMMs per head, S =
+// Q K^T and O = P V, 2·s·t·d FLOPs each: 4·b·h·s·t·d, half of it under a
+// causal mask (Dao et al. 2022 §3.1; FlashAttention-2, Dao 2023, §4.1). The
+// softmax's exponentials are not counted (the papers' convention). Tiles stay
+// in SRAM, so the bytes are the inputs read once and the outputs written once.
+double AttentionFlops(const Op& op) {
+  const Type& q = op.input(0)->type();
+  const Type& k = op.input(1)->type();
+  if (q.rank() != 4 || k.rank() != 4) return 0;
+  const double flops = 4.0 * static_cast<double>(Elements(q)) * static_cast<double>(k.shape()[2]);
+  return op.GetInt("causal", 0) != 0 ? flops / 2 : flops;
+}
+
+// FlashAttention-2's backward recomputes S and P and runs five GEMMs (S, dV,
+// dP, dQ, dK) to the forward's two: 2.5x the forward FLOPs (Dao 2023, §4.1).
+double AttentionGradFlops(const Op& op) { return 2.5 * AttentionFlops(op); }
+
+StatusOr<double> FlashAttention(const Op& op, const HardwareProfile& hw) {
+  const double flops =
+      op.kind() == OpKind::kFlashAttention ? AttentionFlops(op) : AttentionGradFlops(op);
+  const double bytes = static_cast<double>(InputBytes(op) + ResultBytes(op));
+  return MatMulKernelTime(hw.device, DTypeOf(op.input(0)->type()), flops, bytes);
+}
+
+// EmbeddingGrad(ids, dy) -> dW: zero-fill dW, then one add per element of dy
+// into the rows the ids name (read-modify-write: dy's size read and written
+// again in dW).
+StatusOr<double> EmbeddingGrad(const Op& op, const HardwareProfile& hw) {
+  const double dy = static_cast<double>(op.input(1)->type().SizeInBytes());
+  const double bytes = static_cast<double>(InputBytes(op) + ResultBytes(op)) + 2 * dy;
+  return RooflineTime(hw.device, bytes, static_cast<double>(Elements(op.input(1)->type())));
+}
+
+void RegisterTransformer(CostRuleTable& t) {
+  constexpr PerElementOf kIn = PerElementOf::kFirstInput;
+  constexpr PerElementOf kOut = PerElementOf::kFirstResult;
+  t.Register(OpKind::kFlashAttention, FlashAttention);
+  t.Register(OpKind::kFlashAttentionGrad, FlashAttention);
+  // Rope: y1 = x1·cos − x2·sin, y2 = x2·cos + x1·sin: two multiplies and an add
+  // per element.
+  t.Register(OpKind::kRope, Streaming<3, kOut>);
+  // CrossEntropy per logit: max, subtract, exp, sum (the label's logit is one
+  // read per token); reads the logits once.
+  t.Register(OpKind::kCrossEntropy, Streaming<4, kIn>);
+  // CrossEntropyGrad: the log-sum-exp again (4), then exp, subtract, scale.
+  t.Register(OpKind::kCrossEntropyGrad, Streaming<7, kIn>);
+  t.Register(OpKind::kEmbeddingGrad, EmbeddingGrad);
+}
+
 // Mesh collectives act on global-view values, which live on no device: the
 // program must be partitioned into per-device ops before it can be timed.
 StatusOr<double> GlobalViewOnly(const Op& op, const HardwareProfile& /*hw*/) {
@@ -249,6 +298,10 @@ std::optional<double> MatrixOpFlops(const Op& op) {
       return GemmFlops(op);
     case OpKind::kMatMulGrad:
       return 2 * MatMulGradFlops(op);
+    case OpKind::kFlashAttention:
+      return AttentionFlops(op);
+    case OpKind::kFlashAttentionGrad:
+      return AttentionGradFlops(op);
     default:
       return std::nullopt;
   }
@@ -259,6 +312,7 @@ void RegisterComputeCostRules(CostRuleTable& table) {
   RegisterNormalizations(table);
   RegisterTraining(table);
   RegisterDataMovement(table);
+  RegisterTransformer(table);
   table.Register(OpKind::kMatMul, MatMul);
   table.Register(OpKind::kGemm, Gemm);
   table.Register(OpKind::kMatMulGrad, MatMulGrad);

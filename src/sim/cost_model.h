@@ -61,7 +61,8 @@ double RooflineTime(const DeviceSpec& device, double bytes, double flops);
 double MatMulKernelTime(const DeviceSpec& device, DType dtype, double flops, double bytes);
 
 /// FLOPs of a matrix op as its cost rule counts them: MatMul 2·|result|·K,
-/// Gemm 2·M·N·K (+ M·N with C), MatMulGrad two GEMMs of 2·|x|·N each; nullopt
+/// Gemm 2·M·N·K (+ M·N with C), MatMulGrad two GEMMs of 2·|x|·N each,
+/// FlashAttention 4·b·h·s·t·d (halved when causal), FlashAttentionGrad 2.5x that; nullopt
 /// for every other op (their FLOPs are a per-element count inside their rule).
 /// REQUIRES: the op's input and result types are known and static.
 std::optional<double> MatrixOpFlops(const Op& op);

@@ -197,6 +197,19 @@ StatusOr<sim::HardwareProfile> LoadProfile(const std::string& path, std::string*
   return sim::ParseHardwareProfile(*text, path);
 }
 
+// Transformer-training models are distributed by the sharding path (issue
+// #17), not by the per-model emitter (transforms/parallelize.h): their
+// one-device step (D = T = P = K = 1) is simulated as built.
+StatusOr<Module> OneDeviceTransformer(const SimulateFlags& f, Module seq) {
+  const ParallelOptions& o = f.parallel;
+  if (o.world_size() == 1 && o.microbatches == 1 && !o.recompute && o.zero_stage == 0) return seq;
+  return Unimplemented() << f.model << " is a transformer-training model, which the per-model "
+                         << "parallel transform does not distribute (asked for "
+                         << DescribeParallelOptions(o) << "): transformer-training models are "
+                         << "distributed by the sharding path (issue #17); --model simulates "
+                         << "them on one device only";
+}
+
 // Model mode: the named model at the requested batch, distributed. The
 // program is the module's entry; @init and @collect come before it.
 StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwareProfile& hw) {
@@ -204,6 +217,9 @@ StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwarePro
   if (f.batch > 0) spec = WithBatch(spec, f.batch);
   DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(spec));
   DISTIR_RETURN_IF_ERROR(InferTypes(seq));
+  if (spec.family == ModelFamily::kTransformerTraining) {
+    return OneDeviceTransformer(f, std::move(seq));
+  }
   const ParallelOptions& o = f.parallel;
   // Device ids are int32: D*T*P past that (or past int64) has no devices.
   const std::optional<int64_t> world = CheckedProduct({o.dp, o.tp, o.pp});

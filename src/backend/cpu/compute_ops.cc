@@ -4,10 +4,12 @@
 
 #include "backend/cpu/compute_ops.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "backend/cpu/host_kernels.h"
 #include "backend/cpu/layout_ops.h"
+#include "backend/cpu/transformer_ops.h"
 #include "backend/shape_math.h"
 
 namespace distir::backend {
@@ -369,11 +371,32 @@ StatusOr<CpuKernel> PlanGather(const Op& op, Views in, Views out) {
   });
 }
 
+// ReduceSum over leading axes [0, k) (a bias gradient: the sum over batch and
+// sequence), as a sum of rows; other axes are not planned.
+template <typename T>
+StatusOr<CpuKernel> PlanReduceSum(const Op& op, Views in, Views out) {
+  const TensorView x = in[0], y = out[0];
+  const Attribute* axes_attr = op.FindAttr("axes");
+  if (in.size() > 1 || axes_attr == nullptr || axes_attr->AsInts().empty()) {
+    return Unsupported(op) << "axes given as an input, empty or absent";
+  }
+  std::vector<int64_t> axes = axes_attr->AsInts();
+  for (int64_t& a : axes) a = NormalizeAxis(a, x.rank());
+  std::sort(axes.begin(), axes.end());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] != static_cast<int64_t>(i)) return Unsupported(op) << "axes other than leading ones";
+  }
+  const int64_t outer = Prod(std::span(x.shape).first(axes.size()));
+  const int64_t inner = Prod(std::span(x.shape).subspan(axes.size()));
+  return CpuKernel([=] { return SumRows<T>(outer, inner, x.as<T>(), y.as<T>()), Status::Ok(); });
+}
+
 // Float ops, planned in compute type T.
 template <typename T>
 StatusOr<CpuKernel> PlanFloatOp(const Op& op, Views in, Views out) {
   if (BinaryKindOf(op.kind())) return PlanNary<T>(op, in, out);
   if (UnaryKindOf(op)) return PlanUnary<T>(op, in, out);
+  if (IsTransformerOp(op.kind())) return PlanTransformerOp<T>(op, in, out);
   switch (op.kind()) {
     case OpKind::kMatMul:
       return PlanMatMul<T>(op, in, out);
@@ -403,6 +426,8 @@ StatusOr<CpuKernel> PlanFloatOp(const Op& op, Views in, Views out) {
       return PlanWhere<T>(op, in, out);
     case OpKind::kGather:
       return PlanGather<T>(op, in, out);
+    case OpKind::kReduceSum:
+      return PlanReduceSum<T>(op, in, out);
     default:
       return Unsupported(op) << "no CPU kernel for this op";
   }

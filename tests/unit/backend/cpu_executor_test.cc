@@ -237,6 +237,56 @@ TEST(CpuExecutorInputsTest, RandomRankInputsEqualTheReferenceInputs) {
   }
 }
 
+// A transformer-training step (gpt-tiny, llama-tiny: FlashAttention, Rope,
+// CrossEntropy, EmbeddingGrad, ReduceSum, AdamW) lowered to one device and run
+// by rank 0 (the other ranks idle) against the reference executor: the loss,
+// every weight gradient (returned for the test) and every updated weight.
+// Adam's first step moves a weight by about lr·sign(grad), so a gradient of
+// order epsilon may round to a different update: the weights get atol 2 lr.
+TEST(CpuExecutorTransformerTest, TinyTrainingStepsReproduceTheReferenceExecutor) {
+  for (const char* name : {"gpt-tiny", "llama-tiny"}) {
+    SCOPED_TRACE(name);
+    ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel(name));
+    spec.transformer.batch = 2;
+    ASSERT_OK_AND_ASSIGN(Module m, BuildModel(spec));
+    Function& fn = *m.entry();
+    std::vector<Value*> returns = fn.returns();
+    const size_t weights_end = returns.size();
+    for (int i = 0; i < fn.num_params(); ++i) {
+      if (Value* g = fn.LookupValue(fn.param(i)->name() + ".grad")) returns.push_back(g);
+    }
+    fn.SetReturns(returns);
+    ASSERT_OK(InferTypes(m));
+    RandomInputOptions random;
+    random.int_max = spec.transformer.vocab_size - 1;
+    for (int i = 0; i < fn.num_params(); ++i) {
+      const Value* p = fn.param(i);
+      const std::string& n = p->name();
+      if (n.ends_with(".exp_avg") || n.ends_with(".exp_avg_sq")) {  // Adam starts at zero
+        DenseTensor zeros{p->type().dtype(), p->type().shape(), {}};
+        zeros.values.assign(static_cast<size_t>(p->type().NumElements()), 0.0);
+        random.overrides[n] = HostValue::Tensor(zeros, DeviceId(0));
+      }
+    }
+    ASSERT_OK_AND_ASSIGN(std::vector<HostValue> inputs, RandomInputs(fn, 5, random));
+    ASSERT_OK_AND_ASSIGN(std::vector<HostValue> expected, Execute(m, fn, inputs));
+    ASSERT_OK_AND_ASSIGN(ExecutionPlan plan, PrepareExecution(m, fn));
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Executor> exec, CreateCpuExecutor(plan, MPI_COMM_WORLD));
+    const RankProgram* mine = exec->program();
+    ASSERT_OK(exec->SetInputs(mine ? RankInputs(*mine, inputs) : std::vector<HostValue>{}));
+    ASSERT_OK(exec->Run());
+    if (mine == nullptr) continue;
+    ASSERT_OK_AND_ASSIGN(std::vector<HostValue> got, exec->Outputs());
+    ASSERT_EQ(got.size(), expected.size());
+    const double lr = spec.transformer.lr;
+    for (size_t i = 0; i < got.size(); ++i) {
+      SCOPED_TRACE(fn.returns()[i]->name());
+      const bool weight = i > 0 && i < weights_end;
+      EXPECT_OK(AllClose(got[i], expected[i], kRtol, weight ? 2 * lr : kAtol));
+    }
+  }
+}
+
 std::vector<Case> Cases() {
   using S = PipelineSchedule;
   std::vector<Case> cases = {

@@ -16,7 +16,9 @@ using testing::StatusIs;
 
 TEST(ModelZooTest, LooksUpEveryNameInTableOrder) {
   EXPECT_EQ(KnownModelNames(),
-            "mlp-tiny, gpt2-tiny, mlp-1b, mlp-17b, mlp-103b, gpt2-1.6b, gpt2-13b, gpt2-175b");
+            "mlp-tiny, gpt2-tiny, mlp-1b, mlp-17b, mlp-103b, gpt2-1.6b, gpt2-13b, gpt2-175b, "
+            "gpt-tiny, llama-tiny, gpt3-1.3b, gpt3-22b, gpt3-175b, gpt3-530b, gpt3-1t, llama-7b, "
+            "llama-7b-2l, llama-13b, llama-70b");
   ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel("gpt2-13b"));
   EXPECT_EQ(spec.family, ModelFamily::kGpt2Inference);
   EXPECT_EQ(spec.gpt.n_layer, 40);
@@ -34,7 +36,9 @@ TEST(ModelZooTest, UnknownNameListsTheKnownOnes) {
   EXPECT_THAT(LookupModel("gpt3"),
               StatusIs(StatusCode::kNotFound,
                        "unknown model 'gpt3': known models are mlp-tiny, gpt2-tiny, mlp-1b, "
-                       "mlp-17b, mlp-103b, gpt2-1.6b, gpt2-13b, gpt2-175b"));
+                       "mlp-17b, mlp-103b, gpt2-1.6b, gpt2-13b, gpt2-175b, gpt-tiny, llama-tiny, "
+                       "gpt3-1.3b, gpt3-22b, gpt3-175b, gpt3-530b, gpt3-1t, llama-7b, "
+                       "llama-7b-2l, llama-13b, llama-70b"));
 }
 
 struct PaperSize {

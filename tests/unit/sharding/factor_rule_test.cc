@@ -92,6 +92,51 @@ func @f(%x: tensor<8x1024xf32>) {
   EXPECT_TRUE(rule.factors[rule.operands[0][1][0]].need_replication);
 }
 
+// Grouped-query attention: q's 8 heads are the factors g = 2 (shared with k
+// and v's heads) and r = 4 (q only), major g; so dk and dv lack r: sharding
+// a group's query heads leaves them partial(sum).
+TEST(FactorRuleTest, FlashAttentionSplitsHeadsAsGroupsTimesQueriesPerGroup) {
+  Module m = ParseOrDie(R"(
+func @f(%q: tensor<2x8x16x4xf32>, %k: tensor<2x2x16x4xf32>, %v: tensor<2x2x16x4xf32>) {
+  %o, %lse = FlashAttention(%q, %k, %v) {causal = 1}
+  %dq, %dk, %dv = FlashAttentionGrad(%q, %k, %v, %o, %lse, %o) {causal = 1}
+  return %dq, %dk, %dv
+})");
+  ASSERT_OK(InferTypes(m));
+  ASSERT_OK_AND_ASSIGN(FactorRule fwd, BuildFactorRule(*m.entry()->ops()[0]));
+  ASSERT_EQ(fwd.operands[0][1].size(), 2u);
+  const int g = fwd.operands[0][1][0], r = fwd.operands[0][1][1];
+  EXPECT_EQ(Sizes(fwd, {g, r}), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(fwd.operands[1][1], std::vector<int>{g});
+  EXPECT_EQ(fwd.results[1][1], (std::vector<int>{g, r}));  // lse [b, h, s]
+  EXPECT_FALSE(fwd.factors[fwd.operands[0][0][0]].need_replication);  // batch
+  EXPECT_TRUE(fwd.factors[fwd.operands[0][2][0]].need_replication);   // sequence
+  EXPECT_TRUE(fwd.factors[fwd.operands[0][3][0]].need_replication);   // head width
+  ASSERT_OK_AND_ASSIGN(FactorRule bwd, BuildFactorRule(*m.entry()->ops()[1]));
+  EXPECT_EQ(bwd.results[1][1], std::vector<int>{bwd.operands[0][1][0]});
+  for (const auto& dim : bwd.results[2]) {
+    EXPECT_EQ(std::count(dim.begin(), dim.end(), bwd.operands[0][1][1]), 0);
+  }
+}
+
+TEST(FactorRuleTest, CrossEntropyVocabularyNeedsReplicationAndTokensAreSummed) {
+  Module m = ParseOrDie(R"(
+func @f(%l: tensor<4x8x32xf32>, %y: tensor<4x8xi64>, %dy: tensor<4x8x16xf32>) {
+  %loss = CrossEntropy(%l, %y)
+  %dw = EmbeddingGrad(%y, %dy) {num_rows = 64}
+  return %loss, %dw
+})");
+  ASSERT_OK(InferTypes(m));
+  ASSERT_OK_AND_ASSIGN(FactorRule ce, BuildFactorRule(*m.entry()->ops()[0]));
+  EXPECT_TRUE(ce.factors[ce.operands[0][2][0]].need_replication);
+  EXPECT_FALSE(ce.factors[ce.operands[0][0][0]].need_replication);
+  EXPECT_EQ(ce.operands[1][0], ce.operands[0][0]);
+  EXPECT_TRUE(ce.results[0].empty());  // rank 0: the token factors are summed over
+  ASSERT_OK_AND_ASSIGN(FactorRule eg, BuildFactorRule(*m.entry()->ops()[1]));
+  EXPECT_TRUE(eg.factors[eg.results[0][0][0]].need_replication);  // the 64 rows
+  EXPECT_EQ(eg.results[0][1], eg.operands[1][2]);                 // the width passes
+}
+
 TEST(FactorRuleTest, CallsHaveNoRule) {
   Module m = ParseOrDie(R"(
 func @g(%x: tensor<4xf32>) {

@@ -227,3 +227,55 @@ TEST(ComputeCostRulesTest, OptimizersCountEveryPass) {
 
 }  // namespace
 }  // namespace distir::sim
+
+namespace distir::sim {
+namespace {
+
+TEST(ComputeCostRulesTest, FlashAttentionIsAMatrixKernelOfFourBhsTdFlops) {
+  // q, k, v, o [1, 8, 4096, 128] f16 (8 MiB each), lse [1, 8, 4096] f32 (128 KiB).
+  // Forward: 4 x (8 x 4096 x 128) x 4096 = 68719476736 FLOPs -> 6.8719476736e-4 s at
+  // 1e14; bytes 4 x 8388608 + 131072 = 33685504 -> 3.3685504e-4 s; + L.
+  const Type x = F16({1, 8, 4096, 128});
+  const Type lse = F32({1, 8, 4096});
+  ExpectSeconds(Cost(OpKind::kFlashAttention, {x, x, x}, {x, lse}), 6.9719476736e-4);
+  // Causal: half the FLOPs, 3.4359738368e-4 s, still above the bytes' 3.3685504e-4.
+  ExpectSeconds(Cost(OpKind::kFlashAttention, {x, x, x}, {x, lse}, TestHardware(),
+                     {{"causal", int64_t{1}}}),
+                3.5359738368e-4);
+  // Backward: 2.5 x the forward, 1.7179869184e-3 s; bytes (q k v o do dq dk dv) 8 x
+  // 8388608 + 131072 -> 6.7239936e-4 s; + L.
+  ExpectSeconds(Cost(OpKind::kFlashAttentionGrad, {x, x, x, x, lse, x}, {x, x, x}),
+                1.7279869184e-3);
+}
+
+TEST(ComputeCostRulesTest, GroupedQueryAttentionReadsSmallerKeysAndValues) {
+  // q [2, 8, 1024, 64] f16 (2 MiB), k, v [2, 2, 1024, 64] (512 KiB), causal:
+  // 4 x 1048576 x 1024 / 2 = 2147483648 FLOPs -> 2.147483648e-5 s; bytes 2 x 2097152 +
+  // 2 x 524288 + 65536 = 5308416 -> 5.308416e-5 s (memory bound); + L.
+  const Type q = F16({2, 8, 1024, 64});
+  const Type kv = F16({2, 2, 1024, 64});
+  ExpectSeconds(Cost(OpKind::kFlashAttention, {q, kv, kv}, {q, F32({2, 8, 1024})}, TestHardware(),
+                     {{"causal", int64_t{1}}}),
+                6.308416e-5);
+}
+
+TEST(ComputeCostRulesTest, EmbeddingGradScattersIntoAZeroedTable) {
+  // ids [4, 256] i64 (8192 B), dy [4, 256, 1024] f32 (4 MiB), dW [32000, 1024] f32
+  // (131072000 B): bytes 8192 + 4194304 + 131072000 + 2 x 4194304 = 143663104 ->
+  // 1.43663104e-3 s; FLOPs 1048576 -> 1.05e-6 s; + L.
+  ExpectSeconds(Cost(OpKind::kEmbeddingGrad, {I64({4, 256}), F32({4, 256, 1024})},
+                     {F32({32000, 1024})}, TestHardware(), {{"num_rows", int64_t{32000}}}),
+                1.44663104e-3);
+}
+
+TEST(ComputeCostRulesTest, CrossEntropyStreamsTheLogits) {
+  // logits [8, 1000] f32 (32000 B), labels [8] i64 (64 B), loss f32 (4 B): 32068 B ->
+  // 3.2068e-7 s; FLOPs 4 x 8000 -> 3.2e-8 s; + L. The gradient writes dlogits too:
+  // 64064 B -> 6.4064e-7 s; 7 x 8000 FLOPs -> 5.6e-8 s.
+  ExpectSeconds(Cost(OpKind::kCrossEntropy, {F32({8, 1000}), I64({8})}, {F32({})}), 1.032068e-5);
+  ExpectSeconds(Cost(OpKind::kCrossEntropyGrad, {F32({8, 1000}), I64({8})}, {F32({8, 1000})}),
+                1.064064e-5);
+}
+
+}  // namespace
+}  // namespace distir::sim
