@@ -43,8 +43,8 @@ void Function::PermuteOps(const std::vector<size_t>& order) {
   for (size_t i = 0; i < ops_.size(); ++i) ops_[i]->id_ = static_cast<int>(i);
 }
 
-Op* Function::AppendOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
-                       size_t num_results, SourceLoc loc, std::string callee) {
+Op* Function::AppendOp(OpKind kind, std::vector<Value*>&& inputs, AttrMap&& attrs,
+                       size_t num_results, SourceLoc&& loc, std::string&& callee) {
   for (Value* in : inputs) DISTIR_CHECK(in != nullptr) << "null input";
   int id = static_cast<int>(ops_.size());
   ops_.push_back(std::make_unique<Op>(id, kind, std::move(callee), std::move(inputs),
@@ -57,8 +57,8 @@ Op* Function::AppendOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
 Op* Function::AddOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
                     const std::vector<std::string>& result_names, SourceLoc loc,
                     std::string callee) {
-  Op* op = AppendOp(kind, std::move(inputs), std::move(attrs), result_names.size(), loc,
-                    std::move(callee));
+  Op* op = AppendOp(kind, std::move(inputs), std::move(attrs), result_names.size(),
+                    std::move(loc), std::move(callee));
   for (size_t i = 0; i < result_names.size(); ++i) {
     op->results_.push_back(std::make_unique<Value>(next_value_id_++, result_names[i], Type(), op,
                                                    static_cast<int>(i), op->loc()));

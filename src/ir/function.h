@@ -75,8 +75,8 @@ class Function {
 
  private:
   // Appends an op without results (AddOp adds them).
-  Op* AppendOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs, size_t num_results,
-               SourceLoc loc, std::string callee);
+  Op* AppendOp(OpKind kind, std::vector<Value*>&& inputs, AttrMap&& attrs, size_t num_results,
+               SourceLoc&& loc, std::string&& callee);
   std::string name_;
   SourceLoc loc_;
   std::vector<std::unique_ptr<Value>> params_;
