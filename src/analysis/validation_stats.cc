@@ -74,6 +74,7 @@ StatusOr<ValidationStats> ComputeValidationStats(const std::vector<ValidationPai
   DISTIR_ASSIGN_OR_RETURN(Top1Agreement top1, CompareTop1(sim_tp, meas_tp));
   s.top1_match = top1.match;
   s.simulated_top1_config = pairs[top1.predicted_best].config;
+  s.simulated_top1_ties = std::count(sim_tp.begin(), sim_tp.end(), sim_tp[top1.predicted_best]);
   s.measured_top1_config = pairs[top1.actual_best].config;
   return s;
 }

@@ -32,7 +32,7 @@ struct ValidationPair {
   double simulated_throughput = 0, measured_throughput = 0;
   /// The measured throughput's spread (batch / time_q3 to batch / time_q1);
   /// nullopt when the run recorded none.
-  std::optional<Interval> measured_throughput_spread;
+  std::optional<Interval> measured_throughput_spread{};
 };
 
 struct ValidationStats {
@@ -54,6 +54,9 @@ struct ValidationStats {
   double mape_iteration_time = 0;     ///< percent, simulated vs measured iteration time
   bool top1_match = false;            ///< the simulator's best (among these) is the measured best
   int64_t simulated_top1_config = 0;  ///< config of the highest simulated throughput (first of ties)
+  /// Configurations sharing the highest simulated throughput (1: a clear best;
+  /// more: the simulator cannot tell them apart, and top-1 is one of them).
+  int64_t simulated_top1_ties = 1;
   int64_t measured_top1_config = 0;   ///< config of the highest measured throughput (first of ties)
 };
 

@@ -112,7 +112,11 @@ bool WriteGroup(hid_t file, const Measurements& m) {
 // the column must hold exactly their sum (each row's count, when has_spread).
 Status CheckIterationTimes(const Measurements& m) {
   for (const MeasuredRow& r : m.rows) {
-    if (static_cast<int64_t>(r.iteration_times_s.size()) != (m.has_spread ? r.iterations : 0)) {
+    if (!m.has_spread && !r.iteration_times_s.empty()) {
+      return InvalidArgument() << "/measured row of configuration " << r.config
+                               << " has iteration times, but has_spread is false";
+    }
+    if (m.has_spread && static_cast<int64_t>(r.iteration_times_s.size()) != r.iterations) {
       return InvalidArgument() << "/measured row of configuration " << r.config << " has "
                                << r.iteration_times_s.size() << " iteration times for "
                                << r.iterations << " iterations";

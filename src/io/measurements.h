@@ -33,7 +33,7 @@ struct MeasuredRow {
   double time_min_s = 0, time_q1_s = 0, time_q3_s = 0, time_max_s = 0;
   /// Every timed iteration's time, in order: `iterations` values when ok (a
   /// file from before the spread was recorded: none), none otherwise.
-  std::vector<double> iteration_times_s;
+  std::vector<double> iteration_times_s{};
 
   bool operator==(const MeasuredRow&) const = default;
 };

@@ -83,8 +83,8 @@ std::string CalibrationWarning(const io::ResultsFile& f, const io::Measurements&
                                  ? "an unrecorded machine (/measured from an older distir run)"
                                  : DescribeHost(m.host);
   if (!hw->calibrated_on.has_value()) {
-    return "profile '" + hw->name +
-           "' does not record where it was calibrated (no calibrated_on); these runs were "
+    return "profile '" + hw->name + "' (device '" + hw->device.name +
+           "') does not record where it was calibrated (no calibrated_on); these runs were "
            "measured on " +
            ran_on + ". Calibrate on this machine (docs/calibration.md) to validate the simulator "
                     "rather than the profile";
@@ -167,7 +167,9 @@ void Print(const analysis::ValidationStats& s, const io::Measurements& m,
   PrintAgreement(s, os);
   os << "  MAPE iteration time " << Fixed(s.mape_iteration_time, 2) << " %\n"
      << "  top-1               " << (s.top1_match ? "match" : "differs") << " (simulated best "
-     << s.simulated_top1_config << ", measured best " << s.measured_top1_config << ")\n";
+     << s.simulated_top1_config;
+  if (s.simulated_top1_ties > 1) os << ", tied with " << s.simulated_top1_ties - 1 << " more";
+  os << ", measured best " << s.measured_top1_config << ")\n";
   if (!warning.empty()) os << "warning: " << warning << "\n";
 }
 
