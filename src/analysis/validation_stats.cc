@@ -1,6 +1,7 @@
 #include "analysis/validation_stats.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "analysis/error_metrics.h"
 #include "analysis/rank_correlation.h"
@@ -13,18 +14,27 @@ bool AllEqual(const std::vector<double>& v) {
 }
 
 // Why no rank statistic exists for these samples, or "" when they do. Ranks
-// of a constant sample have no variance: rho's denominator is 0.
-std::string RankUndefinedReason(const std::vector<double>& simulated,
+// of a constant sample have no variance (rho's denominator is 0), and a NaN
+// has no rank at all.
+std::string RankUndefinedReason(const std::vector<ValidationPair>& pairs,
+                                const std::vector<double>& simulated,
                                 const std::vector<double>& measured) {
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (std::isnan(simulated[i]) || std::isnan(measured[i])) {
+      return "the " + std::string(std::isnan(simulated[i]) ? "simulated" : "measured") +
+             " throughput of configuration " + std::to_string(pairs[i].config) + " is NaN";
+    }
+  }
   const std::string n = std::to_string(simulated.size());
   if (AllEqual(simulated)) return "all " + n + " simulated throughputs are equal";
   if (AllEqual(measured)) return "all " + n + " measured throughputs are equal";
   return "";
 }
 
-Status ComputeRankStats(const std::vector<double>& sim_tp, const std::vector<double>& meas_tp,
+Status ComputeRankStats(const std::vector<ValidationPair>& pairs,
+                        const std::vector<double>& sim_tp, const std::vector<double>& meas_tp,
                         ValidationStats& s) {
-  s.rank_undefined_reason = RankUndefinedReason(sim_tp, meas_tp);
+  s.rank_undefined_reason = RankUndefinedReason(pairs, sim_tp, meas_tp);
   if (!s.rank_undefined_reason.empty()) return Status::Ok();
   DISTIR_ASSIGN_OR_RETURN(SpearmanResult spearman, Spearman(sim_tp, meas_tp));
   s.spearman_rho = spearman.rho;
@@ -68,7 +78,7 @@ StatusOr<ValidationStats> ComputeValidationStats(const std::vector<ValidationPai
   ValidationStats s;
   s.n = static_cast<int64_t>(pairs.size());
   s.bootstrap = bootstrap;
-  DISTIR_RETURN_IF_ERROR(ComputeRankStats(sim_tp, meas_tp, s));
+  DISTIR_RETURN_IF_ERROR(ComputeRankStats(pairs, sim_tp, meas_tp, s));
   DISTIR_RETURN_IF_ERROR(ComputeAgreement(pairs, sim_tp, meas_tp, s));
   DISTIR_ASSIGN_OR_RETURN(s.mape_iteration_time, MeanAbsolutePercentageError(sim_t, meas_t));
   DISTIR_ASSIGN_OR_RETURN(Top1Agreement top1, CompareTop1(sim_tp, meas_tp));

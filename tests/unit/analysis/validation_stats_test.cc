@@ -141,6 +141,17 @@ TEST(ValidationStatsTest, ExactZeroFromTiesIsDefinedAndComesWithItsInterval) {
   EXPECT_EQ(s.agreement->near_ties, 1);
 }
 
+// A NaN has no rank: reported as the reason, not ranked (AverageRanks requires no NaN).
+TEST(ValidationStatsTest, NanThroughputLeavesRhoUndefinedAndNamesTheConfiguration) {
+  std::vector<ValidationPair> pairs = Pairs({1, 2, 3}, {1, 2, 3});
+  pairs[2].config = 17;
+  pairs[2].simulated_throughput = std::nan("");
+  pairs[2].measured_throughput_spread.reset();
+  ASSERT_OK_AND_ASSIGN(ValidationStats s, ComputeValidationStats(pairs));
+  EXPECT_EQ(s.rank_undefined_reason, "the simulated throughput of configuration 17 is NaN");
+  EXPECT_TRUE(std::isnan(s.spearman_rho));
+}
+
 TEST(ValidationStatsTest, WithoutSpreadThePairCountsAreUnknown) {
   std::vector<ValidationPair> pairs = Pairs({1, 2, 3}, {1, 2, 3});
   pairs[1].measured_throughput_spread.reset();
