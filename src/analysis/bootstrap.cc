@@ -13,8 +13,8 @@ namespace {
 // Uniform in [0, n): rejection of the top partial block keeps it unbiased.
 size_t DrawIndex(std::mt19937_64& rng, size_t n) {
   const uint64_t range = static_cast<uint64_t>(n);
-  const uint64_t limit = std::numeric_limits<uint64_t>::max() -
-                         std::numeric_limits<uint64_t>::max() % range;
+  const uint64_t limit =
+      std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % range;
   uint64_t v = rng();
   while (v >= limit) v = rng();
   return static_cast<size_t>(v % range);

@@ -31,9 +31,8 @@ std::string RankUndefinedReason(const std::vector<ValidationPair>& pairs,
   return "";
 }
 
-Status ComputeRankStats(const std::vector<ValidationPair>& pairs,
-                        const std::vector<double>& sim_tp, const std::vector<double>& meas_tp,
-                        ValidationStats& s) {
+Status ComputeRankStats(const std::vector<ValidationPair>& pairs, const std::vector<double>& sim_tp,
+                        const std::vector<double>& meas_tp, ValidationStats& s) {
   s.rank_undefined_reason = RankUndefinedReason(pairs, sim_tp, meas_tp);
   if (!s.rank_undefined_reason.empty()) return Status::Ok();
   DISTIR_ASSIGN_OR_RETURN(SpearmanResult spearman, Spearman(sim_tp, meas_tp));
@@ -48,9 +47,8 @@ Status ComputeRankStats(const std::vector<ValidationPair>& pairs,
 }
 
 // The pair counts, when every pair has a measured spread.
-Status ComputeAgreement(const std::vector<ValidationPair>& pairs,
-                        const std::vector<double>& sim_tp, const std::vector<double>& meas_tp,
-                        ValidationStats& s) {
+Status ComputeAgreement(const std::vector<ValidationPair>& pairs, const std::vector<double>& sim_tp,
+                        const std::vector<double>& meas_tp, ValidationStats& s) {
   std::vector<Interval> spread;
   for (const ValidationPair& p : pairs) {
     if (!p.measured_throughput_spread) return Status::Ok();

@@ -47,17 +47,17 @@ struct ValidationStats {
   double kendall_tau = kUndefined;   ///< tau-b, simulated vs measured throughput
   /// Percentile-bootstrap interval of rho (NaN when rho is undefined).
   double rho_ci_low = kUndefined, rho_ci_high = kUndefined;
-  BootstrapOptions bootstrap;        ///< how the interval was drawn
-  int64_t bootstrap_undefined = 0;   ///< resamples without a rho, left out
+  BootstrapOptions bootstrap;       ///< how the interval was drawn
+  int64_t bootstrap_undefined = 0;  ///< resamples without a rho, left out
   /// Pair counts (pair_agreement.h); nullopt when some pair has no measured spread.
   std::optional<PairAgreement> agreement;
   double mape_iteration_time = 0;     ///< percent, simulated vs measured iteration time
   bool top1_match = false;            ///< the simulator's best (among these) is the measured best
-  int64_t simulated_top1_config = 0;  ///< config of the highest simulated throughput (first of ties)
+  int64_t simulated_top1_config = 0;  ///< config of the highest simulated throughput (first tie)
   /// Configurations sharing the highest simulated throughput (1: a clear best;
   /// more: the simulator cannot tell them apart, and top-1 is one of them).
   int64_t simulated_top1_ties = 1;
-  int64_t measured_top1_config = 0;   ///< config of the highest measured throughput (first of ties)
+  int64_t measured_top1_config = 0;  ///< config of the highest measured throughput (first tie)
 };
 
 /// Minimum pairs: Spearman's p-value needs n - 2 >= 1 degrees of freedom.

@@ -249,8 +249,8 @@ StatusOr<std::vector<std::string>> Hdf5Reader::Children(const std::string& group
   }
   std::vector<std::string> names;
   for (hsize_t i = 0; i < info.nlinks; ++i) {
-    const ssize_t size = H5Lget_name_by_idx(g.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr,
-                                            0, H5P_DEFAULT);
+    const ssize_t size =
+        H5Lget_name_by_idx(g.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
     std::string name(size > 0 ? static_cast<size_t>(size) : 0, '\0');
     if (size < 0 || H5Lget_name_by_idx(g.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(),
                                        name.size() + 1, H5P_DEFAULT) < 0) {

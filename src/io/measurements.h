@@ -63,8 +63,8 @@ struct Measurements {
 Status WriteMeasurements(const std::string& path, const Measurements& m);
 
 /// Reads /measured of the file at `path`: every field WriteMeasurements
-/// writes, so that the result == m after WriteMeasurements(path, m). Errors: NotFound when the file or the group does not
-/// exist ("<path> has no /measured group: run `distir run` first"),
+/// writes, so that the result == m after WriteMeasurements(path, m). Errors: NotFound when the file
+/// or the group does not exist ("<path> has no /measured group: run `distir run` first"),
 /// InvalidArgument for a malformed group (datasets of unequal lengths or wrong
 /// types, some spread columns without the others, iteration times that do not
 /// add up to the iterations of the ok rows, an attribute that cannot be read),

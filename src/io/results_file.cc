@@ -324,8 +324,8 @@ StatusOr<TraceRecord> ReadTrace(const Hdf5Reader& r, const std::string& name) {
   DISTIR_ASSIGN_OR_RETURN(t.config, r.ReadIntAttr(g, "config"));
   DISTIR_ASSIGN_OR_RETURN(t.rank, r.ReadIntAttr(g, "rank"));
   if (name != std::to_string(t.rank)) {
-    return InvalidArgument() << "'" << r.path() << "': trace group " << g << " has rank "
-                             << t.rank << "; its name must be its rank";
+    return InvalidArgument() << "'" << r.path() << "': trace group " << g << " has rank " << t.rank
+                             << "; its name must be its rank";
   }
   DISTIR_ASSIGN_OR_RETURN(t.device, r.ReadInt32s(g + "/device"));
   DISTIR_ASSIGN_OR_RETURN(t.start_s, r.ReadDoubles(g + "/start_s"));

@@ -42,7 +42,8 @@ bool WriteRankStats(hid_t g, const ValidationRecord& r) {
          WriteAttr(g, "bootstrap_resamples", i64, r.bootstrap_resamples) &&
          WriteAttr(g, "bootstrap_seed", i64, r.bootstrap_seed) &&
          WriteAttr(g, "bootstrap_undefined", i64, r.bootstrap_undefined) &&
-         WriteAttr(g, "pairs", i64, r.pairs) && WriteAttr(g, "near_tie_pairs", i64, r.near_tie_pairs) &&
+         WriteAttr(g, "pairs", i64, r.pairs) &&
+         WriteAttr(g, "near_tie_pairs", i64, r.near_tie_pairs) &&
          WriteAttr(g, "simulated_tie_pairs", i64, r.simulated_tie_pairs) &&
          WriteAttr(g, "discordant_pairs", i64, r.discordant_pairs) &&
          WriteAttr(g, "discordant_beyond_noise", i64, r.discordant_beyond_noise);

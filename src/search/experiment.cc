@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
-#include <regex>
 #include <initializer_list>
+#include <regex>
 #include <set>
 #include <string_view>
 #include <system_error>

@@ -397,9 +397,9 @@ StatusOr<double> ReadEfficiency(const ProfileReader& r, const Section& s) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (!v.IsScalar() || ec != std::errc() || end != text.data() + text.size() ||
       !(value > 0 && value <= 1)) {
-    return InvalidArgument(r.Loc(v))
-           << s.Name("max_efficiency")
-           << " must be a number in (0, 1] (a fraction of the peak), got " << io::DescribeYamlNode(v);
+    return InvalidArgument(r.Loc(v)) << s.Name("max_efficiency")
+                                     << " must be a number in (0, 1] (a fraction of the peak), got "
+                                     << io::DescribeYamlNode(v);
   }
   return value;
 }
@@ -414,9 +414,9 @@ Status ReadTile(const ProfileReader& r, const Section& s, GemmTiling& g) {
       " must be a list of two integers [tile_m, tile_n], each from 1 to "
       "1048576, got ";
   if (!v->IsSequence() || v->size() != 2) {
-    return InvalidArgument(r.Loc(*v))
-           << s.Name("tile") << kRule
-           << (v->IsSequence() ? "a list of " + std::to_string(v->size()) : io::DescribeYamlNode(*v));
+    return InvalidArgument(r.Loc(*v)) << s.Name("tile") << kRule
+                                      << (v->IsSequence() ? "a list of " + std::to_string(v->size())
+                                                          : io::DescribeYamlNode(*v));
   }
   int64_t dims[2] = {0, 0};
   for (size_t i = 0; i < 2; ++i) {
@@ -597,10 +597,10 @@ StatusOr<HostInfo> ReadCalibratedOn(const ProfileReader& r, const YAML::Node& no
 }
 
 StatusOr<HardwareProfile> ReadProfile(const ProfileReader& r, const YAML::Node& root) {
-  DISTIR_ASSIGN_OR_RETURN(
-      Section top, r.OpenSection(root, "",
-                                 {"name", "device", "nodes", "intra_node", "inter_node",
-                                  "collectives", "overlap", "calibrated_on"}));
+  DISTIR_ASSIGN_OR_RETURN(Section top,
+                          r.OpenSection(root, "",
+                                        {"name", "device", "nodes", "intra_node", "inter_node",
+                                         "collectives", "overlap", "calibrated_on"}));
   HardwareProfile hw;
   DISTIR_ASSIGN_OR_RETURN(hw.name, r.ReadString(top, "name"));
   DISTIR_ASSIGN_OR_RETURN(YAML::Node device, r.Require(top, "device"));

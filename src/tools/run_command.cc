@@ -8,6 +8,7 @@
 // own device's program; rank 0 writes the file.
 
 #include <mpi.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <boost/program_options.hpp>
@@ -16,8 +17,6 @@
 #include <iostream>
 #include <random>
 #include <utility>
-
-#include <yaml-cpp/yaml.h>
 
 #include "analysis/quantiles.h"
 #include "backend/cpu/cpu_executor.h"
@@ -32,10 +31,10 @@
 #include "search/experiment.h"
 #include "search/results_table.h"
 #include "search/text_table.h"
+#include "sharding/grid.h"
 #include "support/host_info.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
-#include "sharding/grid.h"
 #include "transforms/parallelize.h"
 
 namespace po = boost::program_options;
@@ -247,8 +246,8 @@ std::vector<std::string> RunCells(const io::ResultRow& row, const io::MeasuredRo
 // run as columns and the constant ones named above it (search/results_table.h).
 void PrintRuns(const io::ResultsFile& f, const io::Measurements& runs, std::ostream& os) {
   os << "ran " << runs.rows.size() << " configurations of " << f.experiment_name << " ("
-     << search::ModelLabel(f) << ") on " << runs.ranks << " ranks, " << runs.backend
-     << " backend, " << DescribeHost(runs.host) << "\n";
+     << search::ModelLabel(f) << ") on " << runs.ranks << " ranks, " << runs.backend << " backend, "
+     << DescribeHost(runs.host) << "\n";
   if (runs.rows.empty()) return;
   std::vector<const io::ResultRow*> configs;
   std::vector<int64_t> planned;

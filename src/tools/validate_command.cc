@@ -86,8 +86,9 @@ std::string CalibrationWarning(const io::ResultsFile& f, const io::Measurements&
     return "profile '" + hw->name + "' (device '" + hw->device.name +
            "') does not record where it was calibrated (no calibrated_on); these runs were "
            "measured on " +
-           ran_on + ". Calibrate on this machine (docs/calibration.md) to validate the simulator "
-                    "rather than the profile";
+           ran_on +
+           ". Calibrate on this machine (docs/calibration.md) to validate the simulator "
+           "rather than the profile";
   }
   if (*hw->calibrated_on == m.host) return "";
   return "profile '" + hw->name + "' was calibrated on " + DescribeHost(*hw->calibrated_on) +

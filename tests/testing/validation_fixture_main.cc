@@ -39,7 +39,8 @@ io::ResultsFile Simulated(bool tied, const std::string& calibrated_on) {
   f.hardware = "lab-cpu";
   f.hardware_yaml = kProfile;
   if (!calibrated_on.empty()) {
-    f.hardware_yaml += "calibrated_on: {host: " + calibrated_on + ", cpu_model: Test CPU, cpus: 2}\n";
+    f.hardware_yaml +=
+        "calibrated_on: {host: " + calibrated_on + ", cpu_model: Test CPU, cpus: 2}\n";
   }
   for (int64_t i = 0; i < 5; ++i) {
     io::ResultRow r;

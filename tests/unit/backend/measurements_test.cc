@@ -142,7 +142,8 @@ TEST(MeasurementsTest, IterationTimesMustMatchTheIterations) {
                        "/measured row of configuration 0 has 2 iteration times for 3 iterations"));
   m = Sample();
   m.has_spread = false;  // then no row may carry times
-  EXPECT_THAT(WriteMeasurements(path, m), StatusIs(StatusCode::kInvalidArgument, "but has_spread is false"));
+  EXPECT_THAT(WriteMeasurements(path, m),
+              StatusIs(StatusCode::kInvalidArgument, "but has_spread is false"));
   EXPECT_THAT(ReadMeasurements(path), StatusIs(StatusCode::kNotFound, "no /measured group"));
 }
 

@@ -74,7 +74,10 @@ ResultsFile EveryField() {
     r.recompute = true;
     r.zero_stage = 2;
     r.status = "ok";
-    r.reason = "r\xc3\xa9" "ason " + std::to_string(i);
+    r.reason =
+        "r\xc3\xa9"
+        "ason " +
+        std::to_string(i);
     r.iteration_time_s = 0.125 * static_cast<double>(i + 1);
     r.throughput = 512.0 / static_cast<double>(i + 1);
     r.peak_memory_bytes = 123456789 + i;
@@ -197,8 +200,8 @@ TEST_F(RoundTripTest, AFailedAttributeReadIsAnError) {
   }
   EXPECT_THAT(ReadResultsFile(Path()),
               StatusIs(StatusCode::kInvalidArgument, "lacks attribute wall_time_s of /run"));
-  EXPECT_THAT(ReadValidation(Path()),
-              StatusIs(StatusCode::kInvalidArgument, "lacks attribute bootstrap_seed of /validation"));
+  EXPECT_THAT(ReadValidation(Path()), StatusIs(StatusCode::kInvalidArgument,
+                                               "lacks attribute bootstrap_seed of /validation"));
 }
 
 }  // namespace

@@ -487,15 +487,16 @@ TEST(HardwareProfileTest, ReadsWhereTheProfileWasCalibrated) {
   EXPECT_FALSE(plain.calibrated_on.has_value());
   ASSERT_OK_AND_ASSIGN(
       HardwareProfile hw,
-      ParseHardwareProfile(std::string(kValid) +
-                               "calibrated_on: {host: \"vm-1\", cpu_model: \"AMD EPYC\", cpus: 2}\n",
-                           "t.yaml"));
+      ParseHardwareProfile(
+          std::string(kValid) +
+              "calibrated_on: {host: \"vm-1\", cpu_model: \"AMD EPYC\", cpus: 2}\n",
+          "t.yaml"));
   ASSERT_TRUE(hw.calibrated_on.has_value());
   EXPECT_EQ(*hw.calibrated_on, (HostInfo{"vm-1", "AMD EPYC", 2}));
   ASSERT_OK_AND_ASSIGN(
       HardwareProfile unknown,
-      ParseHardwareProfile(std::string(kValid) + "calibrated_on: {host: \"\", cpu_model: ~, cpus: 0}\n",
-                           "t.yaml"));
+      ParseHardwareProfile(
+          std::string(kValid) + "calibrated_on: {host: \"\", cpu_model: ~, cpus: 0}\n", "t.yaml"));
   EXPECT_EQ(*unknown.calibrated_on, HostInfo{});
 }
 
