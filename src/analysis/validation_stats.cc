@@ -22,7 +22,7 @@ std::string RankUndefinedReason(const std::vector<ValidationPair>& pairs,
   for (size_t i = 0; i < pairs.size(); ++i) {
     if (std::isnan(simulated[i]) || std::isnan(measured[i])) {
       return "the " + std::string(std::isnan(simulated[i]) ? "simulated" : "measured") +
-             " throughput of configuration " + std::to_string(pairs[i].config) + " is NaN";
+             " throughput of configuration " + std::to_string(pairs[i].config) + " is not a number";
     }
   }
   const std::string n = std::to_string(simulated.size());
