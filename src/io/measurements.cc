@@ -23,13 +23,6 @@ constexpr const char* kGroup = "/measured";
 
 using Handle = Hdf5Handle;
 
-Handle StringType() {
-  Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(t.get(), H5T_VARIABLE);
-  H5Tset_cset(t.get(), H5T_CSET_UTF8);
-  return t;
-}
-
 bool WriteArray(hid_t g, const char* name, hid_t type, const void* data, hsize_t n) {
   Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
   Handle set(H5Dcreate2(g, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
@@ -49,7 +42,7 @@ bool WriteStrings(hid_t g, const char* name, const std::vector<MeasuredRow>& row
                   const std::string MeasuredRow::*field) {
   std::vector<const char*> ptrs;
   for (const MeasuredRow& r : rows) ptrs.push_back((r.*field).c_str());
-  Handle type = StringType();
+  Handle type = Utf8StringType();
   return WriteArray(g, name, type.get(), ptrs.data(), ptrs.size());
 }
 
@@ -74,7 +67,7 @@ bool WriteSpread(hid_t g, const std::vector<MeasuredRow>& rows) {
 }
 
 bool WriteHost(hid_t g, const HostInfo& host) {
-  Handle st = StringType();
+  Handle st = Utf8StringType();
   const char* name = host.host.c_str();
   const char* cpu = host.cpu_model.c_str();
   return WriteAttr(g, "host", st.get(), &name) && WriteAttr(g, "cpu_model", st.get(), &cpu) &&
@@ -99,7 +92,7 @@ bool WriteGroup(hid_t file, const Measurements& m) {
   ok = ok && WriteStrings(g.get(), "status", rows, &MeasuredRow::status);
   ok = ok && WriteStrings(g.get(), "reason", rows, &MeasuredRow::reason);
   ok = ok && (!m.has_spread || WriteSpread(g.get(), rows));
-  Handle st = StringType();
+  Handle st = Utf8StringType();
   const char* backend = m.backend.c_str();
   const char* started = m.started_at.c_str();
   ok = ok && WriteAttr(g.get(), "backend", st.get(), &backend);

@@ -17,13 +17,6 @@ namespace {
 
 using Handle = Hdf5Handle;
 
-Handle StringType() {
-  Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(t.get(), H5T_VARIABLE);
-  H5Tset_cset(t.get(), H5T_CSET_UTF8);
-  return t;
-}
-
 class Writer {
  public:
   explicit Writer(hid_t file) : file_(file) {}
@@ -56,11 +49,11 @@ class Writer {
   void Strings(hid_t where, const char* name, const std::vector<std::string>& data) {
     std::vector<const char*> ptrs;
     for (const auto& s : data) ptrs.push_back(s.c_str());
-    Handle type = StringType();
+    Handle type = Utf8StringType();
     Array(where, name, type.get(), ptrs);
   }
   void Text(hid_t where, const char* name, const std::string& text) {
-    Handle type = StringType();
+    Handle type = Utf8StringType();
     Handle space(H5Screate(H5S_SCALAR), H5Sclose);
     Handle set(H5Dcreate2(where, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                H5Dclose);
@@ -76,7 +69,7 @@ class Writer {
     if (a.ok()) Check(H5Awrite(a.get(), type, &value));
   }
   void AttrText(hid_t where, const char* name, const std::string& text) {
-    Handle type = StringType();
+    Handle type = Utf8StringType();
     Attr(where, name, type.get(), text.c_str());
   }
 

@@ -24,9 +24,7 @@ bool WriteAttr(hid_t where, const char* name, hid_t type, T value) {
 }
 
 bool WriteText(hid_t where, const char* name, const std::string& text) {
-  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), H5T_VARIABLE);
-  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  Handle type = Utf8StringType();
   return WriteAttr(where, name, type.get(), text.c_str());
 }
 
