@@ -33,6 +33,7 @@ StatusOr<PairAgreement> ComparePairs(const std::vector<double>& simulated,
       const int order = Sign(simulated[i] - simulated[j]) * Sign(measured[i] - measured[j]);
       a.near_ties += near_tie;
       a.simulated_ties += simulated[i] == simulated[j];
+      a.measured_ties += measured[i] == measured[j];
       a.discordant += order < 0;
       a.discordant_beyond_noise += order < 0 && !near_tie;
     }

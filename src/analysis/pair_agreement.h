@@ -28,6 +28,10 @@ struct PairAgreement {
   int64_t pairs = 0;                    ///< n(n-1)/2
   int64_t near_ties = 0;                ///< pairs whose measured intervals overlap
   int64_t simulated_ties = 0;           ///< pairs with equal simulated values
+  /// Pairs with equal measured values: many of them (a timer or scheduler that
+  /// quantizes the iteration times) leave few orders to compare, and can make
+  /// rho exactly 0 (docs/calibration.md §4.1).
+  int64_t measured_ties = 0;
   int64_t discordant = 0;               ///< pairs ordered oppositely (ties excluded)
   int64_t discordant_beyond_noise = 0;  ///< discordant pairs that are not near-ties
 

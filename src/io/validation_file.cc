@@ -43,6 +43,7 @@ bool WriteRankStats(hid_t g, const ValidationRecord& r) {
          WriteAttr(g, "pairs", i64, r.pairs) &&
          WriteAttr(g, "near_tie_pairs", i64, r.near_tie_pairs) &&
          WriteAttr(g, "simulated_tie_pairs", i64, r.simulated_tie_pairs) &&
+         WriteAttr(g, "measured_tie_pairs", i64, r.measured_tie_pairs) &&
          WriteAttr(g, "discordant_pairs", i64, r.discordant_pairs) &&
          WriteAttr(g, "discordant_beyond_noise", i64, r.discordant_beyond_noise);
 }
@@ -78,6 +79,7 @@ Status ReadRankStats(const Hdf5Reader& r, ValidationRecord& v) {
   DISTIR_ASSIGN_OR_RETURN(v.pairs, r.ReadIntAttr(kGroup, "pairs"));
   DISTIR_ASSIGN_OR_RETURN(v.near_tie_pairs, r.ReadIntAttr(kGroup, "near_tie_pairs"));
   DISTIR_ASSIGN_OR_RETURN(v.simulated_tie_pairs, r.ReadIntAttr(kGroup, "simulated_tie_pairs"));
+  DISTIR_ASSIGN_OR_RETURN(v.measured_tie_pairs, r.ReadIntAttr(kGroup, "measured_tie_pairs"));
   DISTIR_ASSIGN_OR_RETURN(v.discordant_pairs, r.ReadIntAttr(kGroup, "discordant_pairs"));
   DISTIR_ASSIGN_OR_RETURN(v.discordant_beyond_noise,
                           r.ReadIntAttr(kGroup, "discordant_beyond_noise"));

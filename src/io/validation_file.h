@@ -32,8 +32,8 @@ struct ValidationRecord {
   int64_t bootstrap_undefined = 0;         ///< resamples without a rho, left out
   /// Pair counts (analysis/pair_agreement.h); all -1 when the measurements
   /// record no spread.
-  int64_t pairs = -1, near_tie_pairs = -1, simulated_tie_pairs = -1, discordant_pairs = -1,
-          discordant_beyond_noise = -1;
+  int64_t pairs = -1, near_tie_pairs = -1, simulated_tie_pairs = -1, measured_tie_pairs = -1,
+          discordant_pairs = -1, discordant_beyond_noise = -1;
   double mape_iteration_time = 0;  ///< percent, simulated vs measured iteration time
   bool top1_match = false;         ///< the simulated best (among the measured) is the measured best
   int64_t simulated_top1_config = 0;  ///< its row in /configs

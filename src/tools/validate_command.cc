@@ -114,6 +114,7 @@ io::ValidationRecord ToRecord(const analysis::ValidationStats& s, std::string wa
     r.pairs = s.agreement->pairs;
     r.near_tie_pairs = s.agreement->near_ties;
     r.simulated_tie_pairs = s.agreement->simulated_ties;
+    r.measured_tie_pairs = s.agreement->measured_ties;
     r.discordant_pairs = s.agreement->discordant;
     r.discordant_beyond_noise = s.agreement->discordant_beyond_noise;
   }
@@ -157,7 +158,8 @@ void PrintAgreement(const analysis::ValidationStats& s, std::ostream& os) {
   os << "  near-ties           " << a.near_ties << " of " << a.pairs
      << " pairs (measured interquartile ranges overlap)\n"
      << "  discordant pairs    " << a.discordant << ", " << a.discordant_beyond_noise
-     << " beyond noise; " << a.simulated_ties << " pairs tied in simulation\n";
+     << " beyond noise; " << a.simulated_ties << " pairs tied in simulation, " << a.measured_ties
+     << " in measurement\n";
 }
 
 void Print(const analysis::ValidationStats& s, const io::Measurements& m,

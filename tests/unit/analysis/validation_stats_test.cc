@@ -85,10 +85,12 @@ TEST(BootstrapTest, RejectsBadOptionsAndConstantSamples) {
 TEST(PairAgreementTest, CountsNearTiesAndDiscordantPairsBeyondNoise) {
   ASSERT_OK_AND_ASSIGN(PairAgreement a,
                        ComparePairs({3, 2, 1}, {2, 3, 5.5}, {{1, 3}, {2, 4}, {5, 6}}));
-  EXPECT_EQ(a, (PairAgreement{3, 1, 0, 3, 2}));
-  // Touching intervals overlap; a simulated tie is neither order.
+  EXPECT_EQ(a, (PairAgreement{3, 1, 0, 0, 3, 2}));
+  // Touching intervals overlap; a simulated or measured tie is neither order.
   ASSERT_OK_AND_ASSIGN(PairAgreement t, ComparePairs({1, 1}, {1, 2}, {{0, 1}, {1, 2}}));
-  EXPECT_EQ(t, (PairAgreement{1, 1, 1, 0, 0}));
+  EXPECT_EQ(t, (PairAgreement{1, 1, 1, 0, 0, 0}));
+  ASSERT_OK_AND_ASSIGN(PairAgreement m, ComparePairs({1, 2}, {3, 3}, {{3, 3}, {3, 3}}));
+  EXPECT_EQ(m, (PairAgreement{1, 1, 0, 1, 0, 0}));
   EXPECT_THAT(ComparePairs({1}, {1}, {{2, 1}}),
               StatusIs(StatusCode::kInvalidArgument, "must not exceed its high end"));
 }

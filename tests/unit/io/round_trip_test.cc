@@ -152,6 +152,7 @@ ValidationRecord EveryValidationField() {
   v.pairs = 300;
   v.near_tie_pairs = 12;
   v.simulated_tie_pairs = 5;
+  v.measured_tie_pairs = 4;
   v.discordant_pairs = 29;
   v.discordant_beyond_noise = 17;
   v.mape_iteration_time = 8.48;
