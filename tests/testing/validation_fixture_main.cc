@@ -46,8 +46,10 @@ io::ResultsFile Simulated(bool tied, const std::string& calibrated_on) {
     io::ResultRow r;
     r.index = i;
     r.batch = 100;
-    r.schedule = "gpipe";
-    r.status = "ok";
+    r.schedule = std::string("gpipe");
+    // Not the literal itself: GCC 12 at -O3 warns (-Wmaybe-uninitialized) about
+    // the short-string copy of a literal into a fresh row (as in broken_results_file.cc).
+    r.status = std::string("ok");
     r.iteration_time_s = tied ? 1.25 : times[i];
     r.throughput = 100 / r.iteration_time_s;
     r.rank = i + 1;

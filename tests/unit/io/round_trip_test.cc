@@ -136,6 +136,40 @@ TEST_F(RoundTripTest, MeasurementsReadBackEveryField) {
   EXPECT_TRUE(f == EveryField());
 }
 
+// The spread columns come all together or not at all, and the iteration
+// times must be exactly the rows' iterations.
+TEST_F(RoundTripTest, PartialOrShortSpreadIsRefused) {
+  ASSERT_OK(WriteResultsFile(Path(), EveryField()));
+  Measurements m;
+  m.backend = "cpu";
+  m.has_spread = true;
+  MeasuredRow a{1, 0.25, 256, 2, 1 << 20, "ok", ""};
+  a.iteration_times_s = {0.25, 0.25};
+  m.rows = {a};
+  ASSERT_OK(WriteMeasurements(Path(), m));
+  {
+    Hdf5Handle file(H5Fopen(Path().c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+    ASSERT_TRUE(file.ok());
+    ASSERT_GE(H5Ldelete(file.get(), "/measured/time_q3_s", H5P_DEFAULT), 0);
+  }
+  EXPECT_THAT(ReadMeasurements(Path()),
+              StatusIs(StatusCode::kInvalidArgument, "lacks dataset /measured/time_q3_s"));
+  m.rows[0].iterations = 1;  // the writer refuses two times for one iteration...
+  EXPECT_THAT(WriteMeasurements(Path(), m),
+              StatusIs(StatusCode::kInvalidArgument, "has 2 iteration times for 1 iterations"));
+  m.rows[0].iterations = 2;
+  ASSERT_OK(WriteMeasurements(Path(), m));
+  {  // ...and the reader a file edited to claim three
+    Hdf5Handle file(H5Fopen(Path().c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+    Hdf5Handle set(H5Dopen2(file.get(), "/measured/iterations", H5P_DEFAULT), H5Dclose);
+    const int64_t three = 3;
+    ASSERT_GE(H5Dwrite(set.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &three), 0);
+  }
+  EXPECT_THAT(ReadMeasurements(Path()),
+              StatusIs(StatusCode::kInvalidArgument,
+                       "iteration_times_s holds fewer values than the rows' iterations"));
+}
+
 ValidationRecord EveryValidationField() {
   ValidationRecord v;
   v.n = 25;
