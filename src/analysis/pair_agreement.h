@@ -25,9 +25,9 @@ struct Interval {
 };
 
 struct PairAgreement {
-  int64_t pairs = 0;                    ///< n(n-1)/2
-  int64_t near_ties = 0;                ///< pairs whose measured intervals overlap
-  int64_t simulated_ties = 0;           ///< pairs with equal simulated values
+  int64_t pairs = 0;           ///< n(n-1)/2
+  int64_t near_ties = 0;       ///< pairs whose measured intervals overlap
+  int64_t simulated_ties = 0;  ///< pairs with equal simulated values
   /// Pairs with equal measured values: many of them (a timer or scheduler that
   /// quantizes the iteration times) leave few orders to compare, and can make
   /// rho exactly 0 (docs/calibration.md §4.1).

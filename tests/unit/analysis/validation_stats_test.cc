@@ -150,7 +150,8 @@ TEST(ValidationStatsTest, NanThroughputLeavesRhoUndefinedAndNamesTheConfiguratio
   pairs[2].simulated_throughput = std::nan("");
   pairs[2].measured_throughput_spread.reset();
   ASSERT_OK_AND_ASSIGN(ValidationStats s, ComputeValidationStats(pairs));
-  EXPECT_EQ(s.rank_undefined_reason, "the simulated throughput of configuration 17 is not a number");
+  EXPECT_EQ(s.rank_undefined_reason,
+            "the simulated throughput of configuration 17 is not a number");
   EXPECT_TRUE(std::isnan(s.spearman_rho));
 }
 
