@@ -97,6 +97,11 @@ std::string EmitHardwareProfileYaml(const sim::HardwareProfile& hw,
       << "\n  comm_slowdown: " << hw.overlap.comm_slowdown << "\n";
     os << o.str();
   }
+  if (hw.calibrated_on.has_value()) {
+    const HostInfo& h = *hw.calibrated_on;
+    os << "calibrated_on:\n  host: " << Quoted(h.host) << "\n  cpu_model: " << Quoted(h.cpu_model)
+       << "\n  cpus: " << h.cpus << "\n";
+  }
   return os.str();
 }
 

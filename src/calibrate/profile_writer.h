@@ -19,7 +19,7 @@ namespace distir::calibrate {
 /// The YAML text of `hw`, preceded by `header` as comment lines. Numbers are
 /// written with 7 significant digits; `num_nodes` 0 is written `any`; the
 /// inter_node link is written only when num_nodes != 1; peak_flops.bf16 and
-/// .f64 only when non-zero; matmul_regression only when present.
+/// .f64 only when non-zero; matmul_regression and calibrated_on only when present.
 std::string EmitHardwareProfileYaml(const sim::HardwareProfile& hw,
                                     const std::vector<std::string>& header);
 

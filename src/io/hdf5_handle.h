@@ -1,6 +1,7 @@
 // Scoped helpers for the HDF5 C API, shared by the readers and writers of
-// src/io: an owning handle that closes an HDF5 id, and a guard that silences
-// HDF5's printing of its error stack.
+// src/io: an owning handle that closes an HDF5 id, the string type the writers
+// store, and a guard that silences HDF5's printing of its error stack (the one
+// place that calls H5Eset_auto).
 //
 // HDF5 reports a failure twice: by the return value, which src/io checks and
 // turns into a Status, and by printing its error stack to stderr, which a
@@ -36,6 +37,15 @@ class Hdf5Handle {
   hid_t id_;
   herr_t (*close_)(hid_t);
 };
+
+/// The memory and file type of the variable-length UTF-8 strings the writers
+/// of src/io store (datasets and attributes alike).
+inline Hdf5Handle Utf8StringType() {
+  Hdf5Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(t.get(), H5T_VARIABLE);
+  H5Tset_cset(t.get(), H5T_CSET_UTF8);
+  return t;
+}
 
 /// Silences HDF5's automatic error-stack printing (default error stack) for
 /// the guard's lifetime and restores the previous handler afterwards. Not

@@ -199,6 +199,10 @@ StatusOr<std::vector<int8_t>> Hdf5Reader::ReadInt8s(const std::string& dataset) 
   return ReadColumn<int8_t>(dataset, H5T_INTEGER, H5T_NATIVE_INT8);
 }
 
+StatusOr<std::vector<int32_t>> Hdf5Reader::ReadInt32s(const std::string& dataset) const {
+  return ReadColumn<int32_t>(dataset, H5T_INTEGER, H5T_NATIVE_INT32);
+}
+
 StatusOr<std::vector<double>> Hdf5Reader::ReadDoubles(const std::string& dataset) const {
   return ReadColumn<double>(dataset, H5T_FLOAT, H5T_NATIVE_DOUBLE);
 }
@@ -234,6 +238,27 @@ StatusOr<std::string> Hdf5Reader::ReadText(const std::string& dataset) const {
   std::string out = p != nullptr ? p : "";
   H5free_memory(p);
   return out;
+}
+
+StatusOr<std::vector<std::string>> Hdf5Reader::Children(const std::string& group) const {
+  QuietHdf5 quiet;
+  Hdf5Handle g(H5Gopen2(file_.get(), group.c_str(), H5P_DEFAULT), H5Gclose);
+  H5G_info_t info{};
+  if (!g.ok() || H5Gget_info(g.get(), &info) < 0) {
+    return InvalidArgument() << "'" << path_ << "' lacks group " << group;
+  }
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    const ssize_t size =
+        H5Lget_name_by_idx(g.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    std::string name(size > 0 ? static_cast<size_t>(size) : 0, '\0');
+    if (size < 0 || H5Lget_name_by_idx(g.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(),
+                                       name.size() + 1, H5P_DEFAULT) < 0) {
+      return InvalidArgument() << "'" << path_ << "': cannot read the members of group " << group;
+    }
+    names.push_back(std::move(name));
+  }
+  return names;
 }
 
 template <typename T>

@@ -61,12 +61,18 @@ class Hdf5Reader {
   /// to int64 or int8 (out-of-range values saturate, as HDF5 converts).
   StatusOr<std::vector<int64_t>> ReadInts(const std::string& dataset) const;
   StatusOr<std::vector<int8_t>> ReadInt8s(const std::string& dataset) const;
+  StatusOr<std::vector<int32_t>> ReadInt32s(const std::string& dataset) const;
   /// The 1-D dataset `dataset` of floats, as double.
   StatusOr<std::vector<double>> ReadDoubles(const std::string& dataset) const;
   /// The 1-D dataset `dataset` of variable-length strings.
   StatusOr<std::vector<std::string>> ReadStrings(const std::string& dataset) const;
   /// The scalar dataset `dataset` holding one variable-length string.
   StatusOr<std::string> ReadText(const std::string& dataset) const;
+
+  /// The names of the links in the group `group` (e.g. "/traces"), in HDF5's
+  /// name order (byte-wise: "10" before "2"). InvalidArgument when `group` is
+  /// missing or not a group.
+  StatusOr<std::vector<std::string>> Children(const std::string& group) const;
 
   /// The scalar attribute `name` of the object `object` ("/" for the root):
   /// an integer, a float or a variable-length string. Errors as above, with

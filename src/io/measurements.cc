@@ -7,8 +7,11 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <filesystem>
 #include <system_error>
+#include <tuple>
 
 #include "io/hdf5_handle.h"
 #include "io/hdf5_reader.h"
@@ -19,13 +22,6 @@ namespace {
 constexpr const char* kGroup = "/measured";
 
 using Handle = Hdf5Handle;
-
-Handle StringType() {
-  Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(t.get(), H5T_VARIABLE);
-  H5Tset_cset(t.get(), H5T_CSET_UTF8);
-  return t;
-}
 
 bool WriteArray(hid_t g, const char* name, hid_t type, const void* data, hsize_t n) {
   Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
@@ -46,7 +42,7 @@ bool WriteStrings(hid_t g, const char* name, const std::vector<MeasuredRow>& row
                   const std::string MeasuredRow::*field) {
   std::vector<const char*> ptrs;
   for (const MeasuredRow& r : rows) ptrs.push_back((r.*field).c_str());
-  Handle type = StringType();
+  Handle type = Utf8StringType();
   return WriteArray(g, name, type.get(), ptrs.data(), ptrs.size());
 }
 
@@ -54,6 +50,28 @@ bool WriteAttr(hid_t g, const char* name, hid_t type, const void* value) {
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   Handle a(H5Acreate2(g, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   return a.ok() && H5Awrite(a.get(), type, value) >= 0;
+}
+
+// The spread columns and the concatenated iteration times (has_spread only).
+bool WriteSpread(hid_t g, const std::vector<MeasuredRow>& rows) {
+  const hid_t f64 = H5T_NATIVE_DOUBLE;
+  std::vector<double> times;
+  for (const MeasuredRow& r : rows) {
+    times.insert(times.end(), r.iteration_times_s.begin(), r.iteration_times_s.end());
+  }
+  return WriteColumn<double>(g, "time_min_s", f64, rows, [](auto& r) { return r.time_min_s; }) &&
+         WriteColumn<double>(g, "time_q1_s", f64, rows, [](auto& r) { return r.time_q1_s; }) &&
+         WriteColumn<double>(g, "time_q3_s", f64, rows, [](auto& r) { return r.time_q3_s; }) &&
+         WriteColumn<double>(g, "time_max_s", f64, rows, [](auto& r) { return r.time_max_s; }) &&
+         WriteArray(g, "iteration_times_s", f64, times.data(), times.size());
+}
+
+bool WriteHost(hid_t g, const HostInfo& host) {
+  Handle st = Utf8StringType();
+  const char* name = host.host.c_str();
+  const char* cpu = host.cpu_model.c_str();
+  return WriteAttr(g, "host", st.get(), &name) && WriteAttr(g, "cpu_model", st.get(), &cpu) &&
+         WriteAttr(g, "cpus", H5T_NATIVE_INT64, &host.cpus);
 }
 
 bool WriteGroup(hid_t file, const Measurements& m) {
@@ -73,13 +91,85 @@ bool WriteGroup(hid_t file, const Measurements& m) {
                                   [](auto& r) { return r.planned_peak_bytes; });
   ok = ok && WriteStrings(g.get(), "status", rows, &MeasuredRow::status);
   ok = ok && WriteStrings(g.get(), "reason", rows, &MeasuredRow::reason);
-  Handle st = StringType();
+  ok = ok && (!m.has_spread || WriteSpread(g.get(), rows));
+  Handle st = Utf8StringType();
   const char* backend = m.backend.c_str();
   const char* started = m.started_at.c_str();
   ok = ok && WriteAttr(g.get(), "backend", st.get(), &backend);
   ok = ok && WriteAttr(g.get(), "ranks", i64, &m.ranks);
   ok = ok && WriteAttr(g.get(), "started_at", st.get(), &started);
-  return ok;
+  return ok && WriteHost(g.get(), m.host);
+}
+
+// A row's iteration times are the next `iterations` values of the column, so
+// the column must hold exactly their sum (each row's count, when has_spread).
+Status CheckIterationTimes(const Measurements& m) {
+  for (const MeasuredRow& r : m.rows) {
+    if (!m.has_spread && !r.iteration_times_s.empty()) {
+      return InvalidArgument() << "/measured row of configuration " << r.config
+                               << " has iteration times, but has_spread is false";
+    }
+    if (m.has_spread && static_cast<int64_t>(r.iteration_times_s.size()) != r.iterations) {
+      return InvalidArgument() << "/measured row of configuration " << r.config << " has "
+                               << r.iteration_times_s.size() << " iteration times for "
+                               << r.iterations << " iterations";
+    }
+  }
+  return Status::Ok();
+}
+
+// Attributes a file from before they were recorded lacks: absent reads as
+// empty, present must be readable.
+Status ReadHost(const Hdf5Reader& r, HostInfo& host) {
+  if (r.HasAttr(kGroup, "host")) {
+    DISTIR_ASSIGN_OR_RETURN(host.host, r.ReadTextAttr(kGroup, "host"));
+  }
+  if (r.HasAttr(kGroup, "cpu_model")) {
+    DISTIR_ASSIGN_OR_RETURN(host.cpu_model, r.ReadTextAttr(kGroup, "cpu_model"));
+  }
+  if (r.HasAttr(kGroup, "cpus")) {
+    DISTIR_ASSIGN_OR_RETURN(host.cpus, r.ReadIntAttr(kGroup, "cpus"));
+  }
+  return Status::Ok();
+}
+
+Status Malformed(const Hdf5Reader& r, const std::string& why) {
+  return InvalidArgument() << r.path() << ": malformed /measured group (" << why << ")";
+}
+
+// The spread columns, all of them or none (a file from before they existed).
+// REQUIRES: m.rows holds the group's rows.
+Status ReadSpread(const Hdf5Reader& r, Measurements& m) {
+  const char* kColumns[] = {"time_min_s", "time_q1_s", "time_q3_s", "time_max_s",
+                            "iteration_times_s"};
+  int present = 0;
+  for (const char* c : kColumns) present += r.Has(std::string(kGroup) + "/" + c);
+  m.has_spread = present > 0;
+  if (present == 0) return Status::Ok();
+  std::vector<double> cols[5];
+  for (int i = 0; i < 5; ++i) {
+    DISTIR_ASSIGN_OR_RETURN(cols[i], r.ReadDoubles(std::string(kGroup) + "/" + kColumns[i]));
+    if (i < 4 && cols[i].size() != m.rows.size()) {
+      return Malformed(r, "datasets of unequal length");
+    }
+  }
+  size_t next = 0;
+  for (size_t i = 0; i < m.rows.size(); ++i) {
+    MeasuredRow& row = m.rows[i];
+    std::tie(row.time_min_s, row.time_q1_s, row.time_q3_s, row.time_max_s) =
+        std::tuple{cols[0][i], cols[1][i], cols[2][i], cols[3][i]};
+    const auto count = static_cast<size_t>(std::max<int64_t>(row.iterations, 0));
+    if (count > cols[4].size() - next) {
+      return Malformed(r, "iteration_times_s holds fewer values than the rows' iterations");
+    }
+    row.iteration_times_s.assign(cols[4].begin() + static_cast<std::ptrdiff_t>(next),
+                                 cols[4].begin() + static_cast<std::ptrdiff_t>(next + count));
+    next += count;
+  }
+  if (next != cols[4].size()) {
+    return Malformed(r, "iteration_times_s holds more values than the rows' iterations");
+  }
+  return Status::Ok();
 }
 
 // Reads the group's columns and attributes; every column must have as many
@@ -103,16 +193,26 @@ Status ReadGroup(const Hdf5Reader& r, Measurements& m) {
   DISTIR_ASSIGN_OR_RETURN(m.ranks, r.ReadIntAttr(kGroup, "ranks"));
   DISTIR_ASSIGN_OR_RETURN(m.backend, r.ReadTextAttr(kGroup, "backend"));
   DISTIR_ASSIGN_OR_RETURN(m.started_at, r.ReadTextAttr(kGroup, "started_at"));
+  DISTIR_RETURN_IF_ERROR(ReadHost(r, m.host));
   for (size_t i = 0; i < n; ++i) {
-    m.rows.push_back({config[i], time[i], throughput[i], iterations[i], peak[i], status[i], reason[i]});
+    MeasuredRow row;
+    row.config = config[i];
+    row.iteration_time_s = time[i];
+    row.throughput = throughput[i];
+    row.iterations = iterations[i];
+    row.planned_peak_bytes = peak[i];
+    row.status = status[i];
+    row.reason = reason[i];
+    m.rows.push_back(std::move(row));
   }
-  return Status::Ok();
+  return ReadSpread(r, m);
 }
 
 }  // namespace
 
 Status WriteMeasurements(const std::string& path, const Measurements& m) {
   namespace fs = std::filesystem;
+  DISTIR_RETURN_IF_ERROR(CheckIterationTimes(m));
   std::error_code ec;
   if (!fs::exists(path, ec)) return NotFound() << path << ": no such results file";
   const std::string tmp = path + ".tmp";

@@ -2,6 +2,7 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -15,13 +16,6 @@ namespace distir::io {
 namespace {
 
 using Handle = Hdf5Handle;
-
-Handle StringType() {
-  Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(t.get(), H5T_VARIABLE);
-  H5Tset_cset(t.get(), H5T_CSET_UTF8);
-  return t;
-}
 
 class Writer {
  public:
@@ -55,11 +49,11 @@ class Writer {
   void Strings(hid_t where, const char* name, const std::vector<std::string>& data) {
     std::vector<const char*> ptrs;
     for (const auto& s : data) ptrs.push_back(s.c_str());
-    Handle type = StringType();
+    Handle type = Utf8StringType();
     Array(where, name, type.get(), ptrs);
   }
   void Text(hid_t where, const char* name, const std::string& text) {
-    Handle type = StringType();
+    Handle type = Utf8StringType();
     Handle space(H5Screate(H5S_SCALAR), H5Sclose);
     Handle set(H5Dcreate2(where, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                H5Dclose);
@@ -75,7 +69,7 @@ class Writer {
     if (a.ok()) Check(H5Awrite(a.get(), type, &value));
   }
   void AttrText(hid_t where, const char* name, const std::string& text) {
-    Handle type = StringType();
+    Handle type = Utf8StringType();
     Attr(where, name, type.get(), text.c_str());
   }
 
@@ -218,6 +212,9 @@ Status ReadVersion(const Hdf5Reader& r) {
 }
 
 Status ReadMetadata(const Hdf5Reader& r, ResultsFile& out) {
+  if (r.HasAttr("/", "memory_limit_bytes")) {
+    DISTIR_ASSIGN_OR_RETURN(out.memory_limit_bytes, r.ReadIntAttr("/", "memory_limit_bytes"));
+  }
   DISTIR_RETURN_IF_ERROR(ReadOptionalAttr(r, "tool_version", out.tool_version));
   DISTIR_RETURN_IF_ERROR(ReadOptionalAttr(r, "git_revision", out.git_revision));
   DISTIR_RETURN_IF_ERROR(ReadOptionalAttr(r, "experiment", out.experiment_name));
@@ -305,6 +302,49 @@ Status CheckRanked(const std::string& path, const Columns& c, const std::vector<
   return Status::Ok();
 }
 
+// /run: the three facts of the run that wrote the file, all of them or none.
+Status ReadRun(const Hdf5Reader& r, ResultsFile& out) {
+  if (!r.Has("/run")) return Status::Ok();
+  DISTIR_ASSIGN_OR_RETURN(out.ranks, r.ReadIntAttr("/run", "ranks"));
+  DISTIR_ASSIGN_OR_RETURN(out.wall_time_s, r.ReadDoubleAttr("/run", "wall_time_s"));
+  DISTIR_ASSIGN_OR_RETURN(out.started_at, r.ReadTextAttr("/run", "started_at"));
+  return Status::Ok();
+}
+
+StatusOr<TraceRecord> ReadTrace(const Hdf5Reader& r, const std::string& name) {
+  const std::string g = "/traces/" + name;
+  TraceRecord t;
+  DISTIR_ASSIGN_OR_RETURN(t.config, r.ReadIntAttr(g, "config"));
+  DISTIR_ASSIGN_OR_RETURN(t.rank, r.ReadIntAttr(g, "rank"));
+  if (name != std::to_string(t.rank)) {
+    return InvalidArgument() << "'" << r.path() << "': trace group " << g << " has rank " << t.rank
+                             << "; its name must be its rank";
+  }
+  DISTIR_ASSIGN_OR_RETURN(t.device, r.ReadInt32s(g + "/device"));
+  DISTIR_ASSIGN_OR_RETURN(t.start_s, r.ReadDoubles(g + "/start_s"));
+  DISTIR_ASSIGN_OR_RETURN(t.end_s, r.ReadDoubles(g + "/end_s"));
+  DISTIR_ASSIGN_OR_RETURN(t.category, r.ReadInt8s(g + "/category"));
+  DISTIR_ASSIGN_OR_RETURN(t.label, r.ReadStrings(g + "/label"));
+  DISTIR_ASSIGN_OR_RETURN(t.memory_device, r.ReadInt32s(g + "/memory_device"));
+  DISTIR_ASSIGN_OR_RETURN(t.memory_time_s, r.ReadDoubles(g + "/memory_time_s"));
+  DISTIR_ASSIGN_OR_RETURN(t.memory_bytes, r.ReadInts(g + "/memory_bytes"));
+  return t;
+}
+
+// /traces/<rank>, one group per traced configuration, in increasing rank (the
+// order the search writes them; HDF5 lists "10" before "2").
+Status ReadTraces(const Hdf5Reader& r, ResultsFile& out) {
+  if (!r.Has("/traces")) return Status::Ok();
+  DISTIR_ASSIGN_OR_RETURN(std::vector<std::string> names, r.Children("/traces"));
+  for (const std::string& name : names) {
+    DISTIR_ASSIGN_OR_RETURN(TraceRecord t, ReadTrace(r, name));
+    out.traces.push_back(std::move(t));
+  }
+  std::sort(out.traces.begin(), out.traces.end(),
+            [](const TraceRecord& a, const TraceRecord& b) { return a.rank < b.rank; });
+  return Status::Ok();
+}
+
 std::vector<ResultRow> BuildRows(const Columns& c) {
   std::vector<ResultRow> rows;
   rows.reserve(c.index.size());
@@ -345,6 +385,8 @@ StatusOr<ResultsFile> ReadResultsFile(const std::string& path) {
   DISTIR_RETURN_IF_ERROR(CheckColumns(path, columns, out.ranking));
   DISTIR_RETURN_IF_ERROR(CheckRanked(path, columns, out.ranking));
   out.rows = BuildRows(columns);
+  DISTIR_RETURN_IF_ERROR(ReadTraces(reader, out));
+  DISTIR_RETURN_IF_ERROR(ReadRun(reader, out));
   return out;
 }
 

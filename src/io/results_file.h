@@ -29,6 +29,8 @@ struct ResultRow {
   bool fits = false;
   int64_t num_ops = 0;
   int64_t rank = 0;  ///< 1-based position in the ranking; 0 when not ranked
+
+  bool operator==(const ResultRow&) const = default;
 };
 
 /// The trace of one top configuration.
@@ -42,8 +44,12 @@ struct TraceRecord {
   std::vector<int32_t> memory_device;  ///< memory timelines, concatenated
   std::vector<double> memory_time_s;
   std::vector<int64_t> memory_bytes;
+
+  bool operator==(const TraceRecord&) const = default;
 };
 
+/// Everything a results file holds but /measured and /validation
+/// (measurements.h, validation_file.h), field for field.
 struct ResultsFile {
   std::string experiment_name;
   std::string model;
@@ -60,6 +66,9 @@ struct ResultsFile {
   int64_t ranks = 1;
   double wall_time_s = 0;
   std::string started_at;
+
+  /// Field-wise: what a write followed by a read must preserve.
+  bool operator==(const ResultsFile&) const = default;
 };
 
 /// The file WriteResultsFile(path) writes before renaming it to `path`:
@@ -71,7 +80,13 @@ inline std::string ResultsTempPath(const std::string& path) { return path + ".tm
 /// is removed when writing fails.
 Status WriteResultsFile(const std::string& path, const ResultsFile& file);
 
-/// Reads the rows, ranking and metadata back (traces are not read).
+/// Reads back every field WriteResultsFile writes: the metadata attributes
+/// (memory_limit_bytes included), /experiment, /configs, /ranking, /traces (in
+/// increasing rank) and /run, so that ReadResultsFile(p) == f after
+/// WriteResultsFile(p, f). Attributes, /experiment and /run that a file written
+/// by hand leaves out read as the defaults above; any that is present must have
+/// its documented layout, and a failed read is an error naming the file and the
+/// object (InvalidArgument), as is a trace group whose name is not its rank.
 StatusOr<ResultsFile> ReadResultsFile(const std::string& path);
 
 }  // namespace distir::io

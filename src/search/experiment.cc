@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <initializer_list>
 #include <regex>
 #include <set>
+#include <string_view>
 #include <system_error>
 
 #include "importers/onnx/onnx_importer.h"
+#include "io/yaml_reader.h"
 #include "models/gpt.h"
 #include "models/mlp.h"
 #include "sharding/annotate.h"
@@ -20,41 +23,20 @@
 namespace distir::search {
 namespace {
 
-// Reads YAML nodes with file:line:col errors.
+// Reads YAML nodes with file:line:col errors (locations and key checks:
+// io/yaml_reader.h).
 class Reader {
  public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
+  explicit Reader(std::string file) : yaml_(std::move(file)) {}
 
-  // yaml-cpp marks are 0-based; ours are 1-based. A null mark (the root of an
-  // empty document, a missing key, an error at the end of the input) points at
-  // the start of the file, so that every error still reads file:line:col.
-  SourceLoc Loc(const YAML::Mark& mark) const {
-    if (mark.is_null()) return SourceLoc{file_, 1, 1, ""};
-    return SourceLoc{file_, mark.line + 1, mark.column + 1, ""};
-  }
-  // A node looked up under a missing key is invalid, and its Mark() throws.
-  SourceLoc Loc(const YAML::Node& node) const {
-    return node.IsDefined() ? Loc(node.Mark()) : SourceLoc{file_, 1, 1, ""};
-  }
+  SourceLoc Loc(const YAML::Mark& mark) const { return yaml_.Loc(mark); }
+  SourceLoc Loc(const YAML::Node& node) const { return yaml_.Loc(node); }
 
   // Checks that `node` is a map whose keys are all in `allowed`.
   Status CheckMap(const YAML::Node& node, const std::string& what,
-                  const std::vector<std::string>& allowed) const {
+                  std::initializer_list<std::string_view> allowed) const {
     if (!node.IsMap()) return InvalidArgument(Loc(node)) << what << " must be a map";
-    std::set<std::string> seen;
-    for (const auto& entry : node) {
-      const std::string key = entry.first.as<std::string>("");
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        std::string list;
-        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-        return InvalidArgument(Loc(entry.first))
-               << "unknown key '" << key << "' in " << what << "; expected one of: " << list;
-      }
-      if (!seen.insert(key).second) {
-        return InvalidArgument(Loc(entry.first)) << "duplicate key '" << key << "' in " << what;
-      }
-    }
-    return Status::Ok();
+    return yaml_.CheckKeys(node, what, allowed);
   }
 
   StatusOr<int64_t> Int(const YAML::Node& node, const std::string& what) const {
@@ -139,10 +121,10 @@ class Reader {
                                       << " must be a number, a list, {pow2: [lo, hi]} or all";
   }
 
-  const std::string& file() const { return file_; }
+  const std::string& file() const { return yaml_.file(); }
 
  private:
-  std::string file_;
+  io::YamlReader yaml_;
 };
 
 // The largest memory_limit: sizes are int64 bytes, so 8 EiB (2^63 bytes) is

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <utility>
 
+#include "io/yaml_reader.h"
 #include "support/check.h"
 #include "support/read_file.h"
 
@@ -171,24 +172,6 @@ std::string ExpectedUnits(Quantity q) {
   return "";
 }
 
-// YAML access with locations.
-
-std::string NodeKindName(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Null:
-      return "nothing";
-    case YAML::NodeType::Scalar:
-      return "'" + node.Scalar() + "'";
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return "nothing";
-}
-
 // One YAML mapping of the profile whose keys were checked against the allowed set.
 class Section {
  public:
@@ -219,16 +202,10 @@ class Section {
 
 class ProfileReader {
  public:
-  explicit ProfileReader(std::string filename) : filename_(std::move(filename)) {}
+  explicit ProfileReader(std::string filename) : yaml_(std::move(filename)) {}
 
-  /// yaml-cpp marks are 0-based; ours are 1-based. A null mark (the root of an
-  /// empty document, an error at the end of the input) is the file's start, so
-  /// that every error reads file:line:col.
-  SourceLoc Loc(const YAML::Mark& mark) const {
-    if (mark.is_null()) return SourceLoc{filename_, 1, 1, ""};
-    return SourceLoc{filename_, mark.line + 1, mark.column + 1, ""};
-  }
-  SourceLoc Loc(const YAML::Node& node) const { return Loc(node.Mark()); }
+  SourceLoc Loc(const YAML::Mark& mark) const { return yaml_.Loc(mark); }
+  SourceLoc Loc(const YAML::Node& node) const { return yaml_.Loc(node); }
 
   StatusOr<Section> OpenSection(const YAML::Node& node, std::string path,
                                 std::initializer_list<std::string_view> allowed) const;
@@ -248,21 +225,8 @@ class ProfileReader {
                           bool any_means_zero) const;
 
  private:
-  std::string filename_;
+  io::YamlReader yaml_;
 };
-
-std::string JoinKeys(std::initializer_list<std::string_view> keys) {
-  std::string out;
-  for (std::string_view k : keys) out += (out.empty() ? "" : ", ") + std::string(k);
-  return out;
-}
-
-bool Contains(std::initializer_list<std::string_view> keys, std::string_view key) {
-  for (std::string_view k : keys) {
-    if (k == key) return true;
-  }
-  return false;
-}
 
 StatusOr<Section> ProfileReader::OpenSection(
     const YAML::Node& node, std::string path,
@@ -270,22 +234,12 @@ StatusOr<Section> ProfileReader::OpenSection(
   const std::string what = path.empty() ? "hardware profile" : path;
   if (!node.IsMap()) {
     return InvalidArgument(Loc(node))
-           << what << " must be a map of keys, got " << NodeKindName(node);
+           << what << " must be a map of keys, got " << io::DescribeYamlNode(node);
   }
+  DISTIR_RETURN_IF_ERROR(yaml_.CheckKeys(node, what, allowed));
   Section section(std::move(path), node);
   for (const auto& entry : node) {
-    const YAML::Node& key = entry.first;
-    if (!key.IsScalar()) {
-      return InvalidArgument(Loc(key)) << "keys of " << what << " must be plain words";
-    }
-    const std::string& name = key.Scalar();
-    if (!Contains(allowed, name)) {
-      return InvalidArgument(Loc(key)) << "unknown key '" << name << "' in " << what
-                                       << "; expected one of: " << JoinKeys(allowed);
-    }
-    if (section.Find(name) != nullptr) {
-      return InvalidArgument(Loc(key)) << "duplicate key '" << name << "' in " << what;
-    }
+    const std::string& name = entry.first.Scalar();
     section.Add(name, entry.second);
   }
   return section;
@@ -304,7 +258,7 @@ StatusOr<std::string> ProfileReader::ReadString(const Section& s, std::string_vi
   DISTIR_ASSIGN_OR_RETURN(YAML::Node v, Require(s, key));
   if (!v.IsScalar() || v.Scalar().empty()) {
     return InvalidArgument(Loc(v))
-           << s.Name(key) << " must be a non-empty string, got " << NodeKindName(v);
+           << s.Name(key) << " must be a non-empty string, got " << io::DescribeYamlNode(v);
   }
   return v.Scalar();
 }
@@ -313,7 +267,7 @@ StatusOr<double> ProfileReader::ReadQuantityValue(const YAML::Node& v, const std
                                                   Quantity q) const {
   if (!v.IsScalar()) {
     return InvalidArgument(Loc(v))
-           << name << " must be " << ExpectedUnits(q) << ", got " << NodeKindName(v);
+           << name << " must be " << ExpectedUnits(q) << ", got " << io::DescribeYamlNode(v);
   }
   const std::string& text = v.Scalar();
   double number = 0;
@@ -385,7 +339,7 @@ StatusOr<int> ProfileReader::ReadCount(const Section& s, std::string_view key, i
   if (!v.IsScalar() || ec != std::errc() || end != text.data() + text.size() || value < min) {
     return InvalidArgument(Loc(v))
            << s.Name(key) << " must be an integer >= " << min << (any_means_zero ? " or 'any'" : "")
-           << ", got " << NodeKindName(v);
+           << ", got " << io::DescribeYamlNode(v);
   }
   return value;
 }
@@ -443,9 +397,9 @@ StatusOr<double> ReadEfficiency(const ProfileReader& r, const Section& s) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (!v.IsScalar() || ec != std::errc() || end != text.data() + text.size() ||
       !(value > 0 && value <= 1)) {
-    return InvalidArgument(r.Loc(v))
-           << s.Name("max_efficiency")
-           << " must be a number in (0, 1] (a fraction of the peak), got " << NodeKindName(v);
+    return InvalidArgument(r.Loc(v)) << s.Name("max_efficiency")
+                                     << " must be a number in (0, 1] (a fraction of the peak), got "
+                                     << io::DescribeYamlNode(v);
   }
   return value;
 }
@@ -460,9 +414,9 @@ Status ReadTile(const ProfileReader& r, const Section& s, GemmTiling& g) {
       " must be a list of two integers [tile_m, tile_n], each from 1 to "
       "1048576, got ";
   if (!v->IsSequence() || v->size() != 2) {
-    return InvalidArgument(r.Loc(*v))
-           << s.Name("tile") << kRule
-           << (v->IsSequence() ? "a list of " + std::to_string(v->size()) : NodeKindName(*v));
+    return InvalidArgument(r.Loc(*v)) << s.Name("tile") << kRule
+                                      << (v->IsSequence() ? "a list of " + std::to_string(v->size())
+                                                          : io::DescribeYamlNode(*v));
   }
   int64_t dims[2] = {0, 0};
   for (size_t i = 0; i < 2; ++i) {
@@ -471,7 +425,7 @@ Status ReadTile(const ProfileReader& r, const Section& s, GemmTiling& g) {
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), dims[i]);
     if (ec != std::errc() || end != text.data() + text.size() || dims[i] < 1 ||
         dims[i] > (1 << 20)) {
-      return InvalidArgument(r.Loc(e)) << s.Name("tile") << kRule << NodeKindName(e);
+      return InvalidArgument(r.Loc(e)) << s.Name("tile") << kRule << io::DescribeYamlNode(e);
     }
   }
   g.tile_m = dims[0];
@@ -574,7 +528,7 @@ StatusOr<bool> ReadBool(const ProfileReader& r, const Section& s, std::string_vi
   if (text == "true") return true;
   if (text == "false") return false;
   return InvalidArgument(r.Loc(v))
-         << s.Name(key) << " must be true or false, got " << NodeKindName(v);
+         << s.Name(key) << " must be true or false, got " << io::DescribeYamlNode(v);
 }
 
 // overlap.compute_slowdown and comm_slowdown: a plain number >= 0, no unit (a
@@ -589,7 +543,7 @@ StatusOr<double> ReadSlowdown(const ProfileReader& r, const Section& s, std::str
       !(value >= 0 && value <= 100)) {
     return InvalidArgument(r.Loc(*v))
            << s.Name(key) << " must be a number from 0 to 100 (0.2 = overlapped work takes 20% "
-           << "longer), got " << NodeKindName(*v);
+           << "longer), got " << io::DescribeYamlNode(*v);
   }
   return value;
 }
@@ -619,10 +573,34 @@ Status ReadInterNode(const ProfileReader& r, const Section& top, HardwareProfile
   return Status::Ok();
 }
 
+// calibrated_on.host and .cpu_model: a string, possibly empty (unknown).
+StatusOr<std::string> ReadText(const ProfileReader& r, const Section& s, std::string_view key) {
+  DISTIR_ASSIGN_OR_RETURN(YAML::Node v, r.Require(s, key));
+  if (v.IsNull()) return std::string();
+  if (!v.IsScalar()) {
+    return InvalidArgument(r.Loc(v))
+           << s.Name(key) << " must be a string, got " << io::DescribeYamlNode(v);
+  }
+  return v.Scalar();
+}
+
+// calibrated_on: the machine `distir calibrate` measured (support/host_info.h).
+StatusOr<HostInfo> ReadCalibratedOn(const ProfileReader& r, const YAML::Node& node) {
+  DISTIR_ASSIGN_OR_RETURN(Section s,
+                          r.OpenSection(node, "calibrated_on", {"host", "cpu_model", "cpus"}));
+  HostInfo h;
+  DISTIR_ASSIGN_OR_RETURN(h.host, ReadText(r, s, "host"));
+  DISTIR_ASSIGN_OR_RETURN(h.cpu_model, ReadText(r, s, "cpu_model"));
+  DISTIR_ASSIGN_OR_RETURN(int cpus, r.ReadCount(s, "cpus", 0, false));
+  h.cpus = cpus;
+  return h;
+}
+
 StatusOr<HardwareProfile> ReadProfile(const ProfileReader& r, const YAML::Node& root) {
-  DISTIR_ASSIGN_OR_RETURN(Section top, r.OpenSection(root, "",
-                                                     {"name", "device", "nodes", "intra_node",
-                                                      "inter_node", "collectives", "overlap"}));
+  DISTIR_ASSIGN_OR_RETURN(Section top,
+                          r.OpenSection(root, "",
+                                        {"name", "device", "nodes", "intra_node", "inter_node",
+                                         "collectives", "overlap", "calibrated_on"}));
   HardwareProfile hw;
   DISTIR_ASSIGN_OR_RETURN(hw.name, r.ReadString(top, "name"));
   DISTIR_ASSIGN_OR_RETURN(YAML::Node device, r.Require(top, "device"));
@@ -636,6 +614,9 @@ StatusOr<HardwareProfile> ReadProfile(const ProfileReader& r, const YAML::Node& 
   DISTIR_ASSIGN_OR_RETURN(hw.collectives, ReadCollectives(r, collectives));
   if (const YAML::Node* overlap = top.Find("overlap")) {
     DISTIR_ASSIGN_OR_RETURN(hw.overlap, ReadOverlap(r, *overlap));
+  }
+  if (const YAML::Node* on = top.Find("calibrated_on")) {
+    DISTIR_ASSIGN_OR_RETURN(hw.calibrated_on, ReadCalibratedOn(r, *on));
   }
   return hw;
 }

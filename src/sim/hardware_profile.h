@@ -19,6 +19,7 @@
 
 #include "ir/device.h"
 #include "ir/dtype.h"
+#include "support/host_info.h"
 #include "support/status_or.h"
 
 namespace YAML {
@@ -108,6 +109,9 @@ struct HardwareProfile {
   LinkSpec inter_node;       ///< unused when every participant is in one node
   CollectiveSpec collectives;
   OverlapSpec overlap;
+  /// The machine `distir calibrate` measured to fit this profile (the optional
+  /// `calibrated_on` section); absent for a profile written by hand.
+  std::optional<HostInfo> calibrated_on;
 
   /// Total devices; nullopt when num_nodes is 0 (unbounded).
   std::optional<int64_t> NumDevices() const;

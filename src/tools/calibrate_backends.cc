@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 
 #include "calibrate/comm_benchmarks.h"
 #include "calibrate/compute_benchmarks.h"
 #include "calibrate/executor_benchmarks.h"
+#include "support/host_info.h"
 
 #ifdef DISTIR_HAVE_CUDA
 #include "backend/gpu/device_buffer.h"
@@ -21,17 +21,6 @@ namespace distir::tools {
 namespace {
 
 using calibrate::Measurement;
-
-std::string CpuModelName() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) != 0) continue;
-    const size_t colon = line.find(':');
-    if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-  }
-  return "host CPU";
-}
 
 // Physical memory shared by the `ranks` ranks of this node.
 int64_t MemoryPerRank(int ranks) {
@@ -127,7 +116,8 @@ CalibratedDevice DescribeCalibratedDevice(const std::string& backend, int world)
   }
 #endif
   (void)backend;
-  return {CpuModelName(), MemoryPerRank(world), "shared-memory (MPI)"};
+  const std::string cpu = CurrentHost().cpu_model;
+  return {cpu.empty() ? "host CPU" : cpu, MemoryPerRank(world), "shared-memory (MPI)"};
 }
 
 StatusOr<std::vector<Measurement>> MeasureBackend(const std::string& backend, bool quick, int rank,

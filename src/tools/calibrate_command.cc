@@ -18,6 +18,7 @@
 #include "calibrate/profile_fit.h"
 #include "calibrate/profile_writer.h"
 #include "sim/hardware_profile.h"
+#include "support/host_info.h"
 #include "tools/calibrate_backends.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
@@ -99,6 +100,8 @@ Status FitAndWrite(const CalibrateFlags& f, const std::vector<calibrate::Measure
   DISTIR_ASSIGN_OR_RETURN(calibrate::CalibrationFit fit,
                           calibrate::FitProfile(ms, std::move(base), f.matmul_dtype));
   PrintFits(fit, std::cout);
+  // Rank 0's machine: `distir validate` compares it with the machine of the runs.
+  fit.profile.calibrated_on = CurrentHost();
   DISTIR_RETURN_IF_ERROR(WriteOutputAtomically(
       f.output, calibrate::EmitHardwareProfileYaml(fit.profile, Header(f, fit, world))));
   DISTIR_ASSIGN_OR_RETURN(sim::HardwareProfile back, sim::LoadHardwareProfile(f.output));

@@ -8,6 +8,7 @@
 // own device's program; rank 0 writes the file.
 
 #include <mpi.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <boost/program_options.hpp>
@@ -17,8 +18,7 @@
 #include <random>
 #include <utility>
 
-#include <yaml-cpp/yaml.h>
-
+#include "analysis/quantiles.h"
 #include "backend/cpu/cpu_executor.h"
 #include "backend/executor.h"
 #ifdef DISTIR_HAVE_CUDA
@@ -31,9 +31,10 @@
 #include "search/experiment.h"
 #include "search/results_table.h"
 #include "search/text_table.h"
+#include "sharding/grid.h"
+#include "support/host_info.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
-#include "sharding/grid.h"
 #include "transforms/parallelize.h"
 
 namespace po = boost::program_options;
@@ -209,8 +210,16 @@ io::MeasuredRow Measure(const SearchedModel& model, const io::ResultRow& row, co
   m.status = "ok";
   m.iteration_time_s = r->median_s;
   m.throughput = r->throughput;
-  m.iterations = flags.iterations;
+  m.iterations = static_cast<int64_t>(r->iteration_s.size());
   m.planned_peak_bytes = r->planned_peak_bytes;
+  // The spread of the repeated iterations: `distir validate` counts two
+  // configurations whose interquartile ranges overlap as tied within noise.
+  const analysis::FiveNumbers spread = analysis::SummarizeSample(r->iteration_s);
+  m.time_min_s = spread.min;
+  m.time_q1_s = spread.q1;
+  m.time_q3_s = spread.q3;
+  m.time_max_s = spread.max;
+  m.iteration_times_s = r->iteration_s;
   return m;
 }
 
@@ -226,6 +235,7 @@ std::vector<std::string> RunCells(const io::ResultRow& row, const io::MeasuredRo
   cells.push_back(search::FormatFixed(row.iteration_time_s * 1e3, 3));
   const bool ok = m.status == "ok";
   cells.push_back(ok ? search::FormatFixed(m.iteration_time_s * 1e3, 3) : "");
+  cells.push_back(ok ? search::FormatFixed((m.time_q3_s - m.time_q1_s) * 1e3, 3) : "");
   cells.push_back(ok ? search::FormatFixed(m.throughput, 1) : "");
   cells.push_back(ok ? search::FormatBytes(m.planned_peak_bytes, unit) : "");
   if (notes) cells.push_back(m.reason);
@@ -236,8 +246,8 @@ std::vector<std::string> RunCells(const io::ResultRow& row, const io::MeasuredRo
 // run as columns and the constant ones named above it (search/results_table.h).
 void PrintRuns(const io::ResultsFile& f, const io::Measurements& runs, std::ostream& os) {
   os << "ran " << runs.rows.size() << " configurations of " << f.experiment_name << " ("
-     << search::ModelLabel(f) << ") on " << runs.ranks << " ranks, " << runs.backend
-     << " backend\n";
+     << search::ModelLabel(f) << ") on " << runs.ranks << " ranks, " << runs.backend << " backend, "
+     << DescribeHost(runs.host) << "\n";
   if (runs.rows.empty()) return;
   std::vector<const io::ResultRow*> configs;
   std::vector<int64_t> planned;
@@ -261,6 +271,7 @@ void PrintRuns(const io::ResultsFile& f, const io::Measurements& runs, std::ostr
   table.AddColumn("status", Align::kLeft);
   table.AddColumn("sim (ms)", Align::kRight);
   table.AddColumn("measured (ms)", Align::kRight);
+  table.AddColumn("IQR (ms)", Align::kRight);
   table.AddColumn("samples/s", Align::kRight);
   table.AddColumn(std::string("planned peak (") + unit.name + ")", Align::kRight);
   const bool notes = std::any_of(runs.rows.begin(), runs.rows.end(),
@@ -289,6 +300,8 @@ int RunOn(const RunFlags& flags, int rank, int ranks) {
   out.backend = flags.backend;
   out.ranks = ranks;
   out.started_at = Now();
+  out.host = CurrentHost();  // rank 0's, written by rank 0
+  out.has_spread = true;
   const std::vector<int64_t> chosen = Choose(*f, flags);
   for (int64_t index : chosen) {
     const io::ResultRow& row = f->rows[static_cast<size_t>(index)];
@@ -325,7 +338,9 @@ int RunRun(int argc, char** argv) {
       "Runs the top K configurations of a search and M more drawn at random among\n"
       "those that fit, one MPI rank per device (docs/backend.md); a configuration\n"
       "needing more devices than the job has ranks is skipped. The median iteration\n"
-      "time and throughput go to the file's /measured group (docs/results_format.md).\n\noptions");
+      "time and throughput, the spread of the timed iterations (min, quartiles, max,\n"
+      "every time) and this host go to the file's /measured group\n"
+      "(docs/results_format.md).\n\noptions");
   desc.add_options()("help,h", "print this help")(
       "top", po::value(&f.top)->default_value(3), "the K best configurations")(
       "sample", po::value(&f.sample)->default_value(0), "M more, uniformly among the rest")(

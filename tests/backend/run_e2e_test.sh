@@ -58,6 +58,22 @@ for i in 0 1 2 3 4; do
   awk -v p="${planned[$i]}" -v s="$sim" 'BEGIN { exit !(p >= s && p <= 1.25 * s + 16384) }' ||
     fail "row $i (config ${config[$i]}): planned ${planned[$i]} bytes, simulated peak $sim"
 done
+# The spread of the 3 timed iterations of each row (issue 19 item 10): min <= q1
+# <= median <= q3 <= max, and every iteration's time, 3 per row.
+mapfile -t tmin < <(column "$WORK/tiny.h5" /measured/time_min_s)
+mapfile -t tq1 < <(column "$WORK/tiny.h5" /measured/time_q1_s)
+mapfile -t tq3 < <(column "$WORK/tiny.h5" /measured/time_q3_s)
+mapfile -t tmax < <(column "$WORK/tiny.h5" /measured/time_max_s)
+mapfile -t each < <(column "$WORK/tiny.h5" /measured/iteration_times_s)
+[[ ${#each[@]} == 15 ]] || fail "/measured/iteration_times_s has ${#each[@]} values, expected 15"
+for i in 0 1 2 3 4; do
+  awk -v a="${tmin[$i]}" -v b="${tq1[$i]}" -v c="${times[$i]}" -v d="${tq3[$i]}" -v e="${tmax[$i]}" \
+    'BEGIN { exit !(0 < a && a <= b && b <= c && c <= d && d <= e) }' ||
+    fail "row $i: spread ${tmin[$i]} ${tq1[$i]} ${times[$i]} ${tq3[$i]} ${tmax[$i]} is not ordered"
+done
+h5dump -a /measured/host "$WORK/tiny.h5" | grep -qF "\"$(hostname)\"" ||
+  fail "/measured/host is not this host ($(hostname))"
+
 distinct=$(printf '%s\n' "${config[@]}" | sort -u | wc -l)
 [[ $distinct == 5 ]] || fail "the 5 rows name $distinct distinct configurations: ${config[*]}"
 grep -q "wrote /measured" "$WORK/run.err" || fail "no summary line on stderr"

@@ -228,6 +228,18 @@ TEST(ProfileWriterTest, OutputLoadsBackThroughTheProfileLoader) {
   EXPECT_EQ(back.collectives.allreduce, sim::AllReduceAlgorithm::kRing);
 }
 
+TEST(ProfileWriterTest, WritesWhereItWasCalibrated) {
+  sim::HardwareProfile hw = Base();
+  hw.calibrated_on = HostInfo{"node \"7\"", "AMD EPYC 7B13 64-Core Processor", 2};
+  const std::string yaml = EmitHardwareProfileYaml(hw, {});
+  EXPECT_NE(yaml.find("calibrated_on:\n  host: \"node \\\"7\\\"\"\n"), std::string::npos) << yaml;
+  ASSERT_OK_AND_ASSIGN(sim::HardwareProfile back, sim::ParseHardwareProfile(yaml, "x.yaml"));
+  EXPECT_EQ(back.calibrated_on, hw.calibrated_on);
+  // A profile without it (written by hand) is written without it.
+  hw.calibrated_on.reset();
+  EXPECT_EQ(EmitHardwareProfileYaml(hw, {}).find("calibrated_on"), std::string::npos);
+}
+
 TEST(ProfileWriterTest, MultiNodeProfilesKeepTheirInterNodeLink) {
   sim::HardwareProfile hw = Base();
   hw.num_nodes = 0;

@@ -480,5 +480,35 @@ TEST(HardwareProfileTest, RejectsMissingAndUnknownTiledGemmKeys) {
             "sm_count, ctas_per_sm, tile, max_efficiency, tile_overhead");
 }
 
+// calibrated_on (issue 19 item 10): where `distir calibrate` measured. Optional;
+// host and cpu_model may be empty (unknown), cpus an integer >= 0.
+TEST(HardwareProfileTest, ReadsWhereTheProfileWasCalibrated) {
+  ASSERT_OK_AND_ASSIGN(HardwareProfile plain, ParseHardwareProfile(kValid, "t.yaml"));
+  EXPECT_FALSE(plain.calibrated_on.has_value());
+  ASSERT_OK_AND_ASSIGN(
+      HardwareProfile hw,
+      ParseHardwareProfile(
+          std::string(kValid) +
+              "calibrated_on: {host: \"vm-1\", cpu_model: \"AMD EPYC\", cpus: 2}\n",
+          "t.yaml"));
+  ASSERT_TRUE(hw.calibrated_on.has_value());
+  EXPECT_EQ(*hw.calibrated_on, (HostInfo{"vm-1", "AMD EPYC", 2}));
+  ASSERT_OK_AND_ASSIGN(
+      HardwareProfile unknown,
+      ParseHardwareProfile(
+          std::string(kValid) + "calibrated_on: {host: \"\", cpu_model: ~, cpus: 0}\n", "t.yaml"));
+  EXPECT_EQ(*unknown.calibrated_on, HostInfo{});
+}
+
+TEST(HardwareProfileTest, RejectsBadCalibratedOn) {
+  EXPECT_EQ(ErrorOf(std::string(kValid) + "calibrated_on: {host: a, cpu_model: b, cpus: -1}\n"),
+            "t.yaml:17:46: error: calibrated_on.cpus must be an integer >= 0, got '-1'");
+  EXPECT_EQ(ErrorOf(std::string(kValid) + "calibrated_on: {host: [a], cpu_model: b, cpus: 1}\n"),
+            "t.yaml:17:23: error: calibrated_on.host must be a string, got a list");
+  EXPECT_EQ(ErrorOf(std::string(kValid) + "calibrated_on: {host: a, cpu: b, cpus: 1}\n"),
+            "t.yaml:17:26: error: unknown key 'cpu' in calibrated_on; expected one of: host, "
+            "cpu_model, cpus");
+}
+
 }  // namespace
 }  // namespace distir::sim
