@@ -180,6 +180,43 @@ HostValue RandomValue(const Type& type, uint64_t seed, const RandomInputOptions&
   return Fill(type, rng, options);
 }
 
+namespace {
+
+// Ops that hand on (a piece of) their first operand's values unchanged.
+bool MovesValues(OpKind kind) {
+  switch (kind) {
+    case OpKind::kShard: case OpKind::kSplit: case OpKind::kSlice: case OpKind::kReshape:
+    case OpKind::kIdentity: case OpKind::kMeshSlice: case OpKind::kMeshAllGather:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The parameters read as Adam's second moment (operand 3), directly or
+// through ops that move values (a ZeRO piece, a Shard annotation): a
+// variance, so never negative.
+std::vector<bool> SecondMoments(const Function& fn) {
+  std::vector<bool> marked(static_cast<size_t>(fn.num_values()), false);
+  for (const auto& op : fn.ops()) {
+    if (op->kind() != OpKind::kAdam || op->num_inputs() < 4) continue;
+    const Value* v = op->input(3);
+    while (v->def() != nullptr && MovesValues(v->def()->kind())) v = v->def()->input(0);
+    if (v->is_param()) marked[static_cast<size_t>(v->id())] = true;
+  }
+  return marked;
+}
+
+// `value` with every element made non-negative.
+HostValue NonNegative(const HostValue& value, const Type& type) {
+  if (!value.has_tensor()) return value;
+  DenseTensor t = value.tensor();
+  for (double& x : t.values) x = std::fabs(x);
+  return HostValue::OfType(type, std::move(t));
+}
+
+}  // namespace
+
 StatusOr<std::vector<HostValue>> RandomInputs(const Function& fn, uint64_t seed,
                                               const RandomInputOptions& options) {
   if (options.int_min > options.int_max) {
@@ -193,6 +230,7 @@ StatusOr<std::vector<HostValue>> RandomInputs(const Function& fn, uint64_t seed,
                                        << ", which is not a parameter of @" << fn.name();
     }
   }
+  const std::vector<bool> second_moment = SecondMoments(fn);
   std::vector<HostValue> out;
   for (int i = 0; i < fn.num_params(); ++i) {
     const Value& p = *fn.param(i);
@@ -208,6 +246,7 @@ StatusOr<std::vector<HostValue>> RandomInputs(const Function& fn, uint64_t seed,
     // Parameter i's own stream: one splitmix64 step away from seed + i.
     SplitMix64 stream(seed + static_cast<uint64_t>(i));
     out.push_back(RandomValue(p.type(), stream.Next(), options));
+    if (second_moment[static_cast<size_t>(p.id())]) out.back() = NonNegative(out.back(), p.type());
   }
   return out;
 }

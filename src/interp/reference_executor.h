@@ -52,7 +52,8 @@ struct RandomInputOptions {
 };
 
 /// One seeded random value per parameter of `fn`, of the parameter's type
-/// (tuples element by element), rounded to its dtype. Parameter i draws from
+/// (tuples element by element), rounded to its dtype; a parameter read as
+/// Adam's second moment gets the absolute values (a variance is >= 0). Parameter i draws from
 /// its own stream, derived from `seed` and i, so the values do not depend on
 /// the other parameters or on `options.overrides`. The generator is a
 /// splitmix64 with a Box-Muller transform: the same on every platform.

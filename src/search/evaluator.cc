@@ -40,8 +40,9 @@ bool SimulatesOneReplica(const Experiment& e, const Config& c) {
 }
 
 double EstimatedCost(const Experiment& e, const Config& c) {
-  const int64_t layers = e.model.family == ModelFamily::kMlpTraining ? e.model.mlp.n_layer
-                                                                     : e.model.gpt.n_layer;
+  const int64_t layers = e.model.family == ModelFamily::kMlpTraining   ? e.model.mlp.n_layer
+                         : e.model.family == ModelFamily::kGpt2Inference ? e.model.gpt.n_layer
+                                                                         : e.model.transformer.num_layers;
   const ParallelOptions& o = c.options;
   const int64_t replicas = SimulatesOneReplica(e, c) ? 1 : o.dp;
   // In double: the knobs come from the experiment and their product may not fit in int64.
@@ -174,6 +175,10 @@ StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& 
     return InvalidArgument() << "T = " << o.tp << " does not divide "
                              << e_.sharding_tp_divisor_name << " (" << e_.sharding_tp_divisor
                              << ")";
+  if (e_.model.family == ModelFamily::kTransformerTraining && o.pp > 1)
+    return Unimplemented() << "P = " << o.pp << ": pipeline stages of transformer-training "
+                           << "models are not built yet (issue #17); D x T with microbatches, "
+                           << "recomputation and ZeRO are";
   DISTIR_ASSIGN_OR_RETURN(const std::vector<sharding::ParamRule>* rules, Rules());
   const sharding::GridOptions grid = sharding::GridOf(o, e_.sharding_layers);
   // The annotation rewrites the function: work on a copy of the cached one.

@@ -15,6 +15,7 @@
 #include "io/yaml_reader.h"
 #include "models/gpt.h"
 #include "models/mlp.h"
+#include "models/transformer_sharding.h"
 #include "sharding/annotate.h"
 #include "support/byte_size.h"
 #include "support/checked_math.h"
@@ -232,16 +233,11 @@ Status ParseModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
   DISTIR_ASSIGN_OR_RETURN(std::string name, rd.String(name_node, "model"));
   StatusOr<ModelSpec> spec = LookupModel(name);
   if (!spec.ok()) return InvalidArgument(rd.Loc(name_node)) << spec.status().message();
-  if (spec->family == ModelFamily::kTransformerTraining) {
-    // The search distributes models with the per-model transform, which knows
-    // MLP and GPT-2 only; `distir simulate --model` runs these on one device.
-    return Unimplemented(rd.Loc(name_node))
-           << "model " << name << " is a transformer-training model: experiments do not "
-           << "distribute it yet (transformer-training models are distributed by the sharding "
-           << "path, issue #17)";
-  }
   e.model = *spec;
   if (!node.IsMap()) return Status::Ok();
+  if (spec->family == ModelFamily::kTransformerTraining && node.size() > 1)
+    return InvalidArgument(rd.Loc(node)) << "model " << name
+                                         << " takes no options here yet: name one of its sizes";
   const bool mlp = e.model.family == ModelFamily::kMlpTraining;
   for (const auto& entry : node) {
     const std::string key = entry.first.as<std::string>();
@@ -350,6 +346,13 @@ Status ParseSharding(const Reader& rd, const YAML::Node& node, Experiment& e) {
                                            << "' has no sharding rules of its own; list them";
     if (e.model.family == ModelFamily::kMlpTraining) {
       e.sharding_rules = MlpShardingRules();
+    } else if (e.model.family == ModelFamily::kTransformerTraining) {
+      // Megatron's tensor parallelism needs whole key/value groups per shard.
+      const TransformerOptions o = ResolveTransformerOptions(e.model.transformer);
+      e.sharding_rules = TransformerShardingRules(o.variant);
+      e.sharding_layers = kTransformerLayerPattern;
+      e.sharding_tp_divisor = o.num_query_groups;
+      e.sharding_tp_divisor_name = "the number of query groups";
     } else {
       // GPT-2 with Megatron's grouped QKV layout, so that c_attn's shards hold whole heads.
       e.model.gpt.grouped_qkv = true;
@@ -459,7 +462,7 @@ Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool 
       s.zero.push_back(static_cast<int>(z));
     }
   }
-  const bool training = e.model.family == ModelFamily::kMlpTraining;
+  const bool training = e.model.family != ModelFamily::kGpt2Inference;
   for (bool r : s.recompute) {
     if (r && !training) {
       return InvalidArgument(rd.Loc(node["recompute"]))
@@ -629,7 +632,15 @@ Status ParseRoot(const Reader& rd, const YAML::Node& root, Experiment& e) {
   if (const YAML::Node c = root["constraints"]) DISTIR_RETURN_IF_ERROR(ParseConstraints(rd, c, e));
   if (const YAML::Node m = root["mesh"]) DISTIR_RETURN_IF_ERROR(ParseMesh(rd, m, e));
   DISTIR_RETURN_IF_ERROR(CheckSpaceNotEmpty(rd, root, e));
-  return ParseTail(rd, root, e);
+  DISTIR_RETURN_IF_ERROR(ParseTail(rd, root, e));
+  // The per-model transform knows the MLP and GPT-2 only.
+  if (e.model.family == ModelFamily::kTransformerTraining && !e.sharding_rules.has_value()) {
+    const YAML::Node model = root["model"];
+    return InvalidArgument(rd.Loc(model.IsMap() ? model["name"] : model))
+           << "model " << e.model.name << " is a transformer-training model, distributed by "
+           << "the sharding path only: add 'sharding: model'";
+  }
+  return Status::Ok();
 }
 
 }  // namespace

@@ -8,7 +8,7 @@ namespace distir::search {
 
 std::vector<Config> EnumerateConfigs(const Experiment& e) {
   const SearchSpace& s = e.space;
-  const bool training = e.model.family == ModelFamily::kMlpTraining;
+  const bool training = e.model.family != ModelFamily::kGpt2Inference;
   std::vector<Config> out;
   auto add = [&](int64_t batch, int64_t d, int64_t t, int64_t p) {
     // A product past int64 is past world_size too.

@@ -270,6 +270,11 @@ Status Partitioner::EmitCompute(const Op& op) {
         if (attrs.count("denominator") == 0)
           attrs["denominator"] = Attribute(op.input(0)->type().NumElements());
         break;
+      case OpKind::kCrossEntropy: case OpKind::kCrossEntropyGrad:
+        // The mean over the global tokens (the labels), not this device's.
+        if (attrs.count("denominator") == 0)
+          attrs["denominator"] = Attribute(op.input(1)->type().NumElements());
+        break;
       default:
         break;
     }

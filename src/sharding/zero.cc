@@ -1,8 +1,10 @@
 #include "sharding/zero.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
+#include "interp/infer_types.h"
 #include "sharding/pipeline_task.h"
 #include "sharding/rebuilder.h"
 
@@ -131,6 +133,17 @@ Status ApplyZero(Module& module, std::string function, int stage, const std::str
   }
   if (mesh == nullptr || mesh->AxisIndex(data_axis) < 0)
     return InvalidArgument() << "ZeRO partitions over data-parallel replicas and needs D > 1";
+  // The layouts need every optimizer operand's rank: a program whose result
+  // types were not written (distir opt on a sequential program) is typed first.
+  const bool untyped = std::any_of(fn->ops().begin(), fn->ops().end(), [](const auto& op) {
+    return IsOptimizer(op->kind()) &&
+           std::any_of(op->inputs().begin(), op->inputs().end(),
+                       [](const Value* v) { return !v->type().is_tensor(); });
+  });
+  if (untyped) {
+    DISTIR_RETURN_IF_ERROR(InferTypes(module));
+    fn = module.Lookup(function);
+  }
   module.ReplaceFunction(ZeroAnnotator(*fn, stage, *mesh, data_axis).Run());
   return Status::Ok();
 }
