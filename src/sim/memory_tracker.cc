@@ -4,6 +4,7 @@
 
 #include "ir/call_graph.h"
 #include "ir/op_alias.h"
+#include "support/check.h"
 
 namespace distir::sim {
 
@@ -294,17 +295,30 @@ StatusOr<std::unique_ptr<CallMemory>> CallMemoryCache::Summarize(const Function&
 }
 
 MemoryTracker::MemoryTracker(const BufferPlan& plan, int num_devices, bool record_timeline)
+    : MemoryTracker(plan, num_devices, record_timeline, {}) {}
+
+MemoryTracker::MemoryTracker(const BufferPlan& plan, int num_devices, bool record_timeline,
+                             std::vector<MemoryKind> buffer_kinds)
     : plan_(plan), record_timeline_(record_timeline), live_(num_devices, 0),
-      peak_(num_devices, 0), timeline_(num_devices) {
+      peak_(num_devices, 0), timeline_(num_devices), kinds_(std::move(buffer_kinds)) {
+  DISTIR_CHECK(kinds_.empty() || kinds_.size() == plan.buffers().size())
+      << "one memory kind per buffer expected";
+  if (!kinds_.empty()) {
+    live_kind_.assign(num_devices, MemoryByKind{});
+    peak_kind_.assign(num_devices, MemoryByKind{});
+    at_peak_.assign(num_devices, MemoryByKind{});
+  }
   for (int32_t b = 0; b < plan.fresh_begin(0); ++b) {
     const BufferPlan::Buffer& buf = plan.buffers()[b];
-    Change(buf.device, buf.bytes, 0);
+    Change(buf.device, buf.bytes, 0, KindOf(b));
   }
 }
 
-void MemoryTracker::Change(int device, int64_t delta, double time_s) {
+void MemoryTracker::Change(int device, int64_t delta, double time_s, MemoryKind kind) {
   int64_t now = live_[device] += delta;
+  const bool new_peak = now > peak_[device];
   peak_[device] = std::max(peak_[device], now);
+  if (!kinds_.empty()) ChangeKind(device, delta, kind, new_peak);
   if (!record_timeline_) return;
   std::vector<MemoryPoint>& points = timeline_[device];
   if (!points.empty() && points.back().time_s == time_s) {
@@ -314,16 +328,23 @@ void MemoryTracker::Change(int device, int64_t delta, double time_s) {
   points.push_back({time_s, now});
 }
 
+void MemoryTracker::ChangeKind(int device, int64_t delta, MemoryKind kind, bool new_peak) {
+  const int k = static_cast<int>(kind);
+  int64_t now = live_kind_[device][k] += delta;
+  peak_kind_[device][k] = std::max(peak_kind_[device][k], now);
+  if (new_peak) at_peak_[device] = live_kind_[device];
+}
+
 void MemoryTracker::AllocateFresh(int op, double time_s) {
   for (int32_t b = plan_.fresh_begin(op); b < plan_.fresh_end(op); ++b) {
     const BufferPlan::Buffer& buf = plan_.buffers()[b];
-    Change(buf.device, buf.bytes, time_s);
+    Change(buf.device, buf.bytes, time_s, KindOf(b));
   }
 }
 
 void MemoryTracker::OpStarts(int op, bool is_call, double time_s) {
   if (is_call) {
-    Change(plan_.op_device(op), plan_.transient_bytes(op), time_s);
+    Change(plan_.op_device(op), plan_.transient_bytes(op), time_s, MemoryKind::kOther);
     return;
   }
   AllocateFresh(op, time_s);
@@ -335,13 +356,13 @@ void MemoryTracker::OpEnds(int op, bool is_call, double time_s) {
 }
 
 void MemoryTracker::CallEnds(int op, double time_s) {
-  Change(plan_.op_device(op), -plan_.transient_bytes(op), time_s);
+  Change(plan_.op_device(op), -plan_.transient_bytes(op), time_s, MemoryKind::kOther);
   AllocateFresh(op, time_s);
 }
 
 void MemoryTracker::Free(int32_t buffer, double time_s) {
   const BufferPlan::Buffer& buf = plan_.buffers()[buffer];
-  Change(buf.device, -buf.bytes, time_s);
+  Change(buf.device, -buf.bytes, time_s, KindOf(buffer));
 }
 
 }  // namespace distir::sim

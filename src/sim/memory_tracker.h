@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ir/function.h"
+#include "sim/memory_kind.h"
 #include "support/status_or.h"
 
 namespace distir::sim {
@@ -160,6 +161,11 @@ class MemoryTracker {
   /// Allocates the resident parameters at time 0. REQUIRES: `plan` outlives
   /// the tracker and its device indices are < num_devices.
   MemoryTracker(const BufferPlan& plan, int num_devices, bool record_timeline);
+  /// The same, keeping live bytes per kind: `buffer_kinds[b]` is the kind of
+  /// buffer b of the plan; a call's scratch counts as MemoryKind::kOther.
+  /// REQUIRES: buffer_kinds.size() == plan.buffers().size().
+  MemoryTracker(const BufferPlan& plan, int num_devices, bool record_timeline,
+                std::vector<MemoryKind> buffer_kinds);
 
   /// Allocates op `op`'s fresh results (a call: its callee's peak) at `time_s`.
   void OpStarts(int op, bool is_call, double time_s);
@@ -177,6 +183,14 @@ class MemoryTracker {
 
   int64_t peak(int device) const { return peak_[device]; }
   int64_t live(int device) const { return live_[device]; }
+  /// Whether bytes are kept per kind (built with buffer kinds).
+  bool has_kinds() const { return !kinds_.empty(); }
+  /// Live bytes per kind at the first moment `device` reached its peak.
+  /// REQUIRES: has_kinds().
+  const MemoryByKind& at_peak_by_kind(int device) const { return at_peak_[device]; }
+  /// The largest live bytes of each kind, each at its own moment.
+  /// REQUIRES: has_kinds().
+  const MemoryByKind& peak_by_kind(int device) const { return peak_kind_[device]; }
   /// Points in time order; a change at the time of the previous point replaces it.
   const std::vector<MemoryPoint>& timeline(int device) const { return timeline_[device]; }
   /// Makes room for `points` timeline points of `device` (saves regrowth).
@@ -187,7 +201,11 @@ class MemoryTracker {
   std::vector<MemoryPoint> TakeTimeline(int device) { return std::move(timeline_[device]); }
 
  private:
-  void Change(int device, int64_t delta, double time_s);
+  void Change(int device, int64_t delta, double time_s, MemoryKind kind);
+  void ChangeKind(int device, int64_t delta, MemoryKind kind, bool new_peak);
+  MemoryKind KindOf(int32_t buffer) const {
+    return kinds_.empty() ? MemoryKind::kOther : kinds_[buffer];
+  }
   void AllocateFresh(int op, double time_s);
 
   const BufferPlan& plan_;
@@ -195,6 +213,10 @@ class MemoryTracker {
   std::vector<int64_t> live_;
   std::vector<int64_t> peak_;
   std::vector<std::vector<MemoryPoint>> timeline_;
+  std::vector<MemoryKind> kinds_;        // per buffer; empty: no breakdown
+  std::vector<MemoryByKind> live_kind_;  // per device, when kinds_ is set
+  std::vector<MemoryByKind> peak_kind_;
+  std::vector<MemoryByKind> at_peak_;
 };
 
 }  // namespace distir::sim

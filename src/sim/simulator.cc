@@ -82,7 +82,8 @@ class Simulation {
     }
     devices_begin_[num_ops] = static_cast<int32_t>(devices_.size());
     BufferPlan buffers = std::move(plan).Finish();
-    MemoryTracker memory(buffers, NumSlots(), options_.record_memory_timeline);
+    MemoryTracker memory(buffers, NumSlots(), options_.record_memory_timeline,
+                         BufferKinds(buffers));
     if (costs_.hardware().overlap.comm_stream) {
       ReplayOnStreams(buffers, memory);
     } else {
@@ -114,6 +115,7 @@ class Simulation {
                      const std::vector<double>& overlapped);
   double SingleStreamTime() const;
   void Finish(MemoryTracker& memory);
+  std::vector<MemoryKind> BufferKinds(const BufferPlan& plan) const;
 
   const Module& module_;
   const Function& fn_;
@@ -382,6 +384,28 @@ double Simulation::SingleStreamTime() const {
   return time;
 }
 
+// A buffer's kind is that of the value that allocates it: a parameter, or
+// the op result for which the buffer is fresh (views and in-place updates
+// alias a buffer already classified).
+std::vector<MemoryKind> Simulation::BufferKinds(const BufferPlan& plan) const {
+  if (!options_.memory_kind) return {};
+  std::vector<MemoryKind> kinds(plan.buffers().size(), MemoryKind::kOther);
+  for (const auto& p : fn_.params()) {
+    const MemoryKind kind = options_.memory_kind(*p);
+    for (int32_t b : plan.buffers_of(p->id())) kinds[b] = kind;
+  }
+  for (int i = 0; i < plan.num_ops(); ++i) {
+    if (plan.fresh_begin(i) == plan.fresh_end(i)) continue;
+    for (const auto& r : fn_.ops()[i]->results()) {
+      const MemoryKind kind = options_.memory_kind(*r);
+      for (int32_t b : plan.buffers_of(r->id())) {
+        if (b >= plan.fresh_begin(i) && b < plan.fresh_end(i)) kinds[b] = kind;
+      }
+    }
+  }
+  return kinds;
+}
+
 void Simulation::Finish(MemoryTracker& memory) {
   double time = result_.iteration_time_s;
   if (!result_.comm_stream) result_.single_stream_time_s = time;
@@ -392,6 +416,10 @@ void Simulation::Finish(MemoryTracker& memory) {
   for (DeviceResult& r : result_.devices) {
     int d = r.device.value();
     r.peak_memory_bytes = memory.peak(d);
+    if (memory.has_kinds()) {
+      r.memory_at_peak = memory.at_peak_by_kind(d);
+      r.peak_memory_by_kind = memory.peak_by_kind(d);
+    }
     r.memory_timeline = memory.TakeTimeline(d);
     if (result_.memory_capacity_bytes > 0 && r.peak_memory_bytes > result_.memory_capacity_bytes) {
       result_.fits_in_memory = false;

@@ -23,6 +23,7 @@
 #include "ir/function.h"
 #include "sim/cost_model.h"
 #include "sim/hardware_profile.h"
+#include "sim/memory_kind.h"
 #include "sim/memory_tracker.h"
 #include "support/status_or.h"
 
@@ -52,6 +53,10 @@ struct DeviceResult {
   /// stream per device). communication_s - overlapped_s is the exposed part.
   double overlapped_s = 0;
   int64_t peak_memory_bytes = 0;
+  /// With SimulateOptions::memory_kind: live bytes per kind at the moment of
+  /// the peak (they sum to peak_memory_bytes), and each kind's own peak.
+  std::optional<MemoryByKind> memory_at_peak;
+  std::optional<MemoryByKind> peak_memory_by_kind;
   std::vector<MemoryPoint> memory_timeline;  ///< empty unless recorded
 
   /// Communication time not hidden behind compute: communication_s - overlapped_s.
@@ -86,6 +91,8 @@ struct SimulateOptions {
   std::optional<int64_t> batch_size;
   bool record_trace = true;
   bool record_memory_timeline = true;
+  /// When set, memory is also kept per kind (DeviceResult::memory_at_peak).
+  MemoryClassifier memory_kind;
 };
 
 /// Simulates one iteration of `fn`, a function of `module`, on `hw`.

@@ -2,6 +2,7 @@
 // distir simulate --model NAME [--batch N] [--dp D --tp T --pp P --microbatches K
 //                 --schedule gpipe|1f1b --recompute --zero S] --hardware PROFILE.yaml
 //                 [--trace OUT.json] [--json] [-o OUT] [--emit-ir OUT.distir]
+// distir simulate --megatron-args "LINE" [--world-size N] --hardware PROFILE.yaml [...]
 
 #include <boost/program_options.hpp>
 #include <cmath>
@@ -15,7 +16,9 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "models/megatron_args.h"
 #include "models/model_zoo.h"
+#include "models/transformer_metrics.h"
 #include "search/evaluator.h"
 #include "search/memory_estimate.h"
 #include "sharding/distribute.h"
@@ -40,6 +43,8 @@ struct SimulateFlags {
   int64_t batch = 0;  // 0: the simulator's default (with --model: the model's)
   // Model mode: build a named model and distribute it.
   std::string model;
+  // --megatron-args: the model read from a Megatron launch line instead.
+  std::optional<ModelSpec> megatron;
   std::string schedule = "1f1b";
   std::string emit_ir;
   std::string output = "-";  // where the summary or the JSON goes
@@ -87,6 +92,25 @@ void AddOverlapJson(const sim::SimulationResult& r, nlohmann::json& j) {
   }
 }
 
+nlohmann::json KindsJson(const sim::MemoryByKind& bytes) {
+  nlohmann::json j = nlohmann::json::object();
+  for (int k = 0; k < sim::kNumMemoryKinds; ++k) {
+    j[std::string(sim::MemoryKindName(static_cast<sim::MemoryKind>(k)))] = bytes[k];
+  }
+  return j;
+}
+
+// Only with a memory classifier (transformer models), so that other JSON
+// stays as it was: each device's bytes per kind at its peak, and per kind.
+void AddMemoryKindsJson(const sim::SimulationResult& r, nlohmann::json& j) {
+  for (const sim::DeviceResult& d : r.devices) {
+    if (!d.memory_at_peak || !d.peak_memory_by_kind) continue;
+    nlohmann::json& dev = j["devices"][d.device.ToString()];
+    dev["memory_at_peak_by_kind"] = KindsJson(*d.memory_at_peak);
+    dev["peak_memory_by_kind"] = KindsJson(*d.peak_memory_by_kind);
+  }
+}
+
 nlohmann::json ResultJson(const Function& fn, const sim::HardwareProfile& hw,
                           const sim::SimulationResult& r) {
   nlohmann::json per_device = nlohmann::json::object();
@@ -113,6 +137,7 @@ nlohmann::json ResultJson(const Function& fn, const sim::HardwareProfile& hw,
                       {"num_devices", r.devices.size()},
                       {"devices", devices}};
   AddOverlapJson(r, j);
+  AddMemoryKindsJson(r, j);
   return j;
 }
 
@@ -153,6 +178,20 @@ void PrintOverlap(const sim::SimulationResult& r, std::ostream& os) {
      << " (" << percent.str() << " %)\n";
 }
 
+// With a memory classifier: per device, the bytes of each kind at the peak
+// and each kind's own peak.
+void PrintMemoryKinds(const sim::SimulationResult& r, std::ostream& os) {
+  for (const sim::DeviceResult& d : r.devices) {
+    if (!d.memory_at_peak || !d.peak_memory_by_kind) continue;
+    os << "\nmemory of " << d.device.ToString() << " by kind   at peak       own peak\n";
+    for (int k = 0; k < sim::kNumMemoryKinds; ++k) {
+      os << "  " << std::setw(20) << sim::MemoryKindName(static_cast<sim::MemoryKind>(k))
+         << std::setw(14) << Bytes((*d.memory_at_peak)[k]) << Bytes((*d.peak_memory_by_kind)[k])
+         << "\n";
+    }
+  }
+}
+
 void PrintSummary(const Function& fn, const sim::HardwareProfile& hw,
                   const sim::SimulationResult& r, std::ostream& os) {
   os << "@" << fn.name() << " on " << hw.name << ": " << r.num_ops << " ops, " << r.devices.size()
@@ -174,6 +213,7 @@ void PrintSummary(const Function& fn, const sim::HardwareProfile& hw,
     if (r.comm_stream) os << std::setw(14) << Millis(d.ExposedCommunicationS());
     os << std::setw(14) << Millis(d.idle_s) << Bytes(d.peak_memory_bytes) << "\n";
   }
+  PrintMemoryKinds(r, os);
 }
 
 // A result whose time is not finite would print as null in the JSON and
@@ -210,11 +250,37 @@ StatusOr<Module> OneDeviceTransformer(const SimulateFlags& f, Module seq) {
                          << "them on one device only";
 }
 
+// The model of model mode: from --megatron-args, or --model's with --batch applied.
+StatusOr<ModelSpec> SpecOf(const SimulateFlags& f) {
+  if (f.megatron) return *f.megatron;
+  DISTIR_ASSIGN_OR_RETURN(ModelSpec spec, LookupModel(f.model));
+  return f.batch > 0 ? WithBatch(spec, f.batch) : spec;
+}
+
+// The spec of a transformer-training model, whose step gets the memory
+// breakdown and the throughput metrics.
+std::optional<ModelSpec> TransformerSpec(const SimulateFlags& f) {
+  StatusOr<ModelSpec> spec = SpecOf(f);
+  if (!spec.ok() || spec->family != ModelFamily::kTransformerTraining) return std::nullopt;
+  return *spec;
+}
+
+sim::MemoryKind KindOf(TransformerValueRole role) {
+  switch (role) {
+    case TransformerValueRole::kWeight: return sim::MemoryKind::kWeights;
+    case TransformerValueRole::kGradient: return sim::MemoryKind::kGradients;
+    case TransformerValueRole::kOptimizerState: return sim::MemoryKind::kOptimizerState;
+    case TransformerValueRole::kActivation: return sim::MemoryKind::kActivations;
+    case TransformerValueRole::kInput: return sim::MemoryKind::kInputs;
+    case TransformerValueRole::kOther: return sim::MemoryKind::kOther;
+  }
+  return sim::MemoryKind::kOther;
+}
+
 // Model mode: the named model at the requested batch, distributed. The
 // program is the module's entry; @init and @collect come before it.
 StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwareProfile& hw) {
-  DISTIR_ASSIGN_OR_RETURN(ModelSpec spec, LookupModel(f.model));
-  if (f.batch > 0) spec = WithBatch(spec, f.batch);
+  DISTIR_ASSIGN_OR_RETURN(ModelSpec spec, SpecOf(f));
   DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(spec));
   DISTIR_RETURN_IF_ERROR(InferTypes(seq));
   if (spec.family == ModelFamily::kTransformerTraining) {
@@ -241,6 +307,47 @@ StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwarePro
   return std::move(dist.module);
 }
 
+// Throughput figures of a sequence model's step (docs/cost_model.md §7).
+struct StepMetrics {
+  int64_t tokens = 0;         ///< tokens per step (batch x seq_length)
+  double model_flops = 0;     ///< per step, no recomputation
+  double tokens_per_s = 0;
+  double tflops_per_gpu = 0;  ///< model FLOP/s per device, in TFLOP/s
+  double peak_tflops = 0;     ///< the profile's matrix peak for the compute dtype
+  double mfu = 0;             ///< model FLOP/s / (devices x peak)
+};
+
+StepMetrics MetricsOf(const TransformerOptions& o, const sim::HardwareProfile& hw,
+                      const sim::SimulationResult& r) {
+  StepMetrics m;
+  m.tokens = TransformerTokensPerStep(o);
+  m.model_flops = TransformerModelFlops(o);
+  m.peak_tflops = hw.device.MatrixFlops(o.params_dtype) / 1e12;
+  const double devices = static_cast<double>(std::max<size_t>(r.devices.size(), 1));
+  if (r.iteration_time_s <= 0) return m;
+  m.tokens_per_s = static_cast<double>(m.tokens) / r.iteration_time_s;
+  m.tflops_per_gpu = m.model_flops / r.iteration_time_s / devices / 1e12;
+  m.mfu = m.peak_tflops > 0 ? m.tflops_per_gpu / m.peak_tflops : 0;
+  return m;
+}
+
+nlohmann::json MetricsJson(const StepMetrics& m) {
+  return {{"tokens_per_step", m.tokens},   {"model_flops_per_step", m.model_flops},
+          {"tokens_per_s", m.tokens_per_s}, {"tflops_per_gpu", m.tflops_per_gpu},
+          {"peak_tflops_per_gpu", m.peak_tflops}, {"mfu", m.mfu}};
+}
+
+void PrintMetrics(const StepMetrics& m, std::ostream& os) {
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(1) << "tokens/s        " << m.tokens_per_s << " ("
+       << m.tokens << " tokens per step)\n"
+       << std::setprecision(3) << "model FLOPs     " << m.model_flops / 1e12
+       << " TFLOP per step (3 x forward matrix FLOPs, no recomputation)\n"
+       << std::setprecision(1) << "TFLOP/s/GPU     " << m.tflops_per_gpu << " (MFU "
+       << 100 * m.mfu << " % of " << m.peak_tflops << " TFLOP/s peak)\n";
+  os << line.str();
+}
+
 int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
   StatusOr<Module> built = BuildDistributed(f, hw);
   if (!built.ok()) return ReportError(built.status());
@@ -250,9 +357,13 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
     if (!written.ok()) return ReportError(written);
   }
   sim::SimulateOptions options;
-  options.batch_size = f.batch > 0 ? f.batch : BatchOf(*LookupModel(f.model));
+  options.batch_size = BatchOf(*SpecOf(f));
   options.record_trace = !f.trace.empty();
   options.record_memory_timeline = !f.trace.empty();
+  std::optional<ModelSpec> spec = TransformerSpec(f);
+  if (spec) {
+    options.memory_kind = [](const Value& v) { return KindOf(ClassifyTransformerValue(v)); };
+  }
   StatusOr<sim::SimulationResult> result = sim::Simulate(m, *m.entry(), hw, options);
   if (!result.ok()) return ReportError(result.status());
   if (Status finite = CheckFinite(*result, hw); !finite.ok()) return ReportError(finite);
@@ -264,12 +375,43 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
   if (f.json) {
     nlohmann::json j = ResultJson(*m.entry(), hw, *result);
     j.update(KnobsJson(f));
+    if (spec) j["metrics"] = MetricsJson(MetricsOf(spec->transformer, hw, *result));
     text << DumpJson(j) << "\n";
   } else {
     text << f.model << " " << DescribeParallelOptions(f.parallel) << "\n";
     PrintSummary(*m.entry(), hw, *result, text);
+    if (spec) {
+      text << "\n";
+      PrintMetrics(MetricsOf(spec->transformer, hw, *result), text);
+    }
   }
   return WriteResult(f, text.str());
+}
+
+// --megatron-args LINE [--world-size N]: the model of a Megatron launch line,
+// refused unless one device runs it; options it does not model are named in
+// one warning line on stderr.
+std::optional<int> ReadMegatronArgs(const std::string& line, std::optional<int64_t> world_size,
+                                    SimulateFlags& f) {
+  StatusOr<MegatronArgs> args = ParseMegatronArgs(line);
+  if (!args.ok()) return ReportError(args.status());
+  if (!args->unmodelled.empty()) {
+    std::cerr << "distir simulate: warning: megatron options not modelled (ignored):";
+    for (size_t i = 0; i < args->unmodelled.size(); ++i) {
+      std::cerr << (i ? ", " : " ") << args->unmodelled[i];
+    }
+    std::cerr << "\n";
+  }
+  // The launcher's world size; default: the product of the parallel sizes.
+  const int64_t world = world_size.value_or(args->ModelParallelSize());
+  if (Status one = CheckOneDeviceStep(*args, world); !one.ok()) return ReportError(one);
+  ModelSpec spec;
+  spec.name = "megatron";
+  spec.family = ModelFamily::kTransformerTraining;
+  spec.transformer = args->transformer;
+  f.megatron = spec;
+  f.model = spec.name;
+  return std::nullopt;
 }
 
 int RunSimulateOn(const SimulateFlags& f) {
@@ -327,18 +469,23 @@ int RunSimulateOn(const SimulateFlags& f) {
 int RunSimulate(int argc, char** argv) {
   SimulateFlags f;
   std::string max_memory;
+  std::string megatron_args;
+  int64_t world_size = 0;
   po::options_description desc(
       "usage: distir simulate FILE --hardware PROFILE.yaml [options]\n"
       "       distir simulate --model NAME [--batch N] [--dp D] [--tp T] [--pp P]\n"
       "                       [--microbatches K] [--schedule gpipe|1f1b] [--recompute]\n"
-      "                       [--zero 1|2|3] --hardware PROFILE.yaml [options]\n\n"
+      "                       [--zero 1|2|3] --hardware PROFILE.yaml [options]\n"
+      "       distir simulate --megatron-args \"LINE\" [--world-size N] --hardware PROFILE.yaml\n\n"
       "Parses FILE ('-' for stdin), verifies it, infers types and simulates one\n"
       "iteration of its entry function (the last one) on the hardware profile:\n"
       "iteration time, throughput, busy time and peak memory per device (with a\n"
       "profile's overlap.comm_stream also the exposed communication and the time\n"
       "with one stream per device).\n"
       "With --model, builds the named model (docs/models.md) and distributes it\n"
-      "over D x T x P devices with K microbatches (docs/transforms.md) instead.\n\noptions");
+      "over D x T x P devices with K microbatches (docs/transforms.md) instead.\n"
+      "Transformer-training models also get tokens/s, TFLOP/s per GPU, MFU and\n"
+      "memory by kind (docs/cost_model.md §4.4, §7).\n\noptions");
   desc.add_options()("help,h", "print this help")("hardware", po::value(&f.hardware),
                                                   "hardware profile (configs/hardware/*.yaml)")(
       "trace", po::value(&f.trace), "write a Chrome trace (Perfetto, chrome://tracing) here")(
@@ -349,6 +496,12 @@ int RunSimulate(int argc, char** argv) {
       "samples per iteration for the throughput (default: leading extent of the first "
       "parameter; with --model: the model's global batch)")(
       "model", po::value(&f.model), "simulate this built-in model instead of FILE")(
+      "megatron-args", po::value(&megatron_args),
+      "simulate the transformer of this Megatron-LM launch line (pasted, quoted) instead of "
+      "FILE; options not modelled are named in a warning")(
+      "world-size", po::value(&world_size),
+      "with --megatron-args: devices as the launcher gives them (default: the product of "
+      "the parallel sizes)")(
       "dp", po::value(&f.parallel.dp), "data-parallel degree D (default 1)")(
       "tp", po::value(&f.parallel.tp), "tensor-parallel degree T (default 1)")(
       "pp", po::value(&f.parallel.pp), "pipeline-parallel degree P (default 1)")(
@@ -364,13 +517,18 @@ int RunSimulate(int argc, char** argv) {
                                                           "input file");
   po::variables_map vm;
   if (std::optional<int> stop = ParseCommandLine("simulate", argc, argv, desc, vm)) return *stop;
-  const bool model_mode = !f.model.empty();
+  const bool megatron_mode = vm.count("megatron-args") != 0;
+  const bool model_mode = !f.model.empty() || megatron_mode;
   StatusOr<PipelineSchedule> schedule = ParseSchedule(f.schedule);
   if (schedule.ok()) f.parallel.schedule = *schedule;
   const bool model_flags = vm.count("dp") || vm.count("tp") || vm.count("pp") ||
                            vm.count("microbatches") || vm.count("schedule") ||
                            f.parallel.recompute || vm.count("zero") || vm.count("emit-ir");
-  const char* missing = model_mode && !f.input.empty() ? "give either FILE or --model, not both"
+  const char* missing = megatron_mode && !f.model.empty() ? "give either --model or --megatron-args, not both"
+                        : megatron_mode && vm.count("batch") ? "--batch does not apply to --megatron-args (give --micro-batch-size in the line)"
+                        : vm.count("world-size") && !megatron_mode ? "--world-size needs --megatron-args"
+                        : vm.count("world-size") && world_size <= 0 ? "--world-size must be positive"
+                        : model_mode && !f.input.empty() ? "give either FILE or --model, not both"
                         : !model_mode && f.input.empty() ? "missing input FILE (or --model NAME)"
                         : !model_mode && model_flags ? "--dp/--tp/--pp/--microbatches/--schedule/--recompute/--zero/--emit-ir need --model"
                         : !schedule.ok() ? "--schedule must be gpipe or 1f1b"
@@ -388,6 +546,11 @@ int RunSimulate(int argc, char** argv) {
     return kExitUsage;
   }
   f.max_memory = *limit;
+  if (megatron_mode) {
+    std::optional<int64_t> world;
+    if (vm.count("world-size")) world = world_size;
+    if (std::optional<int> stop = ReadMegatronArgs(megatron_args, world, f)) return *stop;
+  }
   return RunSimulateOn(f);
 }
 

@@ -263,3 +263,61 @@ func @main(%x: tensor<1000xf32, d0>) {
 
 }  // namespace
 }  // namespace distir::sim
+
+namespace distir::sim {
+namespace {
+
+MemoryKind KindByName(const Value& v) {
+  if (v.name() == "w") return MemoryKind::kWeights;
+  if (v.name() == "x") return MemoryKind::kInputs;
+  if (v.name() == "g") return MemoryKind::kGradients;
+  return MemoryKind::kActivations;
+}
+
+int64_t Kind(const MemoryByKind& bytes, MemoryKind kind) { return bytes[static_cast<int>(kind)]; }
+
+TEST(SimulatorTest, MemoryKindsAtThePeakSumToThePeak) {
+  // w, x: 8000 B resident; a (4000) lives until g (4000, returned) is made:
+  // the peak, 16000 B, is at g; then c (4000) replaces a as the activation.
+  Module m = ParseOrDie(R"(
+func @main(%w: tensor<1000xf32, d0>, %x: tensor<1000xf32, d0>) {
+  %a = Relu(%x) : tensor<1000xf32, d0>
+  %g = Relu(%a) : tensor<1000xf32, d0>
+  %r = Identity(%g) : tensor<1000xf32, d0>
+  %c = Relu(%w) : tensor<1000xf32, d0>
+  %d = Relu(%c) : tensor<1000xf32, d0>
+  return %r, %d
+})");
+  SimulateOptions options;
+  options.memory_kind = KindByName;
+  SimulationResult r = SimulateOrDie(m, TestHardware(), options);
+  ASSERT_EQ(r.devices.size(), 1u);
+  const DeviceResult& d = r.devices[0];
+  ASSERT_TRUE(d.memory_at_peak.has_value());
+  ASSERT_TRUE(d.peak_memory_by_kind.has_value());
+  int64_t sum = 0;
+  for (int64_t bytes : *d.memory_at_peak) sum += bytes;
+  EXPECT_EQ(sum, d.peak_memory_bytes);
+  EXPECT_EQ(d.peak_memory_bytes, 20000);  // w, x, g (r is a view of it), c, d
+  EXPECT_EQ(Kind(*d.memory_at_peak, MemoryKind::kWeights), 4000);
+  EXPECT_EQ(Kind(*d.memory_at_peak, MemoryKind::kInputs), 4000);
+  EXPECT_EQ(Kind(*d.memory_at_peak, MemoryKind::kGradients), 4000);
+  EXPECT_EQ(Kind(*d.memory_at_peak, MemoryKind::kActivations), 8000);
+  EXPECT_EQ(Kind(*d.memory_at_peak, MemoryKind::kOther), 0);
+  EXPECT_EQ(Kind(*d.peak_memory_by_kind, MemoryKind::kActivations), 8000);
+  EXPECT_EQ(Kind(*d.peak_memory_by_kind, MemoryKind::kGradients), 4000);
+}
+
+TEST(SimulatorTest, NoMemoryKindsWithoutAClassifier) {
+  Module m = ParseOrDie(R"(
+func @main(%x: tensor<1000xf32, d0>) {
+  %a = Relu(%x) : tensor<1000xf32, d0>
+  return %a
+})");
+  SimulationResult r = SimulateOrDie(m);
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_FALSE(r.devices[0].memory_at_peak.has_value());
+}
+
+}  // namespace
+}  // namespace distir::sim

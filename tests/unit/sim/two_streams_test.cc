@@ -160,6 +160,34 @@ func @main(%big: tensor<1000000xf32, d0>) {
   EXPECT_EQ(Dev(r, 0).peak_memory_bytes, 12000000);
 }
 
+TEST(TwoStreamsTest, MemoryKindsFollowTheTwoStreamReplay) {
+  // As above, with %big an input and the rest activations: at d0's peak %a
+  // (kept alive by the Send) and %c are both live.
+  Module m = ParseOrDie(R"(
+func @main(%big: tensor<1000000xf32, d0>) {
+  %a = Relu(%big) : tensor<1000000xf32, d0>
+  %s = Send(%a) {device = d1} : tensor<1000000xf32, d1>
+  %c = Relu(%a) : tensor<1000000xf32, d0>
+  return %s, %c
+})");
+  SimulateOptions options;
+  options.memory_kind = [](const Value& v) {
+    return v.is_param() ? MemoryKind::kInputs : MemoryKind::kActivations;
+  };
+  StatusOr<SimulationResult> r = Simulate(m, *m.entry(), Streams(), options);
+  ASSERT_OK(r.status());
+  ASSERT_TRUE(r->comm_stream);
+  const DeviceResult& d0 = Dev(*r, 0);
+  ASSERT_TRUE(d0.memory_at_peak.has_value());
+  EXPECT_EQ((*d0.memory_at_peak)[static_cast<int>(MemoryKind::kInputs)], 4000000);
+  EXPECT_EQ((*d0.memory_at_peak)[static_cast<int>(MemoryKind::kActivations)], 8000000);
+  EXPECT_EQ((*d0.peak_memory_by_kind)[static_cast<int>(MemoryKind::kActivations)], 8000000);
+  const DeviceResult& d1 = Dev(*r, 1);
+  ASSERT_TRUE(d1.memory_at_peak.has_value());
+  EXPECT_EQ((*d1.memory_at_peak)[static_cast<int>(MemoryKind::kActivations)], 4000000);
+  EXPECT_EQ(d1.peak_memory_bytes, 4000000);
+}
+
 TEST(TwoStreamsTest, WithoutCommunicationTwoStreamsMatchOne) {
   Module m = ParseOrDie(R"(
 func @main(%x: tensor<1000000xf32, d0>, %y: tensor<1000xf32, d1>) {

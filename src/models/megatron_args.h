@@ -1,0 +1,63 @@
+// A Megatron-LM launch line (`pretrain_gpt.py --num-layers 2 --hidden-size
+// 4096 ... --bf16`, as pasted from a user's script) read into the transformer
+// builder's options (transformer.h) and the parallel sizes it asks for.
+// Every option is accounted for: modelled ones set an option, parallel and
+// recomputation ones are kept for the caller to simulate or refuse, and the
+// rest (learning-rate schedule, data, logging, ...) are listed in
+// `unmodelled` for a warning, never dropped silently. docs/models.md lists the
+// table; `distir simulate --megatron-args` is the client.
+
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/transformer.h"
+#include "support/status_or.h"
+
+namespace distir {
+
+/// What a Megatron launch line asks for.
+struct MegatronArgs {
+  /// The model and optimizer; `batch` is micro_batch_size.
+  TransformerOptions transformer;
+  int64_t micro_batch_size = 1;
+  int64_t global_batch_size = 0;  ///< 0: not given (Megatron: micro x data parallel)
+  int64_t tensor_model_parallel_size = 1;
+  int64_t pipeline_model_parallel_size = 1;
+  int64_t context_parallel_size = 1;
+  int64_t num_layers_per_virtual_pipeline_stage = 0;  ///< 0: no interleaving
+  bool sequence_parallel = false;
+  bool use_distributed_optimizer = false;
+  std::string recompute_granularity;  ///< "", "selective" or "full"
+  /// Options read but not modelled, each as written ("--lr 1.5e-4",
+  /// "--data-path /x"), in order.
+  std::vector<std::string> unmodelled;
+
+  /// tensor x pipeline x context parallel sizes: the world size of one
+  /// data-parallel replica.
+  int64_t ModelParallelSize() const;
+};
+
+/// Reads `line`: whitespace-separated words, '...' and "..." quoting, `\`
+/// line continuations; the launcher, its options and the script are skipped
+/// (everything up to the first word ending in ".py", or else up to the first
+/// option); `--name value` and `--name=value`. Megatron's
+/// defaults apply to what the line leaves out (GPT blocks: learned
+/// positions, LayerNorm, GELU, biases, tied output layer; fp32). LLaMA blocks
+/// need all of --swiglu, --normalization RMSNorm, --position-embedding-type
+/// rope and --disable-bias-linear. Errors: InvalidArgument naming the option
+/// (a value that is not a number, a missing value, a mix of GPT and LLaMA
+/// block options, --fp16 with --bf16), and the transformer's own validation.
+StatusOr<MegatronArgs> ParseMegatronArgs(std::string_view line);
+
+/// Checks that one data-parallel replica group of `world_size` devices can
+/// run the line as `distir simulate` does today: one device, one
+/// microbatch, no recomputation. Unimplemented naming every option that
+/// asks for more (e.g. `--tensor-model-parallel-size 8`) otherwise; the
+/// world size must be a multiple of ModelParallelSize() (InvalidArgument).
+Status CheckOneDeviceStep(const MegatronArgs& args, int64_t world_size);
+
+}  // namespace distir

@@ -1,0 +1,77 @@
+#include "models/transformer_metrics.h"
+
+#include "ir/op.h"
+
+namespace distir {
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool Contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+
+// `<w>.master`, `<w>.exp_avg`, `<w>.exp_avg_sq`, their `.new`, and the
+// AdamW-decayed master `<w>.decayed`.
+bool IsOptimizerState(std::string_view name) {
+  if (EndsWith(name, ".new")) name.remove_suffix(4);
+  return EndsWith(name, ".master") || EndsWith(name, ".exp_avg") ||
+         EndsWith(name, ".exp_avg_sq") || EndsWith(name, ".decayed");
+}
+
+bool IsWeightName(std::string_view name) {
+  return EndsWith(name, ".weight") || EndsWith(name, ".bias");
+}
+
+// A weight's gradient, not an activation's: the gradient of a name ending in
+// .weight/.bias, its parts (the tied embedding's .lookup and .output), its
+// f32 copy and the decay term added to it.
+bool IsWeightGradient(std::string_view name) {
+  return Contains(name, ".weight.grad") || Contains(name, ".bias.grad") ||
+         Contains(name, ".main_grad") || EndsWith(name, ".l2");
+}
+
+}  // namespace
+
+TransformerValueRole ClassifyTransformerValueName(std::string_view name, bool is_param,
+                                                  bool is_constant) {
+  if (IsOptimizerState(name)) return TransformerValueRole::kOptimizerState;
+  if (IsWeightGradient(name)) return TransformerValueRole::kGradient;
+  if (is_param) {
+    return IsWeightName(name) ? TransformerValueRole::kWeight : TransformerValueRole::kInput;
+  }
+  if (is_constant) return TransformerValueRole::kOther;
+  // The updated compute-dtype weight `<w>.new`, cast from the new master.
+  if (EndsWith(name, ".new") && IsWeightName(name.substr(0, name.size() - 4))) {
+    return TransformerValueRole::kWeight;
+  }
+  return TransformerValueRole::kActivation;
+}
+
+TransformerValueRole ClassifyTransformerValue(const Value& v) {
+  const bool is_constant = !v.is_param() && v.def()->kind() == OpKind::kConstant;
+  return ClassifyTransformerValueName(v.name(), v.is_param(), is_constant);
+}
+
+double TransformerModelFlops(const TransformerOptions& options) {
+  const TransformerOptions o = ResolveTransformerOptions(options);
+  const double H = static_cast<double>(o.hidden_size);
+  const double h = static_cast<double>(o.num_attention_heads);
+  const double g = static_cast<double>(o.num_query_groups);
+  const double d = H / h;
+  const double F = static_cast<double>(o.ffn_hidden_size);
+  const double s = static_cast<double>(o.seq_length);
+  const double V = static_cast<double>(o.vocab_size);
+  const double mlp_matrices = o.variant == TransformerVariant::kLlama ? 3 : 2;
+  const double layer = 2 * (H * (h + 2 * g) * d + h * d * H + mlp_matrices * H * F) + 4 * s * h * d;
+  const double per_token = static_cast<double>(o.num_layers) * layer + 2 * H * V;
+  return 3 * per_token * static_cast<double>(TransformerTokensPerStep(o));
+}
+
+int64_t TransformerTokensPerStep(const TransformerOptions& options) {
+  return options.batch * options.seq_length;
+}
+
+}  // namespace distir

@@ -1,0 +1,119 @@
+// The transformer's value roles (memory breakdown) and model FLOPs.
+
+#include "models/transformer_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "models/model_zoo.h"
+#include "testing/test_util.h"
+
+namespace distir {
+namespace {
+
+using Role = TransformerValueRole;
+
+Role Name(std::string_view name) { return ClassifyTransformerValueName(name, false, false); }
+Role Param(std::string_view name) { return ClassifyTransformerValueName(name, true, false); }
+
+TEST(TransformerMetricsTest, ParametersAreInputsWeightsOrOptimizerState) {
+  EXPECT_EQ(Param("tokens"), Role::kInput);
+  EXPECT_EQ(Param("labels"), Role::kInput);
+  EXPECT_EQ(Param("embedding.weight"), Role::kWeight);
+  EXPECT_EQ(Param("layers.3.mlp.fc1.bias"), Role::kWeight);
+  EXPECT_EQ(Param("layers.3.mlp.fc1.weight.master"), Role::kOptimizerState);
+  EXPECT_EQ(Param("layers.3.mlp.fc1.weight.exp_avg"), Role::kOptimizerState);
+  EXPECT_EQ(Param("layers.3.mlp.fc1.weight.exp_avg_sq"), Role::kOptimizerState);
+}
+
+TEST(TransformerMetricsTest, OpResultsFollowTheSuffixConvention) {
+  EXPECT_EQ(Name("layers.0.attention.qkv.weight.grad"), Role::kGradient);
+  EXPECT_EQ(Name("layers.0.attention.qkv.bias.grad"), Role::kGradient);
+  EXPECT_EQ(Name("embedding.weight.grad.lookup"), Role::kGradient);
+  EXPECT_EQ(Name("layers.0.mlp.fc2.weight.main_grad"), Role::kGradient);
+  EXPECT_EQ(Name("layers.0.mlp.fc2.weight.main_grad.unscaled"), Role::kGradient);
+  EXPECT_EQ(Name("layers.0.mlp.fc2.weight.main_grad.l2"), Role::kGradient);
+  EXPECT_EQ(Name("layers.0.mlp.fc2.weight.decayed"), Role::kOptimizerState);
+  EXPECT_EQ(Name("layers.0.mlp.fc2.weight.master.new"), Role::kOptimizerState);
+  EXPECT_EQ(Name("layers.0.mlp.fc2.weight.exp_avg_sq.new"), Role::kOptimizerState);
+  EXPECT_EQ(Name("layers.0.mlp.fc2.weight.new"), Role::kWeight);
+  EXPECT_EQ(Name("layers.0.mlp.act"), Role::kActivation);
+  EXPECT_EQ(Name("layers.0.mlp.act.grad"), Role::kActivation);  // an activation's gradient
+  EXPECT_EQ(Name("logits"), Role::kActivation);
+  EXPECT_EQ(ClassifyTransformerValueName("rope.cos", false, true), Role::kOther);
+}
+
+// Every weight of a built mixed-precision step has a gradient, a master, two
+// moments and their updates: the roles of the values come in those numbers.
+TEST(TransformerMetricsTest, EveryValueOfABuiltStepHasTheExpectedRole) {
+  TransformerOptions o;
+  o.variant = TransformerVariant::kLlama;
+  o.num_layers = 2;
+  ASSERT_OK_AND_ASSIGN(Module m, BuildTransformerTraining(o));
+  const Function& fn = *m.entry();
+  std::map<Role, int> params;
+  for (const auto& p : fn.params()) ++params[ClassifyTransformerValue(*p)];
+  const int weights = params[Role::kWeight];
+  EXPECT_GT(weights, 0);
+  EXPECT_EQ(params[Role::kInput], 2);
+  EXPECT_EQ(params[Role::kOptimizerState], 3 * weights);  // master, exp_avg, exp_avg_sq
+  EXPECT_EQ(params.size(), 3u);
+  int new_weights = 0, grads = 0;
+  for (const auto& op : fn.ops()) {
+    for (const auto& r : op->results()) {
+      const std::string& n = r->name();
+      const Role role = ClassifyTransformerValue(*r);
+      if (n.size() > 11 && n.substr(n.size() - 11) == ".weight.new") {
+        ++new_weights;
+        EXPECT_EQ(role, Role::kWeight) << n;
+      }
+      if (n.size() > 12 && n.substr(n.size() - 12) == ".weight.grad") {
+        ++grads;
+        EXPECT_EQ(role, Role::kGradient) << n;
+      }
+    }
+  }
+  EXPECT_EQ(new_weights, weights);
+  EXPECT_EQ(grads, weights);
+}
+
+// Narayanan et al. 2021, eq. (3) without recomputation: 72 B s l H^2
+// (1 + s / (6 H) + V / (12 l H)).
+double MegatronGptFlops(double B, double s, double l, double H, double V) {
+  return 72 * B * s * l * H * H * (1 + s / (6 * H) + V / (12 * l * H));
+}
+
+TEST(TransformerMetricsTest, GptFlopsAreMegatronsFormula) {
+  for (const char* name : {"gpt3-1.3b", "gpt3-175b"}) {
+    ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel(name));
+    const TransformerOptions& o = spec.transformer;
+    const double expected = MegatronGptFlops(o.batch, o.seq_length, o.num_layers, o.hidden_size,
+                                             o.vocab_size);
+    EXPECT_NEAR(TransformerModelFlops(o) / expected, 1, 1e-12) << name;
+  }
+}
+
+// LLaMA: QKV H (h + 2g) d, output h d H, SwiGLU 3 H F, attention 4 s h d per
+// token and layer (x2 for multiply-adds), head 2 H V; x3 for the backward.
+TEST(TransformerMetricsTest, LlamaFlopsCountSwigluAndGroupedQueries) {
+  ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel("llama-7b-2l"));
+  const TransformerOptions& o = spec.transformer;
+  ASSERT_EQ(o.hidden_size, 4096);
+  ASSERT_EQ(o.num_layers, 2);
+  ASSERT_EQ(o.ffn_hidden_size, 11008);
+  ASSERT_EQ(o.seq_length, 2048);
+  const double qkv = 4096.0 * (32 + 2 * 32) * 128, proj = 4096.0 * 4096, mlp = 3 * 4096.0 * 11008;
+  const double layer = 2 * (qkv + proj + mlp) + 4 * 2048.0 * 4096;  // 438,304,768
+  const double per_token = 2 * layer + 2 * 4096.0 * 32000;          // 1,138,753,536
+  EXPECT_DOUBLE_EQ(layer, 438304768.0);
+  EXPECT_DOUBLE_EQ(TransformerModelFlops(o), 3 * per_token * 2048 * o.batch);
+  // Grouped queries: 8 key/value groups shrink the QKV matrix only.
+  TransformerOptions gqa = o;
+  gqa.num_query_groups = 8;
+  const double saved = 3.0 * 2 * 2 * 4096 * (2 * (32 - 8)) * 128 * 2048 * o.batch;
+  EXPECT_DOUBLE_EQ(TransformerModelFlops(o) - TransformerModelFlops(gqa), saved);
+}
+
+}  // namespace
+}  // namespace distir
