@@ -175,10 +175,6 @@ StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& 
     return InvalidArgument() << "T = " << o.tp << " does not divide "
                              << e_.sharding_tp_divisor_name << " (" << e_.sharding_tp_divisor
                              << ")";
-  if (e_.model.family == ModelFamily::kTransformerTraining && o.pp > 1)
-    return Unimplemented() << "P = " << o.pp << ": pipeline stages of transformer-training "
-                           << "models are not built yet (issue #17); D x T with microbatches, "
-                           << "recomputation and ZeRO are";
   DISTIR_ASSIGN_OR_RETURN(const std::vector<sharding::ParamRule>* rules, Rules());
   const sharding::GridOptions grid = sharding::GridOf(o, e_.sharding_layers);
   // The annotation rewrites the function: work on a copy of the cached one.

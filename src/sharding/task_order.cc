@@ -87,9 +87,13 @@ Status OrderByTasks(Function& fn, const std::vector<std::optional<TaskTag>>& tas
   // Within a timestep, the tasks' own ops first, then the sends between
   // stages in stage order: a device receives only once its own task is done
   // and does not wait for another stage's task before starting its own.
+  // Setup and update keep program order, sends included: an update may read
+  // what a send brings (a gradient computed on the next stage, as a
+  // transformer's bias gradient is, all-reduced where its weight lives).
   std::vector<int64_t> send_stage(ops.size(), -1);
   for (size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i]->kind() == OpKind::kSend) send_stage[i] = tasks[i].value_or(TaskTag{}).stage;
+    if (ops[i]->kind() == OpKind::kSend && key[i] != kFirst && key[i] != kLast)
+      send_stage[i] = tasks[i].value_or(TaskTag{}).stage;
   }
   // A stable counting sort on (key, send stage): setup, timesteps, update
   // (kFirst, 0..S-1, kLast), each with the non-sends then the sends by stage.

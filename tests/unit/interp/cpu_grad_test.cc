@@ -10,14 +10,16 @@
 #include <gtest/gtest.h>
 
 #include "cpu_test_util.h"
+#include "grad_check_util.h"
 
 namespace distir {
 namespace {
 
 using testing::F64;
+using testing::NumericGradient;
+using testing::RunOrDie;
 using testing::ParseAndInferOrDie;
 
-constexpr double kStep = 1e-5;
 constexpr double kRtol = 1e-6;
 constexpr double kAtol = 1e-8;
 
@@ -29,37 +31,6 @@ struct GradCase {
   /// The inputs the backward program's results are gradients of, in order.
   std::vector<int> wrt;
 };
-
-std::vector<HostValue> RunOrDie(const Module& m, std::vector<HostValue> args) {
-  StatusOr<std::vector<HostValue>> out = Execute(m, *m.entry(), std::move(args));
-  DISTIR_CHECK(out.ok()) << out.status().ToString();
-  return *std::move(out);
-}
-
-double Objective(const Module& forward, const std::vector<HostValue>& args, const HostValue& c) {
-  const DenseTensor y = RunOrDie(forward, args)[0].tensor();
-  double sum = 0;
-  for (size_t i = 0; i < y.values.size(); ++i) sum += c.tensor().values[i] * y.values[i];
-  return sum;
-}
-
-// Central differences of Objective with respect to every element of args[k].
-HostValue NumericGradient(const Module& forward, std::vector<HostValue> args, int k,
-                          const HostValue& c) {
-  const HostValue original = args[k];
-  DenseTensor grad = original.tensor();
-  for (size_t i = 0; i < grad.values.size(); ++i) {
-    DenseTensor t = original.tensor();
-    t.values[i] += kStep;
-    args[k] = HostValue::Tensor(t, original.device());
-    const double plus = Objective(forward, args, c);
-    t.values[i] -= 2 * kStep;
-    args[k] = HostValue::Tensor(t, original.device());
-    const double minus = Objective(forward, args, c);
-    grad.values[i] = (plus - minus) / (2 * kStep);
-  }
-  return HostValue::Tensor(grad, original.device());
-}
 
 void CheckGradients(const GradCase& gc, const std::vector<HostValue>& args, uint64_t seed) {
   const Module forward = ParseAndInferOrDie(gc.forward);

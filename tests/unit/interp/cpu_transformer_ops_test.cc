@@ -11,22 +11,18 @@
 #include <cmath>
 
 #include "cpu_test_util.h"
+#include "grad_check_util.h"
 
 namespace distir {
 namespace {
 
 using testing::F64;
+using testing::NumericGradient;
+using testing::RunOrDie;
 using testing::I64;
 using testing::ParseAndInferOrDie;
 using testing::StatusIs;
 
-constexpr double kStep = 1e-5;
-
-std::vector<HostValue> RunOrDie(const Module& m, std::vector<HostValue> args) {
-  StatusOr<std::vector<HostValue>> out = Execute(m, *m.entry(), std::move(args));
-  DISTIR_CHECK(out.ok()) << out.status().ToString();
-  return *std::move(out);
-}
 
 // Uniform random f64 inputs for every float parameter of `text`; integer
 // parameters take `ints` in order.
@@ -41,29 +37,6 @@ std::vector<HostValue> Inputs(const char* text, uint64_t seed, std::vector<HostV
     if (IsIntegral(v.type().dtype())) v = ints.at(next++);
   }
   return *std::move(in);
-}
-
-double Objective(const Module& forward, const std::vector<HostValue>& args, const HostValue& c) {
-  const DenseTensor y = RunOrDie(forward, args)[0].tensor();
-  double sum = 0;
-  for (size_t i = 0; i < y.values.size(); ++i) sum += c.tensor().values[i] * y.values[i];
-  return sum;
-}
-
-HostValue NumericGradient(const Module& forward, std::vector<HostValue> args, int k,
-                          const HostValue& c) {
-  const HostValue original = args[k];
-  DenseTensor grad = original.tensor();
-  for (size_t i = 0; i < grad.values.size(); ++i) {
-    DenseTensor t = original.tensor();
-    t.values[i] += kStep;
-    args[k] = HostValue::Tensor(t, original.device());
-    const double plus = Objective(forward, args, c);
-    t.values[i] -= 2 * kStep;
-    args[k] = HostValue::Tensor(t, original.device());
-    grad.values[i] = (plus - Objective(forward, args, c)) / (2 * kStep);
-  }
-  return HostValue::Tensor(grad, original.device());
 }
 
 // `backward` takes the forward's inputs plus dy and returns the gradients of
