@@ -289,9 +289,17 @@ GpuSweep DefaultGpuSweep() {
 
 GpuSweep QuickGpuSweep() {
   GpuSweep s;
-  s.matmul_shapes = {{64, 64, 64}, {128, 32, 256, false, true}, {256, 256, 64, true, false}};
+  // Small shapes only are all launch-bound on an H200 (64^3 to 256x256x64 took
+  // 8-14 us in every dtype, so no FLOP rate could be fitted): the quick sweep
+  // also needs products that take far longer than a launch, up to 4096^3
+  // (~2.5 ms in f32, ~0.2 ms in bf16).
+  s.matmul_shapes = {{64, 64, 64},
+                     {256, 256, 64, true, false},
+                     {1024, 1024, 1024, false, true},
+                     {2048, 2048, 2048},
+                     {4096, 4096, 4096}};
   s.matmul_dtypes = {GpuDType::kF32, GpuDType::kF16, GpuDType::kBF16};
-  s.elementwise_sizes = {1, 4096, 1 << 20};
+  s.elementwise_sizes = {1, 4096, 1 << 20, 1 << 24};
   s.timing.min_samples = 3;
   s.timing.min_total_s = 1e-3;
   s.timing.min_sample_s = 1e-4;

@@ -46,7 +46,9 @@ struct GpuSweep {
 /// over 8 KiB ... 256 MiB in steps of 4x. Samples of at least 5 ms.
 GpuSweep DefaultGpuSweep();
 
-/// A few small shapes and sizes for tests (about a second on a GPU).
+/// A few shapes and sizes for tests and a first look (about a second on a GPU):
+/// MatMul from 64^3 (launch-bound) to 4096^3 (near the peak), Add and Gelu up
+/// to 2^24 elements.
 GpuSweep QuickGpuSweep();
 
 /// Makes GPU (local rank on this node) % DeviceCount() the calling thread's

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "calibrate/gemm_fit.h"
+#include "ir/dtype.h"
 
 namespace distir::calibrate {
 namespace {
@@ -82,14 +83,35 @@ Status FitTiledGemm(const std::vector<Measurement>& ms, const std::string& dtype
   return Status::Ok();
 }
 
+// One regression per measured float dtype (device.matmul_regression.<dtype>):
+// `dtype` must fit, the others are fitted when measured and left to the
+// roofline at their fitted peak, with a note, when their time does not grow.
+// A regression of the base profile came from another machine and is dropped.
+Status FitMatMulRegressions(const std::vector<Measurement>& ms, const std::string& dtype,
+                            CalibrationFit& out) {
+  sim::DeviceSpec& d = out.profile.device;
+  d.matmul_regression.reset();
+  d.matmul_regressions.clear();
+  for (const std::string name : {"f16", "bf16", "f32", "f64"}) {
+    Samples mm = Select(ms, "MatMul", name, MatMulFeatures);
+    if (name != dtype && mm.times.empty()) continue;
+    StatusOr<LinearFit> fit = FitOp(mm, "MatMul " + name, 1);
+    if (!fit.ok() && name == dtype) return fit.status();
+    if (!fit.ok()) {
+      out.notes.push_back(fit.status().message() + "; its MatMuls use the roofline");
+      continue;
+    }
+    const std::vector<double>& c = fit->coefficients;
+    d.matmul_regressions.emplace_back(*ParseDType(name), sim::MatMulRegression{c[0], c[1], c[2]});
+    out.fits.push_back({"MatMul " + name, fit->quality});
+  }
+  return Status::Ok();
+}
+
 Status FitCompute(const std::vector<Measurement>& ms, const std::string& dtype,
                   CalibrationFit& out) {
   sim::DeviceSpec& d = out.profile.device;
-  Samples mm = Select(ms, "MatMul", dtype, MatMulFeatures);
-  DISTIR_ASSIGN_OR_RETURN(LinearFit matmul, FitOp(mm, "MatMul " + dtype, 1));
-  d.matmul_regression =
-      sim::MatMulRegression{matmul.coefficients[0], matmul.coefficients[1], matmul.coefficients[2]};
-  out.fits.push_back({"MatMul " + dtype, matmul.quality});
+  DISTIR_RETURN_IF_ERROR(FitMatMulRegressions(ms, dtype, out));
   // The tiled model's max_efficiency is a fraction of the datasheet peak; a
   // peak replaced by the best measured rate would fold that fraction in twice.
   if (d.gemm.has_value()) {

@@ -43,7 +43,9 @@ struct CalibrationFit {
 };
 
 /// Fits `measurements` (compute and communication together) onto `base`.
-/// `matmul_dtype` selects the MatMul samples of the regression ("f32").
+/// Every float dtype with MatMul samples gets a regression of its own
+/// (device.matmul_regression.<dtype>); `matmul_dtype` ("f32") must be among
+/// them and is the one the tiled GEMM model's efficiency is fitted to.
 /// Errors (InvalidArgument): no MatMul samples of that dtype, no Add or Gelu
 /// samples, or a fit whose rate coefficient is 0 (the time did not grow with the
 /// work, so no bandwidth or FLOP rate follows), naming the op.

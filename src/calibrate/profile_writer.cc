@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "ir/dtype.h"
+
 namespace distir::calibrate {
 namespace {
 
@@ -57,7 +59,14 @@ void EmitDevice(const sim::DeviceSpec& d, std::ostream& os) {
      << "  dram_bandwidth: " << Q(d.dram_bandwidth, "B/s") << "\n"
      << "  memory_capacity: " << d.memory_capacity << " B\n"
      << "  kernel_launch_overhead: " << Q(d.kernel_launch_overhead, "s") << "\n";
-  if (d.matmul_regression.has_value()) {
+  if (!d.matmul_regressions.empty()) {
+    os << "  matmul_regression:\n";
+    for (const auto& [dtype, r] : d.matmul_regressions) {
+      os << "    " << DTypeName(dtype) << ": {intercept: " << Q(r.intercept_s, "s")
+         << ", per_flop: " << Q(r.per_flop_s, "s/FLOP") << ", per_byte: " << Q(r.per_byte_s, "s/B")
+         << "}\n";
+    }
+  } else if (d.matmul_regression.has_value()) {
     const sim::MatMulRegression& r = *d.matmul_regression;
     os << "  matmul_regression:\n    intercept: " << Q(r.intercept_s, "s")
        << "\n    per_flop: " << Q(r.per_flop_s, "s/FLOP")

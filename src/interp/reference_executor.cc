@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "interp/interpreter.h"
+#include "support/parallel_for.h"
 #include "support/str_util.h"
 
 namespace distir {
@@ -67,6 +68,8 @@ struct CheckResultTypes {
 class SplitMix64 {
  public:
   explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  /// Moves on `draws` calls of Next() at once: the state is a counter.
+  void Skip(uint64_t draws) { state_ += draws * 0x9E3779B97F4A7C15ULL; }
   uint64_t Next() {
     uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -89,6 +92,12 @@ double FanInScale(const std::vector<int64_t>& shape) {
   if (shape.empty()) return 1;
   const int64_t fan_in = shape.size() == 1 ? shape[0] : shape[shape.size() - 2];
   return fan_in > 0 ? 1 / std::sqrt(static_cast<double>(fan_in)) : 1;
+}
+
+// Calls of SplitMix64::Next() one Draw makes: Box-Muller takes two uniforms.
+uint64_t DrawsPerElement(DType dtype, const RandomInputOptions& options) {
+  if (dtype == DType::kBool || IsIntegral(dtype)) return 1;
+  return options.distribution == RandomInputOptions::Distribution::kUniform ? 1 : 2;
 }
 
 double Draw(SplitMix64& rng, DType dtype, double scale, const RandomInputOptions& options) {
@@ -114,7 +123,18 @@ HostValue Fill(const Type& type, SplitMix64& rng, const RandomInputOptions& opti
       type.is_tensor() ? std::vector<int64_t>(type.shape()) : std::vector<int64_t>();
   const double scale = FanInScale(shape);
   DenseTensor t{type.dtype(), shape, std::vector<double>(ShapeNumElements(shape))};
-  for (double& v : t.values) v = RoundToDType(Draw(rng, t.dtype, scale, options), t.dtype);
+  // Element i takes draws [i * per, (i + 1) * per) of the stream, so chunks
+  // filled on threads of their own give the sequential loop's values exactly.
+  const uint64_t per = DrawsPerElement(t.dtype, options);
+  const int64_t n = static_cast<int64_t>(t.values.size());
+  ParallelFor(n, int64_t{1} << 16, [&](int64_t begin, int64_t end) {
+    SplitMix64 local = rng;
+    local.Skip(static_cast<uint64_t>(begin) * per);
+    for (int64_t i = begin; i < end; ++i) {
+      t.values[static_cast<size_t>(i)] = RoundToDType(Draw(local, t.dtype, scale, options), t.dtype);
+    }
+  });
+  rng.Skip(static_cast<uint64_t>(n) * per);
   return HostValue::OfType(type, std::move(t));
 }
 

@@ -162,9 +162,8 @@ double RooflineTime(const DeviceSpec& device, double bytes, double flops) {
 }
 
 double MatMulKernelTime(const DeviceSpec& device, DType dtype, double flops, double bytes) {
-  if (device.matmul_regression.has_value()) {
-    const MatMulRegression& r = *device.matmul_regression;
-    return r.intercept_s + r.per_flop_s * flops + r.per_byte_s * bytes;
+  if (const MatMulRegression* r = device.RegressionFor(dtype)) {
+    return r->intercept_s + r->per_flop_s * flops + r->per_byte_s * bytes;
   }
   double peak = device.MatrixFlops(dtype);
   double compute = peak > 0 ? flops / peak : 0;

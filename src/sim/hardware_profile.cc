@@ -23,6 +23,13 @@
 
 namespace distir::sim {
 
+const MatMulRegression* DeviceSpec::RegressionFor(DType dtype) const {
+  for (const auto& [d, r] : matmul_regressions) {
+    if (d == dtype) return &r;
+  }
+  return matmul_regression.has_value() ? &*matmul_regression : nullptr;
+}
+
 double DeviceSpec::MatrixFlops(DType dtype) const {
   switch (dtype) {
     case DType::kF16:
@@ -361,15 +368,40 @@ Status ReadPeakFlops(const ProfileReader& r, const YAML::Node& node, DeviceSpec&
   return Status::Ok();
 }
 
-StatusOr<MatMulRegression> ReadRegression(const ProfileReader& r, const YAML::Node& node) {
-  DISTIR_ASSIGN_OR_RETURN(Section s, r.OpenSection(node, "device.matmul_regression",
-                                                   {"intercept", "per_flop", "per_byte"}));
+StatusOr<MatMulRegression> ReadRegression(const ProfileReader& r, const YAML::Node& node,
+                                          const std::string& path) {
+  DISTIR_ASSIGN_OR_RETURN(Section s,
+                          r.OpenSection(node, path, {"intercept", "per_flop", "per_byte"}));
   MatMulRegression m;
   // Fitted coefficients may come out slightly negative; only the units are checked.
   DISTIR_ASSIGN_OR_RETURN(m.intercept_s, r.ReadQuantity(s, "intercept", Quantity::kTime));
   DISTIR_ASSIGN_OR_RETURN(m.per_flop_s, r.ReadQuantity(s, "per_flop", Quantity::kTimePerFlop));
   DISTIR_ASSIGN_OR_RETURN(m.per_byte_s, r.ReadQuantity(s, "per_byte", Quantity::kTimePerByte));
   return m;
+}
+
+// device.matmul_regression: one regression (keys intercept, per_flop,
+// per_byte) for every dtype, or one per dtype under the dtype's name
+// (f16, bf16, f32, f64), as `distir calibrate` writes it.
+Status ReadRegressions(const ProfileReader& r, const YAML::Node& node, DeviceSpec& d) {
+  const char* kSingle[] = {"intercept", "per_flop", "per_byte"};
+  bool single = !node.IsMap();
+  for (const char* key : kSingle) single = single || node[key].IsDefined();
+  if (single) {
+    DISTIR_ASSIGN_OR_RETURN(d.matmul_regression,
+                            ReadRegression(r, node, "device.matmul_regression"));
+    return Status::Ok();
+  }
+  DISTIR_ASSIGN_OR_RETURN(
+      Section s, r.OpenSection(node, "device.matmul_regression", {"f16", "bf16", "f32", "f64"}));
+  for (const std::string name : {"f16", "bf16", "f32", "f64"}) {
+    const YAML::Node* one = s.Find(name);
+    if (one == nullptr) continue;
+    DISTIR_ASSIGN_OR_RETURN(MatMulRegression m,
+                            ReadRegression(r, *one, "device.matmul_regression." + name));
+    d.matmul_regressions.emplace_back(*ParseDType(name), m);
+  }
+  return Status::Ok();
 }
 
 Status ReadMemoryCapacity(const ProfileReader& r, const Section& s, DeviceSpec& d) {
@@ -474,7 +506,7 @@ StatusOr<DeviceSpec> ReadDevice(const ProfileReader& r, const YAML::Node& node) 
   DISTIR_ASSIGN_OR_RETURN(d.kernel_launch_overhead,
                           r.ReadNonNegative(s, "kernel_launch_overhead", Quantity::kTime));
   if (const YAML::Node* reg = s.Find("matmul_regression")) {
-    DISTIR_ASSIGN_OR_RETURN(d.matmul_regression, ReadRegression(r, *reg));
+    DISTIR_RETURN_IF_ERROR(ReadRegressions(r, *reg, d));
   }
   if (const YAML::Node* gemm = s.Find("gemm")) {
     DISTIR_ASSIGN_OR_RETURN(d.gemm, ReadGemm(r, *gemm));

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/device.h"
@@ -29,7 +30,8 @@ class Node;
 namespace distir::sim {
 
 /// Linear cost model t = intercept + per_flop * flops + per_byte * bytes (seconds),
-/// fitted by `distir calibrate`; absent until calibrated.
+/// fitted by `distir calibrate` to the MatMuls of one element type; absent
+/// until calibrated.
 struct MatMulRegression {
   double intercept_s = 0;
   double per_flop_s = 0;
@@ -60,13 +62,23 @@ struct DeviceSpec {
   double dram_bandwidth = 0;        ///< bytes/s
   int64_t memory_capacity = 0;      ///< bytes
   double kernel_launch_overhead = 0;  ///< seconds per kernel
+  /// A profile's single `matmul_regression` (no dtype named): times the
+  /// MatMuls of every element type without a regression of its own.
   std::optional<MatMulRegression> matmul_regression;
+  /// `matmul_regression` keyed by element type (what `distir calibrate` writes):
+  /// a regression fitted to f32 timings says nothing of bf16 tensor-core products
+  /// (12x faster on an H200), so each dtype has its own; a dtype without one
+  /// falls back to matmul_regression, then to the roofline at its peak.
+  std::vector<std::pair<DType, MatMulRegression>> matmul_regressions;
   /// Present: MatMul-like ops use the tiled model, which takes precedence over
-  /// matmul_regression. Absent: the roofline (or the regression) as before.
+  /// the regressions. Absent: the roofline (or a regression) as before.
   std::optional<GemmTiling> gemm;
 
   /// Peak matrix FLOP/s for `dtype` (integers use vector_flops).
   double MatrixFlops(DType dtype) const;
+  /// The regression that times MatMuls of `dtype`: its own, else the single
+  /// one, else none (the roofline).
+  const MatMulRegression* RegressionFor(DType dtype) const;
 };
 
 /// A class of link: bandwidth per direction and latency per message.

@@ -1,4 +1,5 @@
 // distir calibrate --backend cpu|cuda -o PROFILE.yaml [--base BASE.yaml] [--quick]
+// distir calibrate --refit RAW.csv --base BASE.yaml -o PROFILE.yaml
 //
 // Times the executor's kernels and communication on this machine (the CPU
 // executor's host kernels and MPI, or the CUDA executor's cuBLAS, kernels and
@@ -6,6 +7,8 @@
 // (src/calibrate, docs/calibration.md), prints the fit quality and writes a
 // profile that `distir simulate` and `distir search` load. Under `mpirun -np N`
 // the communication benchmarks run over 2..N ranks; rank 0 fits and writes.
+// --refit fits the timings an earlier run wrote with --measurements instead of
+// measuring (the GPU may be gone; the fit or the base profile may have changed).
 
 #include <mpi.h>
 
@@ -15,10 +18,12 @@
 #include <iostream>
 #include <sstream>
 
+#include "calibrate/measurement_csv.h"
 #include "calibrate/profile_fit.h"
 #include "calibrate/profile_writer.h"
 #include "sim/hardware_profile.h"
 #include "support/host_info.h"
+#include "support/read_file.h"
 #include "tools/calibrate_backends.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
@@ -30,12 +35,13 @@ namespace {
 
 struct CalibrateFlags {
   std::string backend = "cpu";
-  std::string matmul_dtype = "f32";  // whose MatMul samples fit device.matmul_regression
+  std::string matmul_dtype = "f32";  // whose MatMul samples must fit (and fit device.gemm)
   std::string output;
   std::string base;
   std::string name;
   bool quick = false;
   std::string csv;    // where to write the raw measurements, if anywhere
+  std::string refit;  // earlier raw measurements to fit instead of measuring
   std::string stray;  // a positional argument, which calibrate does not take
 };
 
@@ -66,9 +72,14 @@ void PrintFits(const calibrate::CalibrationFit& fit, std::ostream& os) {
 
 std::vector<std::string> Header(const CalibrateFlags& f, const calibrate::CalibrationFit& fit,
                                 int world) {
+  const std::string how =
+      f.refit.empty()
+          ? "Calibrated by `distir calibrate --backend " + f.backend + "` on " +
+                std::to_string(world) + " MPI rank(s)"
+          : "Refitted by `distir calibrate --refit` from the timings in " + f.refit +
+                " (where they were measured is not recorded there)";
   std::vector<std::string> h{
-      "Calibrated by `distir calibrate --backend " + f.backend + "` on " + std::to_string(world) +
-          " MPI rank(s) (" + VersionString() + ").",
+      how + " (" + VersionString() + ").",
       "Format: docs/configs.md; the fits: docs/calibration.md. Fit quality (R^2, median "
       "relative error):"};
   for (const calibrate::OpFitReport& r : fit.fits) {
@@ -85,13 +96,7 @@ std::vector<std::string> Header(const CalibrateFlags& f, const calibrate::Calibr
 // One line per measurement: op,dtype,shape,ranks,flops,bytes,time_s.
 Status WriteMeasurementsCsv(const std::string& path,
                             const std::vector<calibrate::Measurement>& ms) {
-  std::ostringstream os;
-  os << "op,dtype,shape,ranks,flops,bytes,time_s\n" << std::setprecision(9);
-  for (const calibrate::Measurement& m : ms) {
-    os << m.op << "," << m.dtype << "," << m.shape << "," << m.ranks << "," << m.flops << ","
-       << m.bytes << "," << m.time_s << "\n";
-  }
-  return WriteOutputAtomically(path, os.str());
+  return WriteOutputAtomically(path, calibrate::MeasurementsCsv(ms));
 }
 
 // Rank 0: fit, print, write, and check that the file loads back.
@@ -101,7 +106,12 @@ Status FitAndWrite(const CalibrateFlags& f, const std::vector<calibrate::Measure
                           calibrate::FitProfile(ms, std::move(base), f.matmul_dtype));
   PrintFits(fit, std::cout);
   // Rank 0's machine: `distir validate` compares it with the machine of the runs.
-  fit.profile.calibrated_on = CurrentHost();
+  // A refit does not know where its timings were taken.
+  if (f.refit.empty()) {
+    fit.profile.calibrated_on = CurrentHost();
+  } else {
+    fit.profile.calibrated_on.reset();
+  }
   DISTIR_RETURN_IF_ERROR(WriteOutputAtomically(
       f.output, calibrate::EmitHardwareProfileYaml(fit.profile, Header(f, fit, world))));
   DISTIR_ASSIGN_OR_RETURN(sim::HardwareProfile back, sim::LoadHardwareProfile(f.output));
@@ -138,7 +148,33 @@ StatusOr<sim::HardwareProfile> Prepare(const CalibrateFlags& f, int world) {
   return BaseProfile(f, world);
 }
 
+// --refit: rank 0 fits the CSV onto --base; nothing is measured.
+int Refit(const CalibrateFlags& f, int world) {
+  if (!f.csv.empty()) {
+    return ReportError(InvalidArgument() << "--refit reads timings; --measurements would write "
+                                            "them again: give one of the two");
+  }
+  if (f.base.empty()) {
+    return ReportError(InvalidArgument()
+                       << "--refit needs --base BASE.yaml: the profile of the machine the "
+                          "timings came from (this machine may be another)");
+  }
+  StatusOr<sim::HardwareProfile> base = BaseProfile(f, world);
+  if (!base.ok()) return ReportError(base.status());
+  StatusOr<std::string> text = ReadRegularFile(f.refit);
+  if (!text.ok()) return ReportError(text.status());
+  StatusOr<std::vector<calibrate::Measurement>> ms =
+      calibrate::ParseMeasurementsCsv(*text, f.refit);
+  if (!ms.ok()) return ReportError(ms.status(), *text);
+  Status written = FitAndWrite(f, *ms, std::move(*base), world);
+  return written.ok() ? kExitOk : ReportError(written);
+}
+
 int Calibrate(const CalibrateFlags& f, int rank, int world) {
+  if (!f.refit.empty()) {
+    if (Status s = CheckFlags(f); !s.ok()) return rank == 0 ? ReportError(s) : kExitInputError;
+    return rank == 0 ? Refit(f, world) : kExitOk;
+  }
   StatusOr<sim::HardwareProfile> base = Prepare(f, world);
   if (!base.ok()) return rank == 0 ? ReportError(base.status()) : kExitInputError;
   StatusOr<std::vector<calibrate::Measurement>> ms =
@@ -164,7 +200,8 @@ int RunCalibrate(int argc, char** argv) {
   po::options_description desc(
       "usage: [mpirun -np N] distir calibrate --backend cpu|cuda -o PROFILE.yaml\n"
       "                                      [--base BASE.yaml] [--name NAME] [--quick]\n"
-      "                                      [--matmul-dtype f32|f16|bf16]\n\n"
+      "                                      [--matmul-dtype f32|f16|bf16]\n"
+      "       distir calibrate --refit RAW.csv --base BASE.yaml -o PROFILE.yaml\n\n"
       "Times MatMul, elementwise ops and communication with the executor's kernels (cpu:\n"
       "host kernels and MPI; cuda: cuBLAS, CUDA kernels and NCCL, one rank per GPU),\n"
       "fits the hardware profile's coefficients by non-negative least squares, prints\n"
@@ -176,9 +213,12 @@ int RunCalibrate(int argc, char** argv) {
       "profile whose structure (nodes, links, algorithm) to keep; default: one node of N ranks")(
       "name", po::value(&f.name), "the profile's name (default: the output file's stem)")(
       "matmul-dtype", po::value(&f.matmul_dtype)->default_value("f32"),
-      "f32, f16 or bf16: the MatMul timings that fit device.matmul_regression")(
+      "f32, f16 or bf16: the MatMul timings that must fit (and that fit device.gemm); every "
+      "measured dtype gets its own device.matmul_regression")(
       "quick", po::bool_switch(&f.quick), "a small sweep (seconds; for tests)")(
       "measurements", po::value(&f.csv), "also write every timing as CSV to this file")(
+      "refit", po::value(&f.refit),
+      "fit the timings of an earlier --measurements CSV instead of measuring (needs --base)")(
       "input", po::value(&f.stray), "(none)");
   po::variables_map vm;
   int code = kExitOk;

@@ -12,8 +12,10 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <ctime>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <random>
 #include <utility>
@@ -160,8 +162,28 @@ StatusOr<std::unique_ptr<backend::Executor>> MakeExecutor(const backend::Executi
 #endif
 }
 
+// Wall seconds of a configuration's phases on this rank, printed with the
+// progress: on a GPU the host-side set-up (random weights for a billion
+// parameters) can take far longer than the timed iterations.
+struct Phases {
+  double build_s = 0;   ///< distribute, lower, plan memory
+  double setup_s = 0;   ///< the executor (device memory, communicators, constants)
+  double inputs_s = 0;  ///< random inputs drawn and copied in
+  double timed_s = 0;   ///< warm-up and timed iterations
+};
+
+// Seconds since `t0`, and `t0` moved to now.
+double Lap(std::chrono::steady_clock::time_point& t0) {
+  const auto now = std::chrono::steady_clock::now();
+  const double s = std::chrono::duration<double>(now - t0).count();
+  t0 = now;
+  return s;
+}
+
 StatusOr<backend::TimingResult> RunConfig(const SearchedModel& model, const io::ResultRow& row,
-                                          const RunFlags& flags, std::string* trace_json) {
+                                          const RunFlags& flags, std::string* trace_json,
+                                          Phases& phases) {
+  auto t0 = std::chrono::steady_clock::now();
   ParallelOptions o;
   o.dp = row.dp;
   o.tp = row.tp;
@@ -174,16 +196,20 @@ StatusOr<backend::TimingResult> RunConfig(const SearchedModel& model, const io::
   const auto& [module, program_name] = dist;
   DISTIR_ASSIGN_OR_RETURN(backend::ExecutionPlan plan,
                           backend::PrepareExecution(module, *module.Lookup(program_name)));
+  phases.build_s = Lap(t0);
   DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<backend::Executor> exec, MakeExecutor(plan, flags));
+  phases.setup_s = Lap(t0);
   const RankProgram* mine = exec->program();
   DISTIR_RETURN_IF_ERROR(exec->SetInputs(
       mine ? backend::RandomRankInputs(*mine, flags.seed) : std::vector<HostValue>{}));
+  phases.inputs_s = Lap(t0);
   backend::TimingOptions t;
   t.warmup = flags.warmup;
   t.iterations = flags.iterations;
   t.batch_size = row.batch;
   t.per_op = trace_json != nullptr;
   DISTIR_ASSIGN_OR_RETURN(backend::TimingResult r, backend::TimeExecutor(*exec, MPI_COMM_WORLD, t));
+  phases.timed_s = Lap(t0);
   if (trace_json != nullptr) {
     *trace_json = backend::OpTimingChromeTraceJson(program_name, plan.ranks, r.ops);
   }
@@ -191,7 +217,7 @@ StatusOr<backend::TimingResult> RunConfig(const SearchedModel& model, const io::
 }
 
 io::MeasuredRow Measure(const SearchedModel& model, const io::ResultRow& row, const RunFlags& flags,
-                        int ranks, std::string* trace_json) {
+                        int ranks, std::string* trace_json, Phases& phases) {
   io::MeasuredRow m;
   m.config = row.index;
   const int64_t devices = row.dp * row.tp * row.pp;
@@ -201,7 +227,7 @@ io::MeasuredRow Measure(const SearchedModel& model, const io::ResultRow& row, co
                std::to_string(ranks) + " ranks";
     return m;
   }
-  StatusOr<backend::TimingResult> r = RunConfig(model, row, flags, trace_json);
+  StatusOr<backend::TimingResult> r = RunConfig(model, row, flags, trace_json, phases);
   if (!r.ok()) {
     m.status = "error";
     m.reason = r.status().message();
@@ -307,11 +333,18 @@ int RunOn(const RunFlags& flags, int rank, int ranks) {
     const io::ResultRow& row = f->rows[static_cast<size_t>(index)];
     std::string trace;
     const bool traced = !flags.trace.empty() && out.rows.empty();
-    io::MeasuredRow m = Measure(*model, row, flags, ranks, traced ? &trace : nullptr);
+    Phases phases;
+    io::MeasuredRow m = Measure(*model, row, flags, ranks, traced ? &trace : nullptr, phases);
     if (rank == 0) {
       // The table comes at the end, when its columns are known; progress now.
       std::cerr << "[run] " << out.rows.size() + 1 << "/" << chosen.size() << ": config " << index
-                << " " << m.status << "\n";
+                << " " << m.status;
+      if (m.status == "ok") {
+        std::cerr << std::fixed << std::setprecision(2) << " (build " << phases.build_s
+                  << " s, set-up " << phases.setup_s << " s, inputs " << phases.inputs_s
+                  << " s, timed " << phases.timed_s << " s)" << std::defaultfloat;
+      }
+      std::cerr << "\n";
     }
     if (rank == 0 && traced && m.status == "ok") std::ofstream(flags.trace) << trace;
     out.rows.push_back(std::move(m));

@@ -8,6 +8,7 @@
 
 #include "backend/cpu/host_kernels.h"
 #include "support/check.h"
+#include "support/parallel_for.h"
 
 namespace distir::backend {
 namespace {
@@ -97,7 +98,11 @@ void StoreHostValue(const HostValue& value, const TensorView& view) {
   const DenseTensor& t = value.tensor();
   DISTIR_CHECK(static_cast<int64_t>(t.values.size()) == view.num_elements())
       << "host value has " << t.values.size() << " elements, the view " << view.num_elements();
-  for (int64_t i = 0; i < view.num_elements(); ++i) StoreOne(view.dtype, t.values[i], view.data, i);
+  // On threads for large values: the inputs of a billion-parameter program
+  // are stored one element at a time (parallel_for.h).
+  ParallelFor(view.num_elements(), int64_t{1} << 16, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) StoreOne(view.dtype, t.values[i], view.data, i);
+  });
 }
 
 HostValue LoadHostValue(const TensorView& view, const Type& type) {

@@ -32,18 +32,25 @@ TEST(GpuBenchmarksTest, QuickSweepTimesEveryOpAndDtypeWithCostModelCounts) {
     EXPECT_GT(m.flops, 0) << m.op << " " << m.dtype << " " << m.shape;
     ++per_op_dtype[m.op + " " + m.dtype];
   }
-  EXPECT_EQ(per_op_dtype["MatMul f32"], 3);
-  EXPECT_EQ(per_op_dtype["MatMul f16"], 3);
-  EXPECT_EQ(per_op_dtype["MatMul bf16"], 3);
-  EXPECT_EQ(per_op_dtype["Add f32"], 3);
-  EXPECT_EQ(per_op_dtype["Gelu f32"], 3);
-  // Shape 2 of dtype 1 (f16) is 128x32x256, A B^T: 2*128*32*256 = 2097152 FLOPs;
-  // (128*256 + 256*32 + 128*32) * 2 = 90112 bytes.
+  EXPECT_EQ(per_op_dtype["MatMul f32"], 5);
+  EXPECT_EQ(per_op_dtype["MatMul f16"], 5);
+  EXPECT_EQ(per_op_dtype["MatMul bf16"], 5);
+  EXPECT_EQ(per_op_dtype["Add f32"], 4);
+  EXPECT_EQ(per_op_dtype["Gelu f32"], 4);
+  // Shape 2 of dtype 1 (f16) is 256x256x64, A^T B: 2*256*256*64 = 8388608 FLOPs;
+  // (256*64 + 64*256 + 256*256) * 2 = 196608 bytes.
   const Measurement& f16 = ms[sweep.matmul_shapes.size() + 1];
   EXPECT_EQ(f16.dtype, "f16");
-  EXPECT_EQ(f16.shape, "128x32x256NT");
-  EXPECT_EQ(f16.flops, 2097152);
-  EXPECT_EQ(f16.bytes, 90112);
+  EXPECT_EQ(f16.shape, "256x256x64TN");
+  EXPECT_EQ(f16.flops, 8388608);
+  EXPECT_EQ(f16.bytes, 196608);
+  // The largest product (4096^3) takes longer than the smallest (64^3) in every dtype:
+  // without that no FLOP rate can be fitted (the first quick sweep on an H200 had none).
+  for (size_t d = 0; d < sweep.matmul_dtypes.size(); ++d) {
+    const size_t first = d * sweep.matmul_shapes.size();
+    const size_t last = first + sweep.matmul_shapes.size() - 1;
+    EXPECT_GT(ms[last].time_s, 2 * ms[first].time_s) << ms[last].dtype;
+  }
 }
 
 TEST(GpuBenchmarksTest, QuickSweepFitsAProfileWithEveryMatMulPeak) {

@@ -59,10 +59,18 @@ TEST(ProfileFitTest, RecoversTheProfileThatGeneratedTheTimings) {
   Truth t;
   ASSERT_OK_AND_ASSIGN(CalibrationFit fit, FitProfile(Synthetic(t), Base(), "f32"));
   const sim::HardwareProfile& hw = fit.profile;
-  ASSERT_TRUE(hw.device.matmul_regression.has_value());
-  EXPECT_NEAR(hw.device.matmul_regression->intercept_s / t.mm_intercept, 1, 1e-6);
-  EXPECT_NEAR(hw.device.matmul_regression->per_flop_s / t.mm_per_flop, 1, 1e-6);
-  EXPECT_NEAR(hw.device.matmul_regression->per_byte_s / t.mm_per_byte, 1, 1e-6);
+  // One regression per measured dtype, none for every dtype at once.
+  EXPECT_FALSE(hw.device.matmul_regression.has_value());
+  const sim::MatMulRegression* f32 = hw.device.RegressionFor(DType::kF32);
+  ASSERT_NE(f32, nullptr);
+  EXPECT_NEAR(f32->intercept_s / t.mm_intercept, 1, 1e-6);
+  EXPECT_NEAR(f32->per_flop_s / t.mm_per_flop, 1, 1e-6);
+  EXPECT_NEAR(f32->per_byte_s / t.mm_per_byte, 1, 1e-6);
+  // f64 MatMuls take 2 * flops * per_flop with no intercept: a regression of their own.
+  const sim::MatMulRegression* f64 = hw.device.RegressionFor(DType::kF64);
+  ASSERT_NE(f64, nullptr);
+  EXPECT_NEAR(f64->per_flop_s / (2 * t.mm_per_flop), 1, 1e-6);
+  EXPECT_EQ(hw.device.RegressionFor(DType::kBF16), nullptr);  // not measured: the roofline
   EXPECT_NEAR(hw.device.kernel_launch_overhead / t.launch, 1, 1e-6);
   EXPECT_NEAR(hw.device.dram_bandwidth / t.bandwidth, 1, 1e-6);
   EXPECT_NEAR(hw.device.vector_flops / t.vector_flops, 1, 1e-6);
@@ -73,7 +81,7 @@ TEST(ProfileFitTest, RecoversTheProfileThatGeneratedTheTimings) {
   EXPECT_NEAR(hw.device.peak_flops_f64, 5e10, 1);
   EXPECT_EQ(hw.device.peak_flops_f16, hw.device.peak_flops_f32);  // noted fallback
   ASSERT_EQ(fit.notes.size(), 1u);
-  ASSERT_EQ(fit.fits.size(), 6u);  // MatMul f32, Add, Gelu, Send, AllReduce, AllGather
+  ASSERT_EQ(fit.fits.size(), 7u);  // MatMul f32 and f64, Add, Gelu, Send, AllReduce, AllGather
   for (const OpFitReport& r : fit.fits) {
     EXPECT_NEAR(r.quality.r2, 1, 1e-9) << r.op;
     EXPECT_LT(r.quality.median_relative_error, 1e-9) << r.op;
@@ -120,18 +128,27 @@ TEST(ProfileFitTest, FitsHalfPrecisionPeaksAndRegression) {
   EXPECT_NEAR(d.peak_flops_bf16 / (big / (2e-6 + big / 8e13)), 1, 1e-12);
   EXPECT_NE(d.peak_flops_f16, d.peak_flops_f32);  // measured, not the f32 fallback
   EXPECT_TRUE(fit.notes.empty());
-  // The regression is fitted to the f16 samples: 2 us + 1e-14 s per FLOP, no byte term.
-  ASSERT_TRUE(d.matmul_regression.has_value());
-  EXPECT_NEAR(d.matmul_regression->intercept_s / 2e-6, 1, 1e-6);
-  EXPECT_NEAR(d.matmul_regression->per_flop_s / 1e-14, 1, 1e-6);
-  EXPECT_NEAR(d.matmul_regression->per_byte_s, 0, 1e-15);
+  // Each dtype's regression is fitted to its own samples: f16 2 us + 1e-14 s per
+  // FLOP, bf16 2 us + 1.25e-14 s per FLOP, no byte term. (One regression fitted
+  // to f32 and applied to bf16 made an H200's bf16 MLP 12x too slow.)
+  const sim::MatMulRegression* f16 = d.RegressionFor(DType::kF16);
+  const sim::MatMulRegression* bf16 = d.RegressionFor(DType::kBF16);
+  ASSERT_NE(f16, nullptr);
+  ASSERT_NE(bf16, nullptr);
+  EXPECT_NEAR(f16->intercept_s / 2e-6, 1, 1e-6);
+  EXPECT_NEAR(f16->per_flop_s / 1e-14, 1, 1e-6);
+  EXPECT_NEAR(f16->per_byte_s, 0, 1e-15);
+  EXPECT_NEAR(bf16->per_flop_s / 1.25e-14, 1, 1e-6);
   EXPECT_EQ(fit.fits.front().op, "MatMul f16");
+  EXPECT_EQ(fit.fits[1].op, "MatMul bf16");
   // Both half-precision peaks are written and load back.
   ASSERT_OK_AND_ASSIGN(
       sim::HardwareProfile back,
       sim::ParseHardwareProfile(EmitHardwareProfileYaml(fit.profile, {}), "x.yaml"));
   EXPECT_NEAR(back.device.peak_flops_f16 / d.peak_flops_f16, 1, 1e-6);
   EXPECT_NEAR(back.device.peak_flops_bf16 / d.peak_flops_bf16, 1, 1e-6);
+  ASSERT_NE(back.device.RegressionFor(DType::kBF16), nullptr);
+  EXPECT_NEAR(back.device.RegressionFor(DType::kBF16)->per_flop_s / bf16->per_flop_s, 1, 1e-6);
 }
 
 // A base with the tiled GEMM model: 4 SMs, 64x64 tiles, 1e12 FLOP/s f32 peak.
@@ -217,11 +234,13 @@ TEST(ProfileWriterTest, OutputLoadsBackThroughTheProfileLoader) {
   EXPECT_TRUE(near(back.device.vector_flops, hw.device.vector_flops));
   EXPECT_TRUE(near(back.device.dram_bandwidth, hw.device.dram_bandwidth));
   EXPECT_TRUE(near(back.device.kernel_launch_overhead, hw.device.kernel_launch_overhead));
-  ASSERT_TRUE(back.device.matmul_regression.has_value());
-  EXPECT_TRUE(
-      near(back.device.matmul_regression->per_flop_s, hw.device.matmul_regression->per_flop_s));
-  EXPECT_TRUE(
-      near(back.device.matmul_regression->intercept_s, hw.device.matmul_regression->intercept_s));
+  ASSERT_EQ(back.device.matmul_regressions.size(), 2u);  // f32 and f64
+  for (DType t : {DType::kF32, DType::kF64}) {
+    ASSERT_NE(back.device.RegressionFor(t), nullptr);
+    EXPECT_TRUE(near(back.device.RegressionFor(t)->per_flop_s, hw.device.RegressionFor(t)->per_flop_s));
+    EXPECT_TRUE(
+        near(back.device.RegressionFor(t)->intercept_s, hw.device.RegressionFor(t)->intercept_s));
+  }
   EXPECT_TRUE(near(back.intra_node.bandwidth, hw.intra_node.bandwidth));
   EXPECT_TRUE(near(back.intra_node.latency, hw.intra_node.latency));
   EXPECT_TRUE(near(back.collectives.launch_overhead, hw.collectives.launch_overhead));

@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include "cpu_test_util.h"
 
@@ -60,6 +62,34 @@ TEST(CpuDomainTest, BF16RoundsToNearestWithTiesToEven) {
   // Smallest bf16 subnormal is 2^-133.
   EXPECT_EQ(RoundToDType(P2(-133), DType::kBF16), P2(-133));
   EXPECT_EQ(RoundToDType(P2(-134), DType::kBF16), 0.0);
+}
+
+// The rounding by frexp, ldexp and nearbyint that RoundToDType used for every
+// value before it rounded normal values on their bits: the two must agree.
+double RoundByQuantum(double value, int mantissa_bits, int min_exp, double max_finite) {
+  if (std::isnan(value) || std::isinf(value) || value == 0) return value;
+  int exp = 0;
+  std::frexp(std::fabs(value), &exp);
+  const double quantum = std::ldexp(1.0, std::max(exp - 1, min_exp) - mantissa_bits);
+  double rounded = std::nearbyint(std::fabs(value) / quantum) * quantum;
+  if (rounded > max_finite) rounded = INFINITY;
+  return std::copysign(rounded, value);
+}
+
+TEST(CpuDomainTest, BitRoundingAgreesWithQuantumRoundingEverywhere) {
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<int> binade(-160, 140);
+  std::uniform_real_distribution<double> fraction(1, 2);
+  for (int i = 0; i < 200000; ++i) {
+    double x = std::ldexp(fraction(rng), binade(rng)) * (i % 2 == 0 ? 1 : -1);
+    // Every fourth value lies on a tie of its own bf16 or f16 grid.
+    if (i % 4 == 1) x = RoundByQuantum(x, 8, -126, INFINITY);
+    if (i % 4 == 3) x = RoundByQuantum(x, 11, -14, INFINITY);
+    ASSERT_EQ(RoundToDType(x, DType::kBF16), RoundByQuantum(x, 7, -126, (2 - P2(-7)) * P2(127)))
+        << std::hexfloat << x;
+    ASSERT_EQ(RoundToDType(x, DType::kF16), RoundByQuantum(x, 10, -14, 65504)) << std::hexfloat
+                                                                              << x;
+  }
 }
 
 TEST(CpuDomainTest, F32IntegersAndBool) {

@@ -27,6 +27,28 @@ constexpr char kRelu[] = R"(func @f(%x: tensor<2xf32, d0>) {
   return %y
 })";
 
+// Large tensors are filled in chunks on several threads (support/parallel_for.h);
+// element i still takes draws [2i, 2i + 2) of the stream. A tuple's second
+// element continues the stream where the first ends, so its values must equal
+// those of one tensor as long as both, shifted by the first element's size.
+TEST(ReferenceExecutorTest, ChunkedRandomFillContinuesTheSequentialStream) {
+  const Type head = Type::Tensor(DType::kF32, {64, 1});
+  const Type tail = Type::Tensor(DType::kF32, {64, 5000});
+  const Type whole = Type::Tensor(DType::kF32, {64, 5001});
+  const HostValue pair = RandomValue(Type::Tuple({head, tail}), 7);
+  const HostValue one = RandomValue(whole, 7);
+  const std::vector<double>& t = pair.elements()[1].tensor().values;
+  const std::vector<double>& w = one.tensor().values;
+  ASSERT_EQ(t.size() + 64, w.size());
+  for (size_t j = 0; j < t.size(); ++j) {
+    ASSERT_EQ(t[j], w[64 + j]) << "element " << j;  // same fan-in 64, same draws
+  }
+  // The first element is the same draws as a short tensor's (filled on one thread).
+  const HostValue lone = RandomValue(head, 7);
+  EXPECT_EQ(pair.elements()[0].tensor().values, lone.tensor().values);
+  EXPECT_EQ(std::vector<double>(w.begin(), w.begin() + 64), lone.tensor().values);
+}
+
 TEST(ReferenceExecutorTest, RejectsArgumentsThatDoNotFit) {
   Module m = ParseOrDie(kRelu);
   EXPECT_THAT(Execute(m, *m.entry(), {}),

@@ -89,9 +89,11 @@ TEST(ExperimentTest, EveryShippedExperimentParses) {
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     EXPECT_FALSE(EnumerateConfigs(*e).empty()) << path;
     // The paper's workloads and the example run on a DGX-2; the CPU validation
-    // experiment on the profile calibrated on this machine (docs/calibration.md).
+    // experiment on the profile calibrated on this machine (docs/calibration.md);
+    // the single-GPU follow-up experiments on an H200 (docs/backend.md).
     const bool cpu = path.ends_with("cpu-validation.yaml");
-    EXPECT_EQ(e->hardware.name, cpu ? "cpu-local" : "dgx2-v100") << path;
+    const bool gpu = path.find("gpu-single-") != std::string::npos;
+    EXPECT_EQ(e->hardware.name, cpu ? "cpu-local" : gpu ? "h200" : "dgx2-v100") << path;
   }
 }
 

@@ -207,6 +207,26 @@ TEST(ComputeCostRulesTest, CalibratedMatMulRegression) {
       3.605774848e-4);
 }
 
+TEST(ComputeCostRulesTest, MatMulRegressionOfOneDtypeTimesOnlyThatDtype) {
+  // A bf16 regression: 1e-5 + 1e-15 x 2147483648 + 0 = 1.2147483648e-5 s for bf16.
+  // f32 has none of its own and no single regression: the roofline, as without.
+  HardwareProfile hw = TestHardware();
+  hw.device.matmul_regressions.emplace_back(DType::kBF16, MatMulRegression{1e-5, 1e-15, 0});
+  const Type b = Type::Tensor(DType::kBF16, {1024, 1024});
+  ExpectSeconds(Cost(OpKind::kMatMul, {b, b}, {b}, hw), 1.2147483648e-5);
+  const double roofline =
+      Cost(OpKind::kMatMul, {F32({1024, 1024}), F32({1024, 1024})}, {F32({1024, 1024})});
+  ExpectSeconds(
+      Cost(OpKind::kMatMul, {F32({1024, 1024}), F32({1024, 1024})}, {F32({1024, 1024})}, hw),
+      roofline);
+  // A single regression times every dtype without one of its own.
+  hw.device.matmul_regression = MatMulRegression{2e-5, 1e-13, 1e-11};
+  ExpectSeconds(
+      Cost(OpKind::kMatMul, {F32({1024, 1024}), F32({1024, 1024})}, {F32({1024, 1024})}, hw),
+      3.605774848e-4);
+  ExpectSeconds(Cost(OpKind::kMatMul, {b, b}, {b}, hw), 1.2147483648e-5);
+}
+
 TEST(ComputeCostRulesTest, LossReadsPredictionsAndLabels) {
   // MSELoss(p, y) [64,1000] -> scalar: 2 x 256000 + 4 B = 512004 -> 5.12004e-6 s; + L.
   ExpectSeconds(Cost(OpKind::kMSELoss, {F32({64, 1000}), F32({64, 1000})}, {F32({})}),

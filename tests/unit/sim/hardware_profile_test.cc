@@ -167,6 +167,38 @@ TEST(HardwareProfileTest, ReadsMatMulRegressionWithUnits) {
   EXPECT_DOUBLE_EQ(hw.device.matmul_regression->per_byte_s, 2e-12);
 }
 
+// What `distir calibrate` writes: a regression per dtype, each used for its own
+// dtype only; a dtype key that is not a float type is an error at its line.
+TEST(HardwareProfileTest, ReadsMatMulRegressionPerDtype) {
+  ASSERT_OK_AND_ASSIGN(
+      HardwareProfile hw,
+      ParseHardwareProfile(With("  kernel_launch_overhead: 5 us\n",
+                                "  kernel_launch_overhead: 5 us\n"
+                                "  matmul_regression:\n"
+                                "    f32: {intercept: 12 us, per_flop: 2e-14 s/FLOP, per_byte: 0 s/B}\n"
+                                "    bf16: {intercept: 11 us, per_flop: 1.4e-15 s/FLOP, "
+                                "per_byte: 1e-12 s/B}\n"),
+                           "t.yaml"));
+  EXPECT_FALSE(hw.device.matmul_regression.has_value());
+  ASSERT_NE(hw.device.RegressionFor(DType::kBF16), nullptr);
+  EXPECT_DOUBLE_EQ(hw.device.RegressionFor(DType::kBF16)->per_flop_s, 1.4e-15);
+  EXPECT_DOUBLE_EQ(hw.device.RegressionFor(DType::kF32)->intercept_s, 12e-6);
+  EXPECT_EQ(hw.device.RegressionFor(DType::kF16), nullptr);
+  const std::string bad = ErrorOf(With("  kernel_launch_overhead: 5 us\n",
+                                       "  kernel_launch_overhead: 5 us\n"
+                                       "  matmul_regression:\n"
+                                       "    i32: {intercept: 1 us, per_flop: 1 ns/FLOP, "
+                                       "per_byte: 1 ns/B}\n"));
+  EXPECT_THAT(bad, ::testing::HasSubstr("t.yaml:10:5: error:")) << bad;
+  EXPECT_THAT(bad, ::testing::HasSubstr("i32")) << bad;
+  EXPECT_THAT(bad, ::testing::HasSubstr("f16, bf16, f32, f64")) << bad;
+  const std::string field = ErrorOf(With("  kernel_launch_overhead: 5 us\n",
+                                         "  kernel_launch_overhead: 5 us\n"
+                                         "  matmul_regression:\n"
+                                         "    bf16: {intercept: 1 us, per_flop: 1 ns/FLOP}\n"));
+  EXPECT_THAT(field, ::testing::HasSubstr("device.matmul_regression.bf16")) << field;
+}
+
 TEST(HardwareProfileTest, AcceptsEveryDocumentedUnit) {
   struct Case {
     const char* text;
