@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -112,6 +113,21 @@ void WriteConfigs(Writer& w, hid_t g, const std::vector<ResultRow>& rows) {
   w.Array(g, "fits", H5T_NATIVE_INT8, Column<int8_t>(rows, [](const ResultRow& r) { return r.fits; }));
   ints("num_ops", [](const ResultRow& r) { return r.num_ops; });
   ints("rank", [](const ResultRow& r) { return r.rank; });
+  doubles("exposed_communication_s", [](const ResultRow& r) { return r.exposed_communication_s; });
+}
+
+// The transformer columns (ResultsFile::has_step_figures).
+void WriteStepFigures(Writer& w, hid_t g, const std::vector<ResultRow>& rows) {
+  auto doubles = [&](const char* name, auto get) { w.Array(g, name, H5T_NATIVE_DOUBLE, Column<double>(rows, get)); };
+  doubles("tokens_per_s", [](const ResultRow& r) { return r.step.tokens_per_s; });
+  doubles("tflops_per_gpu", [](const ResultRow& r) { return r.step.tflops_per_gpu; });
+  doubles("mfu", [](const ResultRow& r) { return r.step.mfu; });
+  for (int k = 0; k < kNumMemoryKindColumns; ++k) {
+    const std::string name = std::string("memory_") + kMemoryKindColumns[k] + "_bytes";
+    w.Array(g, name.c_str(), H5T_NATIVE_INT64, Column<int64_t>(rows, [k](const ResultRow& r) {
+              return r.step.memory_at_peak[static_cast<size_t>(k)];
+            }));
+  }
 }
 
 void WriteTrace(Writer& w, hid_t traces, const TraceRecord& t) {
@@ -152,7 +168,9 @@ Status WriteResultsFile(const std::string& path, const ResultsFile& f) {
   hid_t exp = w.Group("/experiment");
   w.Text(exp, "yaml", f.experiment_yaml);
   w.Text(exp, "hardware_yaml", f.hardware_yaml);
-  WriteConfigs(w, w.Group("/configs"), f.rows);
+  hid_t configs = w.Group("/configs");
+  WriteConfigs(w, configs, f.rows);
+  if (f.has_step_figures) WriteStepFigures(w, configs, f.rows);
   w.Array(file, "ranking", H5T_NATIVE_INT64, f.ranking);
   hid_t traces = w.Group("/traces");
   for (const TraceRecord& t : f.traces) WriteTrace(w, traces, t);
@@ -181,6 +199,10 @@ namespace {
 struct Columns {
   std::vector<int64_t> index, batch, dp, tp, pp, k, zero, peak, ops, rank;
   std::vector<double> time, throughput;
+  // Optional: absent in files of earlier versions (exposed) or of other models (step).
+  std::vector<double> exposed, tokens_per_s, tflops_per_gpu, mfu;
+  std::array<std::vector<int64_t>, kNumMemoryKindColumns> memory;
+  bool has_exposed = false, has_step = false;
   std::vector<int8_t> recompute, fits;
   std::vector<std::string> schedule, status, reason;
 };
@@ -242,6 +264,19 @@ Status ReadColumns(const Hdf5Reader& r, Columns& c) {
   DISTIR_ASSIGN_OR_RETURN(c.schedule, r.ReadStrings("/configs/schedule"));
   DISTIR_ASSIGN_OR_RETURN(c.status, r.ReadStrings("/configs/status"));
   DISTIR_ASSIGN_OR_RETURN(c.reason, r.ReadStrings("/configs/reason"));
+  if ((c.has_exposed = r.Has("/configs/exposed_communication_s"))) {
+    DISTIR_ASSIGN_OR_RETURN(c.exposed, r.ReadDoubles("/configs/exposed_communication_s"));
+  }
+  if ((c.has_step = r.Has("/configs/tokens_per_s"))) {
+    DISTIR_ASSIGN_OR_RETURN(c.tokens_per_s, r.ReadDoubles("/configs/tokens_per_s"));
+    DISTIR_ASSIGN_OR_RETURN(c.tflops_per_gpu, r.ReadDoubles("/configs/tflops_per_gpu"));
+    DISTIR_ASSIGN_OR_RETURN(c.mfu, r.ReadDoubles("/configs/mfu"));
+    for (int k = 0; k < kNumMemoryKindColumns; ++k) {
+      DISTIR_ASSIGN_OR_RETURN(
+          c.memory[static_cast<size_t>(k)],
+          r.ReadInts(std::string("/configs/memory_") + kMemoryKindColumns[k] + "_bytes"));
+    }
+  }
   return Status::Ok();
 }
 
@@ -252,6 +287,18 @@ Status CheckColumns(const std::string& path, const Columns& c, const std::vector
                       c.zero.size(), c.peak.size(), c.ops.size(), c.rank.size(), c.time.size(),
                       c.throughput.size(), c.recompute.size(), c.fits.size(), c.schedule.size(),
                       c.status.size(), c.reason.size()}) {
+    if (size != n) {
+      return InvalidArgument() << "'" << path << "': the /configs columns differ in length";
+    }
+  }
+  std::vector<size_t> optional;
+  if (c.has_exposed) optional.push_back(c.exposed.size());
+  if (c.has_step) {
+    for (size_t size : {c.tokens_per_s.size(), c.tflops_per_gpu.size(), c.mfu.size()})
+      optional.push_back(size);
+    for (const auto& m : c.memory) optional.push_back(m.size());
+  }
+  for (size_t size : optional) {
     if (size != n) {
       return InvalidArgument() << "'" << path << "': the /configs columns differ in length";
     }
@@ -367,6 +414,13 @@ std::vector<ResultRow> BuildRows(const Columns& c) {
     r.fits = c.fits[i] != 0;
     r.num_ops = c.ops[i];
     r.rank = c.rank[i];
+    if (c.has_exposed) r.exposed_communication_s = c.exposed[i];
+    if (c.has_step) {
+      r.step.tokens_per_s = c.tokens_per_s[i];
+      r.step.tflops_per_gpu = c.tflops_per_gpu[i];
+      r.step.mfu = c.mfu[i];
+      for (size_t k = 0; k < c.memory.size(); ++k) r.step.memory_at_peak[k] = c.memory[k][i];
+    }
     rows.push_back(std::move(r));
   }
   return rows;
@@ -385,6 +439,7 @@ StatusOr<ResultsFile> ReadResultsFile(const std::string& path) {
   DISTIR_RETURN_IF_ERROR(CheckColumns(path, columns, out.ranking));
   DISTIR_RETURN_IF_ERROR(CheckRanked(path, columns, out.ranking));
   out.rows = BuildRows(columns);
+  out.has_step_figures = columns.has_step;
   DISTIR_RETURN_IF_ERROR(ReadTraces(reader, out));
   DISTIR_RETURN_IF_ERROR(ReadRun(reader, out));
   return out;

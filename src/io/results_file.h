@@ -6,6 +6,7 @@
 
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,6 +18,23 @@ namespace distir::io {
 inline constexpr int kResultsFormatVersion = 1;
 
 /// One row of /configs.
+/// The memory breakdown's kinds, in the order of sim::MemoryKind (the search
+/// checks the two agree): column /configs/memory_<name>_bytes.
+inline constexpr const char* kMemoryKindColumns[] = {"weights",     "gradients", "optimizer_state",
+                                                     "activations", "inputs",    "other"};
+inline constexpr int kNumMemoryKindColumns = 6;
+
+/// What a transformer training step's row adds (docs/results_format.md).
+struct StepFigures {
+  double tokens_per_s = 0;    ///< global batch x seq_length / iteration time
+  double tflops_per_gpu = 0;  ///< model FLOPs (no recomputation) / time / devices, in TFLOP/s
+  double mfu = 0;             ///< tflops_per_gpu / the profile's matrix peak for the dtype
+  /// Live bytes per kind on the device with the largest peak, at its peak.
+  std::array<int64_t, kNumMemoryKindColumns> memory_at_peak{};
+
+  bool operator==(const StepFigures&) const = default;
+};
+
 struct ResultRow {
   int64_t index = 0, batch = 0, dp = 1, tp = 1, pp = 1, microbatches = 1;
   std::string schedule;
@@ -29,6 +47,11 @@ struct ResultRow {
   bool fits = false;
   int64_t num_ops = 0;
   int64_t rank = 0;  ///< 1-based position in the ranking; 0 when not ranked
+  /// Communication time not hidden behind compute, on the device where it is
+  /// largest (all of it with one stream per device).
+  double exposed_communication_s = 0;
+  /// Transformer training models only (ResultsFile::has_step_figures).
+  StepFigures step;
 
   bool operator==(const ResultRow&) const = default;
 };
@@ -60,6 +83,9 @@ struct ResultsFile {
   std::string git_revision;
   int64_t memory_limit_bytes = 0;
   std::vector<ResultRow> rows;
+  /// The rows' `step` figures are written (the model is a transformer
+  /// training step); older files and other models have none.
+  bool has_step_figures = false;
   std::vector<int64_t> ranking;  ///< row indices, best first
   std::vector<TraceRecord> traces;
   // Run facts (group /run; they differ from run to run).

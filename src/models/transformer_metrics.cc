@@ -33,10 +33,39 @@ bool IsWeightGradient(std::string_view name) {
          Contains(name, ".main_grad") || EndsWith(name, ".l2");
 }
 
+bool AllDigits(std::string_view s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// A component the distribution passes append to a value's name without
+// changing what it holds: a device (`.d3`), a microbatch (`.mb1`), a stage
+// (`.s0`, `.to.s1`), a partial sum (`.sum2`), a ZeRO shard (`.zero`, and its
+// `.step` slice), a uniquifying number (`.1`).
+bool IsDecoration(std::string_view c) {
+  if (c == "zero" || c == "step" || c == "to" || AllDigits(c)) return true;
+  for (std::string_view prefix : {"d", "mb", "s", "sum"}) {
+    if (c.size() > prefix.size() && c.substr(0, prefix.size()) == prefix &&
+        AllDigits(c.substr(prefix.size())))
+      return true;
+  }
+  return false;
+}
+
+// `name` without its trailing decorations: `layers.0.mlp.fc1.weight.grad.zero.d3`
+// is the gradient `layers.0.mlp.fc1.weight.grad`.
+std::string_view StripDecorations(std::string_view name) {
+  while (true) {
+    const size_t dot = name.rfind('.');
+    if (dot == std::string_view::npos || !IsDecoration(name.substr(dot + 1))) return name;
+    name = name.substr(0, dot);
+  }
+}
+
 }  // namespace
 
 TransformerValueRole ClassifyTransformerValueName(std::string_view name, bool is_param,
                                                   bool is_constant) {
+  name = StripDecorations(name);
   if (IsOptimizerState(name)) return TransformerValueRole::kOptimizerState;
   if (IsWeightGradient(name)) return TransformerValueRole::kGradient;
   if (is_param) {

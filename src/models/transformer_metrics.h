@@ -25,8 +25,10 @@ enum class TransformerValueRole {
   kOther,           ///< Constant results (positions, RoPE tables, optimizer scalars)
 };
 
-/// The role of `v` in a function built by BuildTransformerTraining(), from
-/// its name and whether it is a parameter or a Constant. Names outside the
+/// The role of `v` in a function built by BuildTransformerTraining(), or in
+/// its distributed program, from its name and whether it is a parameter or a
+/// Constant. The components the distribution appends (`.d3`, `.mb1`, `.s0`,
+/// `.to`, `.sum2`, `.zero`, `.step`, `.1`) are ignored. Names outside the
 /// convention are activations (op results) or inputs (parameters).
 TransformerValueRole ClassifyTransformerValue(const Value& v);
 

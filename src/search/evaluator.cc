@@ -9,6 +9,7 @@
 #include "ir/clone.h"
 #include "models/model_size.h"
 #include "search/memory_estimate.h"
+#include "search/step_metrics.h"
 #include "sharding/annotate.h"
 #include "sharding/grid.h"
 #include "support/checked_math.h"
@@ -246,6 +247,8 @@ void Evaluator::RecordSimulation(const Module& module, const Function& program, 
   so.batch_size = batch;  // the global batch: throughput = batch / iteration time
   so.record_trace = false;
   so.record_memory_timeline = false;
+  const bool transformer = e_.model.family == ModelFamily::kTransformerTraining && !e_.onnx;
+  if (transformer) so.memory_kind = TransformerMemoryKind;
   StatusOr<sim::SimulationResult> sim = sim::Simulate(module, program, costs_, so);
   if (!sim.ok()) {
     // ResourceExhausted: an op's time or size is beyond what the cost model
@@ -270,6 +273,11 @@ void Evaluator::RecordSimulation(const Module& module, const Function& program, 
   r.peak_memory_bytes = sim->PeakMemoryBytes();
   r.fits = e_.memory_limit_bytes == 0 || r.peak_memory_bytes <= e_.memory_limit_bytes;
   r.num_ops = sim->num_ops * replicas;
+  r.exposed_communication_s = MaxExposedCommunicationS(*sim);
+  if (transformer) {
+    const TransformerOptions o = WithBatch(e_.model, batch).transformer;
+    r.step = StepFiguresOf(TransformerStepMetrics(o, e_.hardware, *sim), *sim);
+  }
 }
 
 Status Evaluator::Trace(const Config& c, io::TraceRecord& out) {

@@ -44,6 +44,8 @@ struct ConfigResult {
   int64_t peak_memory_bytes = 0;  ///< the maximum over devices
   bool fits = false;              ///< peak <= the memory limit
   int64_t num_ops = 0;
+  double exposed_communication_s = 0;  ///< step_metrics.h MaxExposedCommunicationS
+  io::StepFigures step;                ///< transformer training models only
 };
 
 /// True when `c` is simulated as one data-parallel replica of batch / D

@@ -18,7 +18,8 @@ namespace distir::search {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr char kMagic[8] = {'D', 'I', 'S', 'T', 'I', 'R', 'J', '1'};
+// Version 2: records carry exposed communication and the step figures.
+constexpr char kMagic[8] = {'D', 'I', 'S', 'T', 'I', 'R', 'J', '2'};
 constexpr size_t kHeaderBytes = 16;
 constexpr size_t kRecordOverhead = 4 + 8;  // length, checksum
 

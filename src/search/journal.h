@@ -7,7 +7,7 @@
 // holding one append-only file per writer:
 //   base.bin     the results of earlier runs, consolidated by rank 0 at start
 //   rank<r>.bin  the results rank r of the current run has finished
-// Every file starts with the header "DISTIRJ1" and the experiment's fingerprint
+// Every file starts with the header "DISTIRJ2" and the experiment's fingerprint
 // (8 bytes each); then records: payload length (u32), payload (result_codec.h),
 // FNV-1a 64 of the payload (u64). A record is appended with one write(2) as soon
 // as its configuration is evaluated, so a killed process loses at most the

@@ -7,6 +7,8 @@ namespace distir::search {
 namespace {
 
 constexpr size_t kFixedBytes = 8 + 1 + 1 + 8 + 8 + 8 + 8 + 8;
+// After the reason: exposed communication, then the step figures.
+constexpr size_t kTailBytes = 8 + 3 * 8 + io::kNumMemoryKindColumns * 8;
 
 }  // namespace
 
@@ -27,6 +29,11 @@ void PackResult(const ConfigResult& r, std::vector<char>& out) {
   put(&r.num_ops, 8);
   put(&len, 8);
   put(r.reason.data(), r.reason.size());
+  put(&r.exposed_communication_s, 8);
+  put(&r.step.tokens_per_s, 8);
+  put(&r.step.tflops_per_gpu, 8);
+  put(&r.step.mfu, 8);
+  for (const int64_t& bytes : r.step.memory_at_peak) put(&bytes, 8);
 }
 
 std::optional<size_t> UnpackResult(const char* p, size_t size, ConfigResult& r) {
@@ -47,11 +54,18 @@ std::optional<size_t> UnpackResult(const char* p, size_t size, ConfigResult& r) 
   get(&r.num_ops, 8);
   get(&len, 8);
   if (r.index < 0 || len < 0 || static_cast<uint64_t>(len) > size - at) return std::nullopt;
+  if (size - at - static_cast<size_t>(len) < kTailBytes) return std::nullopt;
   if (status < 0 || status > static_cast<int8_t>(ConfigStatus::kTooLarge)) return std::nullopt;
   r.status = static_cast<ConfigStatus>(status);
   r.fits = fits != 0;
   r.reason.assign(p + at, static_cast<size_t>(len));
-  return at + static_cast<size_t>(len);
+  at += static_cast<size_t>(len);
+  get(&r.exposed_communication_s, 8);
+  get(&r.step.tokens_per_s, 8);
+  get(&r.step.tflops_per_gpu, 8);
+  get(&r.step.mfu, 8);
+  for (int64_t& bytes : r.step.memory_at_peak) get(&bytes, 8);
+  return at;
 }
 
 }  // namespace distir::search

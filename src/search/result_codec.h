@@ -4,7 +4,9 @@
 // Layout, little-endian as the host (every rank of a job and every restart of
 // it runs on the same kind of machine): index i64, status i8, fits i8,
 // iteration_time_s f64, throughput f64, peak_memory_bytes i64, num_ops i64,
-// reason length i64, reason bytes. Doubles travel bit for bit, so a result read
+// reason length i64, reason bytes, exposed_communication_s f64, the step figures
+// (tokens_per_s, tflops_per_gpu, mfu f64; memory_at_peak 6 x i64; zero for
+// models other than transformers). Doubles travel bit for bit, so a result read
 // back equals the one computed: resumed and uninterrupted searches agree exactly.
 
 #pragma once

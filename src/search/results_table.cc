@@ -65,8 +65,10 @@ std::string Heading(const BatchSelection& s, const RankingOptions& o) {
 }
 
 // The "all rows:" line and the table of `rows`, with a column for each of
-// `knobs` that differs between them. REQUIRES: !rows.empty().
-void PrintTable(const std::vector<Ranked>& rows, const std::vector<Knob>& knobs, std::ostream& os) {
+// `knobs` that differs between them, and with `step` a transformer step's
+// tokens/s, TFLOP/s per GPU, MFU and exposed communication. REQUIRES: !rows.empty().
+void PrintTable(const std::vector<Ranked>& rows, const std::vector<Knob>& knobs, bool step,
+                std::ostream& os) {
   std::vector<const io::ResultRow*> configs;
   std::vector<int64_t> memory;
   for (const Ranked& r : rows) {
@@ -85,12 +87,24 @@ void PrintTable(const std::vector<Ranked>& rows, const std::vector<Knob>& knobs,
   table.AddColumn("time (ms)", Align::kRight);
   table.AddColumn("samples/s", Align::kRight);
   table.AddColumn(std::string("peak memory (") + unit.name + ")", Align::kRight);
+  if (step) {
+    table.AddColumn("tokens/s", Align::kRight);
+    table.AddColumn("TFLOP/s/GPU", Align::kRight);
+    table.AddColumn("MFU %", Align::kRight);
+    table.AddColumn("exposed comm (ms)", Align::kRight);
+  }
   for (const Ranked& r : rows) {
     std::vector<std::string> cells{std::to_string(r.rank)};
     for (Knob k : split.varying) cells.push_back(KnobValue(*r.row, k));
     cells.push_back(FormatFixed(r.row->iteration_time_s * 1e3, 3));
     cells.push_back(FormatFixed(r.row->throughput, 1));
     cells.push_back(FormatBytes(r.row->peak_memory_bytes, unit));
+    if (step) {
+      cells.push_back(FormatFixed(r.row->step.tokens_per_s, 0));
+      cells.push_back(FormatFixed(r.row->step.tflops_per_gpu, 1));
+      cells.push_back(FormatFixed(100 * r.row->step.mfu, 1));
+      cells.push_back(FormatFixed(r.row->exposed_communication_s * 1e3, 3));
+    }
     table.AddRow(std::move(cells));
   }
   table.Print(os);
@@ -152,9 +166,9 @@ Status PrintRanking(const io::ResultsFile& f, const RankingOptions& options, std
     }
     // The heading names the batch: its tables leave it out.
     os << "\n" << Heading(s, options) << "\n";
-    if (!s.shown.empty()) PrintTable(s.shown, knobs_but_batch, os);
+    if (!s.shown.empty()) PrintTable(s.shown, knobs_but_batch, f.has_step_figures, os);
   }
-  if (!all.empty()) PrintTable(all, knobs, os);
+  if (!all.empty()) PrintTable(all, knobs, f.has_step_figures, os);
   return Status::Ok();
 }
 

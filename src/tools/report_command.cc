@@ -23,16 +23,26 @@ std::string Csv(const std::string& s) {
   return out + "\"";
 }
 
+// The /configs columns, one row each; a transformer step's figures at the end.
 void PrintCsv(const io::ResultsFile& f, std::ostream& os) {
   os << "rank,index,batch,dp,tp,pp,microbatches,schedule,recompute,zero_stage,status,reason,"
-        "iteration_time_s,throughput,peak_memory_bytes,fits,num_ops\n";
-  os << std::setprecision(17);
+        "iteration_time_s,throughput,peak_memory_bytes,fits,num_ops,exposed_communication_s";
+  if (f.has_step_figures) {
+    os << ",tokens_per_s,tflops_per_gpu,mfu";
+    for (const char* kind : io::kMemoryKindColumns) os << ",memory_" << kind << "_bytes";
+  }
+  os << "\n" << std::setprecision(17);
   for (const io::ResultRow& r : f.rows) {
     os << r.rank << "," << r.index << "," << r.batch << "," << r.dp << "," << r.tp << "," << r.pp
        << "," << r.microbatches << "," << r.schedule << "," << (r.recompute ? 1 : 0) << ","
        << r.zero_stage << "," << r.status << "," << Csv(r.reason) << "," << r.iteration_time_s
        << "," << r.throughput << "," << r.peak_memory_bytes << "," << (r.fits ? 1 : 0) << ","
-       << r.num_ops << "\n";
+       << r.num_ops << "," << r.exposed_communication_s;
+    if (f.has_step_figures) {
+      os << "," << r.step.tokens_per_s << "," << r.step.tflops_per_gpu << "," << r.step.mfu;
+      for (int64_t bytes : r.step.memory_at_peak) os << "," << bytes;
+    }
+    os << "\n";
   }
 }
 

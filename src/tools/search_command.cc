@@ -52,6 +52,7 @@ io::ResultsFile Assemble(const search::Experiment& e, const search::SearchOutcom
   f.tool_version = VersionString();
   f.git_revision = GitRevision();
   f.memory_limit_bytes = e.memory_limit_bytes;
+  f.has_step_figures = e.model.family == ModelFamily::kTransformerTraining && !e.onnx;
   f.ranking = out.ranking;
   std::vector<int64_t> position(out.configs.size(), 0);
   for (size_t i = 0; i < out.ranking.size(); ++i) position[static_cast<size_t>(out.ranking[i])] = static_cast<int64_t>(i) + 1;
@@ -75,6 +76,8 @@ io::ResultsFile Assemble(const search::Experiment& e, const search::SearchOutcom
     row.fits = r.fits;
     row.num_ops = r.num_ops;
     row.rank = position[static_cast<size_t>(c.index)];
+    row.exposed_communication_s = r.exposed_communication_s;
+    row.step = r.step;
     f.rows.push_back(std::move(row));
   }
   f.ranks = out.ranks;

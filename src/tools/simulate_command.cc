@@ -21,6 +21,7 @@
 #include "models/transformer_metrics.h"
 #include "search/evaluator.h"
 #include "search/memory_estimate.h"
+#include "search/step_metrics.h"
 #include "sharding/distribute.h"
 #include "sim/chrome_trace.h"
 #include "sim/hardware_profile.h"
@@ -265,18 +266,6 @@ std::optional<ModelSpec> TransformerSpec(const SimulateFlags& f) {
   return *spec;
 }
 
-sim::MemoryKind KindOf(TransformerValueRole role) {
-  switch (role) {
-    case TransformerValueRole::kWeight: return sim::MemoryKind::kWeights;
-    case TransformerValueRole::kGradient: return sim::MemoryKind::kGradients;
-    case TransformerValueRole::kOptimizerState: return sim::MemoryKind::kOptimizerState;
-    case TransformerValueRole::kActivation: return sim::MemoryKind::kActivations;
-    case TransformerValueRole::kInput: return sim::MemoryKind::kInputs;
-    case TransformerValueRole::kOther: return sim::MemoryKind::kOther;
-  }
-  return sim::MemoryKind::kOther;
-}
-
 // Model mode: the named model at the requested batch, distributed. The
 // program is the module's entry; @init and @collect come before it.
 StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwareProfile& hw) {
@@ -307,37 +296,13 @@ StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwarePro
   return std::move(dist.module);
 }
 
-// Throughput figures of a sequence model's step (docs/cost_model.md §7).
-struct StepMetrics {
-  int64_t tokens = 0;         ///< tokens per step (batch x seq_length)
-  double model_flops = 0;     ///< per step, no recomputation
-  double tokens_per_s = 0;
-  double tflops_per_gpu = 0;  ///< model FLOP/s per device, in TFLOP/s
-  double peak_tflops = 0;     ///< the profile's matrix peak for the compute dtype
-  double mfu = 0;             ///< model FLOP/s / (devices x peak)
-};
-
-StepMetrics MetricsOf(const TransformerOptions& o, const sim::HardwareProfile& hw,
-                      const sim::SimulationResult& r) {
-  StepMetrics m;
-  m.tokens = TransformerTokensPerStep(o);
-  m.model_flops = TransformerModelFlops(o);
-  m.peak_tflops = hw.device.MatrixFlops(o.params_dtype) / 1e12;
-  const double devices = static_cast<double>(std::max<size_t>(r.devices.size(), 1));
-  if (r.iteration_time_s <= 0) return m;
-  m.tokens_per_s = static_cast<double>(m.tokens) / r.iteration_time_s;
-  m.tflops_per_gpu = m.model_flops / r.iteration_time_s / devices / 1e12;
-  m.mfu = m.peak_tflops > 0 ? m.tflops_per_gpu / m.peak_tflops : 0;
-  return m;
-}
-
-nlohmann::json MetricsJson(const StepMetrics& m) {
+nlohmann::json MetricsJson(const search::StepMetrics& m) {
   return {{"tokens_per_step", m.tokens},   {"model_flops_per_step", m.model_flops},
           {"tokens_per_s", m.tokens_per_s}, {"tflops_per_gpu", m.tflops_per_gpu},
           {"peak_tflops_per_gpu", m.peak_tflops}, {"mfu", m.mfu}};
 }
 
-void PrintMetrics(const StepMetrics& m, std::ostream& os) {
+void PrintMetrics(const search::StepMetrics& m, std::ostream& os) {
   std::ostringstream line;
   line << std::fixed << std::setprecision(1) << "tokens/s        " << m.tokens_per_s << " ("
        << m.tokens << " tokens per step)\n"
@@ -362,7 +327,7 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
   options.record_memory_timeline = !f.trace.empty();
   std::optional<ModelSpec> spec = TransformerSpec(f);
   if (spec) {
-    options.memory_kind = [](const Value& v) { return KindOf(ClassifyTransformerValue(v)); };
+    options.memory_kind = search::TransformerMemoryKind;
   }
   StatusOr<sim::SimulationResult> result = sim::Simulate(m, *m.entry(), hw, options);
   if (!result.ok()) return ReportError(result.status());
@@ -375,14 +340,14 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
   if (f.json) {
     nlohmann::json j = ResultJson(*m.entry(), hw, *result);
     j.update(KnobsJson(f));
-    if (spec) j["metrics"] = MetricsJson(MetricsOf(spec->transformer, hw, *result));
+    if (spec) j["metrics"] = MetricsJson(search::TransformerStepMetrics(spec->transformer, hw, *result));
     text << DumpJson(j) << "\n";
   } else {
     text << f.model << " " << DescribeParallelOptions(f.parallel) << "\n";
     PrintSummary(*m.entry(), hw, *result, text);
     if (spec) {
       text << "\n";
-      PrintMetrics(MetricsOf(spec->transformer, hw, *result), text);
+      PrintMetrics(search::TransformerStepMetrics(spec->transformer, hw, *result), text);
     }
   }
   return WriteResult(f, text.str());

@@ -108,7 +108,7 @@ fi
 # A journal of another experiment is refused, with the file named.
 mkdir -p "$JOURNAL"
 cp "$SRC/configs/experiments/example.yaml" "$WORK/other.yaml"
-printf 'DISTIRJ1\x01\x02\x03\x04\x05\x06\x07\x08' > "$JOURNAL/rank0.bin"
+printf 'DISTIRJ2\x01\x02\x03\x04\x05\x06\x07\x08' > "$JOURNAL/rank0.bin"
 if mpirun -np 1 "$DISTIR" search "$EXP" -o "$OUT" --resume --quiet > /dev/null 2> "$WORK/err4"; then
   fail "a foreign journal was accepted"
 fi

@@ -84,8 +84,15 @@ ResultsFile EveryField() {
     r.fits = true;
     r.num_ops = 42 + i;
     r.rank = i + 1;
+    r.exposed_communication_s = 0.0625 * static_cast<double>(i + 1);
+    r.step.tokens_per_s = 65536.5 + static_cast<double>(i);
+    r.step.tflops_per_gpu = 180.25;
+    r.step.mfu = 0.578125;
+    for (size_t k = 0; k < r.step.memory_at_peak.size(); ++k)
+      r.step.memory_at_peak[k] = (int64_t{1} << (30 + k)) + i;
     f.rows.push_back(r);
   }
+  f.has_step_figures = true;
   f.ranking = {0, 1};
   // Ranks 2 and 10: HDF5 lists the groups "10" before "2"; the reader sorts by rank.
   f.traces = {Trace(2, 1), Trace(10, 0)};
@@ -102,6 +109,18 @@ TEST_F(RoundTripTest, ResultsFileReadsBackEveryField) {
   EXPECT_EQ(back.memory_limit_bytes, f.memory_limit_bytes);
   EXPECT_EQ(back.ranks, f.ranks);
   EXPECT_EQ(back.traces.size(), f.traces.size());
+  EXPECT_TRUE(back == f);
+}
+
+// A file of a model other than a transformer has no step columns; one written
+// before exposed_communication_s existed reads it as 0.
+TEST_F(RoundTripTest, StepColumnsOnlyForTransformerModels) {
+  ResultsFile f = EveryField();
+  f.has_step_figures = false;
+  for (ResultRow& r : f.rows) r.step = StepFigures{};
+  ASSERT_OK(WriteResultsFile(Path(), f));
+  ASSERT_OK_AND_ASSIGN(ResultsFile back, ReadResultsFile(Path()));
+  EXPECT_FALSE(back.has_step_figures);
   EXPECT_TRUE(back == f);
 }
 

@@ -4,27 +4,15 @@
 
 #include <gtest/gtest.h>
 
-
 #include "interp/infer_types.h"
 #include "models/model_zoo.h"
 #include "models/transformer_metrics.h"
+#include "search/step_metrics.h"
 #include "sim/simulator.h"
 #include "testing/test_util.h"
 
 namespace distir {
 namespace {
-
-sim::MemoryKind KindOf(const Value& v) {
-  switch (ClassifyTransformerValue(v)) {
-    case TransformerValueRole::kWeight: return sim::MemoryKind::kWeights;
-    case TransformerValueRole::kGradient: return sim::MemoryKind::kGradients;
-    case TransformerValueRole::kOptimizerState: return sim::MemoryKind::kOptimizerState;
-    case TransformerValueRole::kActivation: return sim::MemoryKind::kActivations;
-    case TransformerValueRole::kInput: return sim::MemoryKind::kInputs;
-    case TransformerValueRole::kOther: return sim::MemoryKind::kOther;
-  }
-  return sim::MemoryKind::kOther;
-}
 
 sim::HardwareProfile Hardware() {
   sim::HardwareProfile hw;
@@ -53,7 +41,7 @@ KindBytes SimulateKinds(const TransformerOptions& o) {
   sim::SimulateOptions options;
   options.record_trace = false;
   options.record_memory_timeline = false;
-  options.memory_kind = KindOf;
+  options.memory_kind = search::TransformerMemoryKind;
   StatusOr<sim::SimulationResult> r = sim::Simulate(*m, *m->entry(), Hardware(), options);
   EXPECT_OK(r.status());
   const sim::DeviceResult& d = r->devices.at(0);

@@ -44,6 +44,24 @@ TEST(TransformerMetricsTest, OpResultsFollowTheSuffixConvention) {
   EXPECT_EQ(ClassifyTransformerValueName("rope.cos", false, true), Role::kOther);
 }
 
+// The distributed program's names: the role of the value they were made from
+// (a device's copy, a microbatch's part, a ZeRO shard, a stage's send).
+TEST(TransformerMetricsTest, DistributionSuffixesKeepTheRole) {
+  EXPECT_EQ(Name("layers.0.mlp.fc1.weight.grad.zero.d3"), Role::kGradient);
+  EXPECT_EQ(Name("layers.0.mlp.fc1.bias.grad.mb1.d0"), Role::kGradient);
+  EXPECT_EQ(Name("layers.0.mlp.fc1.weight.grad.sum0.d2"), Role::kGradient);
+  EXPECT_EQ(Name("layers.0.mlp.fc1.weight.new.zero.d1"), Role::kWeight);
+  EXPECT_EQ(Name("layers.0.mlp.fc1.weight.exp_avg.zero.step.d0"), Role::kOptimizerState);
+  EXPECT_EQ(Name("layers.0.mlp.fc1.weight.decayed.zero.step.d7"), Role::kOptimizerState);
+  EXPECT_EQ(Name("layers.0.mlp.fc1.mm.mb1.d3"), Role::kActivation);
+  EXPECT_EQ(Name("layers.3.output.to.s1.d5"), Role::kActivation);
+  EXPECT_EQ(ClassifyTransformerValueName("layers.0.mlp.fc1.weight.d2", true, false), Role::kWeight);
+  EXPECT_EQ(ClassifyTransformerValueName("tokens.d0", true, false), Role::kInput);
+  // The constants of a shard's slice are constants, whatever they were named for.
+  EXPECT_EQ(ClassifyTransformerValueName("layers.0.mlp.fc1.weight.zero.start.d0", false, true),
+            Role::kOther);
+}
+
 // Every weight of a built mixed-precision step has a gradient, a master, two
 // moments and their updates: the roles of the values come in those numbers.
 TEST(TransformerMetricsTest, EveryValueOfABuiltStepHasTheExpectedRole) {

@@ -138,3 +138,49 @@ TEST(EvaluatorTest, NonFiniteTimesAreInvalidAndNeverRanked) {
 
 }  // namespace
 }  // namespace distir::search
+
+namespace distir::search {
+namespace {
+
+// A transformer step's row carries what Megatron users read off a run: tokens/s
+// (global batch x sequence / time), model TFLOP/s per GPU and MFU (against the
+// A100's bf16 peak), the memory kinds at the peak (summing to the peak) and
+// the exposed communication; an MLP's row has the exposed communication only.
+TEST(EvaluatorTest, TransformerRowsCarryStepFiguresAndMemoryKinds) {
+  const Experiment e = Parse(
+      "name: t\nmodel: gpt-tiny\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 4\n"
+      "space:\n  batch: [16]\n  dp: all\n  tp: all\n  pp: [1]\nconstraints: {world: equal}\n"
+      "sharding: model\n");
+  Evaluator evaluator(e);
+  int checked = 0;
+  for (const Config& c : EnumerateConfigs(e)) {
+    const ConfigResult r = evaluator.Evaluate(c);
+    const std::string what = DescribeParallelOptions(c.options);
+    ASSERT_EQ(r.status, ConfigStatus::kOk) << what << ": " << r.reason;
+    const TransformerOptions o = WithBatch(e.model, c.batch).transformer;
+    EXPECT_DOUBLE_EQ(r.step.tokens_per_s,
+                     static_cast<double>(c.batch * o.seq_length) / r.iteration_time_s)
+        << what;
+    EXPECT_GT(r.step.tflops_per_gpu, 0) << what;
+    EXPECT_NEAR(r.step.mfu, r.step.tflops_per_gpu / (e.hardware.device.MatrixFlops(o.params_dtype) / 1e12),
+                1e-12)
+        << what;
+    int64_t sum = 0;
+    for (int64_t bytes : r.step.memory_at_peak) sum += bytes;
+    EXPECT_EQ(sum, r.peak_memory_bytes) << what;
+    EXPECT_GT(r.step.memory_at_peak[static_cast<size_t>(sim::MemoryKind::kWeights)], 0) << what;
+    EXPECT_GT(r.step.memory_at_peak[static_cast<size_t>(sim::MemoryKind::kOptimizerState)], 0)
+        << what;
+    // D > 1 all-reduces gradients, T > 1 activations: communication that one
+    // stream per device cannot hide.
+    if (c.options.dp * c.options.tp > 1) EXPECT_GT(r.exposed_communication_s, 0) << what;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);  // (D, T) in {(1, 4), (2, 2), (4, 1)}
+  const Experiment mlp = Parse(kPipelined);
+  const ConfigResult r = Evaluator(mlp).Evaluate(EnumerateConfigs(mlp).front());
+  EXPECT_EQ(r.step, io::StepFigures{});
+}
+
+}  // namespace
+}  // namespace distir::search
