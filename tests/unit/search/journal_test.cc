@@ -43,6 +43,12 @@ ConfigResult Result(int64_t index) {
   r.peak_memory_bytes = 1000 * index;
   r.fits = index % 2 == 0;
   r.num_ops = 17 * index;
+  r.exposed_communication_s = 0.01 + static_cast<double>(index) / 11.0;
+  r.step.tokens_per_s = 1e5 / 3.0 + static_cast<double>(index);
+  r.step.tflops_per_gpu = 150.0 / 7.0;
+  r.step.mfu = 0.1 * static_cast<double>(index) / 3.0;
+  for (size_t k = 0; k < r.step.memory_at_peak.size(); ++k)
+    r.step.memory_at_peak[k] = (int64_t{1} << 33) * static_cast<int64_t>(k) + index;
   return r;
 }
 
@@ -55,6 +61,8 @@ void ExpectSame(const ConfigResult& a, const ConfigResult& b) {
   EXPECT_EQ(a.peak_memory_bytes, b.peak_memory_bytes);
   EXPECT_EQ(a.fits, b.fits);
   EXPECT_EQ(a.num_ops, b.num_ops);
+  EXPECT_EQ(a.exposed_communication_s, b.exposed_communication_s);  // bit for bit
+  EXPECT_EQ(a.step, b.step);
 }
 
 TEST(ResultCodecTest, RoundTripsEveryFieldAndRejectsShortInput) {
