@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <optional>
 #include <filesystem>
 #include <initializer_list>
 #include <regex>
@@ -221,23 +223,92 @@ Status ParseOnnxModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
   return Status::Ok();
 }
 
+// A number for a transformer's rates: a finite decimal (the builder checks
+// the range and names the option).
+StatusOr<double> ParseRate(const Reader& rd, const YAML::Node& node, const std::string& what) {
+  if (node.IsScalar()) {
+    const std::string& text = node.Scalar();
+    double v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec == std::errc() && end == text.data() + text.size() && std::isfinite(v)) return v;
+  }
+  return InvalidArgument(rd.Loc(node)) << what << " must be a number";
+}
+
+// model: {name: gpt3-175b, num_layers: 8, bf16: true, ...}: a named
+// transformer size with Megatron-LM's options on top (their names as
+// Megatron's command line has them, with '_' for '-'; docs/configs.md).
+Status ParseTransformerModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
+  DISTIR_RETURN_IF_ERROR(rd.CheckMap(
+      node, "model",
+      {"name", "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
+       "num_query_groups", "seq_length", "max_position_embeddings", "vocab_size", "bf16", "fp16",
+       "untie_embeddings_and_output_weights", "lr", "weight_decay", "adam_beta1", "adam_beta2",
+       "adam_eps", "norm_epsilon", "rotary_base", "loss_scale"}));
+  TransformerOptions& o = e.model.transformer;
+  std::optional<bool> bf16, fp16;
+  for (const auto& entry : node) {
+    const std::string key = entry.first.as<std::string>();
+    const YAML::Node& v = entry.second;
+    const std::string what = "model." + key;
+    if (key == "name") continue;
+    if (key == "bf16" || key == "fp16" || key == "untie_embeddings_and_output_weights") {
+      DISTIR_ASSIGN_OR_RETURN(bool flag, rd.Bool(v, what));
+      (key == "bf16" ? bf16 : key == "fp16" ? fp16 : o.untie_embeddings_and_output_weights) = flag;
+      continue;
+    }
+    const std::pair<const char*, double*> rates[] = {
+        {"lr", &o.lr},           {"weight_decay", &o.weight_decay}, {"adam_beta1", &o.adam_beta1},
+        {"adam_beta2", &o.adam_beta2}, {"adam_eps", &o.adam_eps}, {"norm_epsilon", &o.norm_epsilon},
+        {"rotary_base", &o.rotary_base}, {"loss_scale", &o.loss_scale}};
+    bool rate = false;
+    for (const auto& [name, field] : rates) {
+      if (key != name) continue;
+      DISTIR_ASSIGN_OR_RETURN(*field, ParseRate(rd, v, what));
+      rate = true;
+    }
+    if (rate) continue;
+    DISTIR_ASSIGN_OR_RETURN(int64_t n, rd.Positive(v, what));
+    const std::pair<const char*, int64_t*> sizes[] = {
+        {"num_layers", &o.num_layers},
+        {"hidden_size", &o.hidden_size},
+        {"ffn_hidden_size", &o.ffn_hidden_size},
+        {"num_attention_heads", &o.num_attention_heads},
+        {"num_query_groups", &o.num_query_groups},
+        {"seq_length", &o.seq_length},
+        {"max_position_embeddings", &o.max_position_embeddings},
+        {"vocab_size", &o.vocab_size}};
+    for (const auto& [name, field] : sizes) {
+      if (key == name) *field = n;
+    }
+  }
+  // Megatron's precision flags: --bf16 or --fp16 (not both); neither given
+  // keeps the named size's dtype, `false` for the one it has means f32.
+  if (bf16.value_or(false) && fp16.value_or(false)) {
+    return InvalidArgument(rd.Loc(node["fp16"])) << "model.fp16 and model.bf16 are exclusive";
+  }
+  if (bf16.value_or(false)) o.params_dtype = DType::kBF16;
+  if (fp16.value_or(false)) o.params_dtype = DType::kF16;
+  if ((bf16 && !*bf16 && o.params_dtype == DType::kBF16) ||
+      (fp16 && !*fp16 && o.params_dtype == DType::kF16))
+    o.params_dtype = DType::kF32;
+  return Status::Ok();
+}
+
 Status ParseModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
   if (node.IsMap() && node["onnx"]) return ParseOnnxModel(rd, node, e);
   YAML::Node name_node = node.IsMap() ? node["name"] : node;
-  if (node.IsMap()) {
-    DISTIR_RETURN_IF_ERROR(rd.CheckMap(
-        node, "model",
-        {"name", "n_layer", "d_model", "n_head", "seq_len", "vocab", "dtype", "optimizer"}));
-    if (!name_node) return InvalidArgument(rd.Loc(node)) << "model is missing required key 'name'";
-  }
+  if (node.IsMap() && !name_node)
+    return InvalidArgument(rd.Loc(node)) << "model is missing required key 'name'";
   DISTIR_ASSIGN_OR_RETURN(std::string name, rd.String(name_node, "model"));
   StatusOr<ModelSpec> spec = LookupModel(name);
   if (!spec.ok()) return InvalidArgument(rd.Loc(name_node)) << spec.status().message();
   e.model = *spec;
   if (!node.IsMap()) return Status::Ok();
-  if (spec->family == ModelFamily::kTransformerTraining && node.size() > 1)
-    return InvalidArgument(rd.Loc(node)) << "model " << name
-                                         << " takes no options here yet: name one of its sizes";
+  if (spec->family == ModelFamily::kTransformerTraining) return ParseTransformerModel(rd, node, e);
+  DISTIR_RETURN_IF_ERROR(rd.CheckMap(
+      node, "model",
+      {"name", "n_layer", "d_model", "n_head", "seq_len", "vocab", "dtype", "optimizer"}));
   const bool mlp = e.model.family == ModelFamily::kMlpTraining;
   for (const auto& entry : node) {
     const std::string key = entry.first.as<std::string>();

@@ -47,15 +47,58 @@ class ZeroAnnotator {
   std::map<int, Sharding> state_;            // optimizer state value id -> piece layout
   std::map<int, Sharding> gradient_;         // gradient term value id -> piece layout
   std::set<int> optimizers_;                 // op ids
+  // Mixed precision: optimizer ops whose updated weight is a master copy that
+  // is only cast to the compute weight; the cast ops and their weight's layout.
+  std::set<int> mixed_;                      // op ids
+  std::map<int, Sharding> casts_;            // cast op id -> the whole weight's layout
 };
 
+// The weight an optimizer updates, through what is applied to it before the
+// update (AdamW's decay: Mul(master, factor)): its layout is the weight's own,
+// a tensor-parallel split included.
+const Value* UpdatedWeight(const Value* w) {
+  while (w->def() != nullptr && w->def()->kind() == OpKind::kMul) w = w->def()->input(0);
+  return w;
+}
+
+// The ops reading each value of `fn`, by value id.
+std::vector<std::vector<const Op*>> UsersOf(const Function& fn) {
+  std::vector<std::vector<const Op*>> users(static_cast<size_t>(fn.num_values()));
+  for (const auto& op : fn.ops()) {
+    for (const Value* in : op->inputs()) {
+      auto& u = users[static_cast<size_t>(in->id())];
+      if (u.empty() || u.back() != op.get()) u.push_back(op.get());
+    }
+  }
+  return users;
+}
+
+// True when `users` are Casts, at least one: the readers of the master weight
+// of mixed precision, which the step casts to the compute weight.
+bool AllCasts(const std::vector<const Op*>& users) {
+  return !users.empty() && std::all_of(users.begin(), users.end(), [](const Op* op) {
+    return op->kind() == OpKind::kCast;
+  });
+}
+
 void ZeroAnnotator::FindWeights() {
+  const std::vector<std::vector<const Op*>> users = UsersOf(fn_);
   for (const auto& op : fn_.ops()) {
     if (!IsOptimizer(op->kind())) continue;
     optimizers_.insert(op->id());
     const Value& w = *op->input(0);
-    WeightLayout l{LayoutOf(w), Piece(LayoutOf(w))};
+    const Value& root = *UpdatedWeight(&w);
+    WeightLayout l{LayoutOf(root), Piece(LayoutOf(root))};
     for (int i = 2; i < op->num_inputs(); ++i) state_[op->input(i)->id()] = l.piece;
+    // Megatron's distributed optimizer: the f32 master is optimizer state,
+    // kept in pieces like the moments; the step all-gathers the compute-dtype
+    // weight it casts the updated piece to, not the f32 master.
+    const std::vector<const Op*>& readers = users[static_cast<size_t>(op->result(0)->id())];
+    if (stage_ < 3 && AllCasts(readers) && root.is_param()) {
+      mixed_.insert(op->id());
+      state_[root.id()] = l.piece;
+      for (const Op* c : readers) casts_[c->id()] = l.full;
+    }
     // The gradient's terms: the microbatch pass's Add chain, newest term last.
     const Value* g = op->input(1);
     while (g->def() != nullptr && g->def()->kind() == OpKind::kAdd &&
@@ -100,8 +143,15 @@ std::unique_ptr<Function> ZeroAnnotator::Run() {
       reshard[1] = l.piece;
       if (stage_ < 3) reshard[0] = l.piece;
       CloneReading(*op, reshard);
-      // The step's updated weight, whole again (stages 1, 2).
-      if (stage_ < 3) b_.Bind(op->result(0), Reshard(b_.Map(op->result(0)), l.full, *op));
+      // The step's updated weight, whole again (stages 1, 2); a master stays
+      // in pieces and its casts are made whole below.
+      if (stage_ < 3 && !mixed_.count(op->id()))
+        b_.Bind(op->result(0), Reshard(b_.Map(op->result(0)), l.full, *op));
+      continue;
+    }
+    if (auto cast = casts_.find(op->id()); cast != casts_.end()) {
+      CloneReading(*op, {});
+      b_.Bind(op->result(0), Reshard(b_.Map(op->result(0)), cast->second, *op));
       continue;
     }
     for (int i = 0; i < op->num_inputs(); ++i) {
