@@ -108,6 +108,12 @@ std::vector<ModelSpec> TransformerSizes() {
       Gpt3("gpt3-175b", 96, 12288, 96),
       Gpt3("gpt3-530b", 105, 20480, 128),
       Gpt3("gpt3-1t", 128, 25600, 160),
+      // The paper's GPT-2 sizes (Gpt() below: inference only) as training steps: GPT
+      // blocks (learned positions, LayerNorm, GELU, biases, tied embedding) at GPT-2's
+      // sequence 1024 and 50257-token vocabulary, bf16 with f32 masters and AdamW.
+      Transformer("gpt2-1.6b-train", TransformerVariant::kGpt, 24, 2048, 16, 1024, 50257),
+      Transformer("gpt2-13b-train", TransformerVariant::kGpt, 40, 5140, 20, 1024, 50257),
+      Transformer("gpt2-175b-train", TransformerVariant::kGpt, 96, 12288, 96, 1024, 50257),
       Llama("llama-7b", 32, 4096, 32, 32, 11008, 2048),
       // LLaMA-7B's shapes with 2 of its 32 layers (single-GPU studies).
       llama_7b_2l,

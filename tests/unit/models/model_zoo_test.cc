@@ -17,8 +17,9 @@ using testing::StatusIs;
 TEST(ModelZooTest, LooksUpEveryNameInTableOrder) {
   EXPECT_EQ(KnownModelNames(),
             "mlp-tiny, gpt2-tiny, mlp-1b, mlp-17b, mlp-103b, gpt2-1.6b, gpt2-13b, gpt2-175b, "
-            "gpt-tiny, llama-tiny, gpt3-1.3b, gpt3-22b, gpt3-175b, gpt3-530b, gpt3-1t, llama-7b, "
-            "llama-7b-2l, llama-13b, llama-70b");
+            "gpt-tiny, llama-tiny, gpt3-1.3b, gpt3-22b, gpt3-175b, gpt3-530b, gpt3-1t, "
+            "gpt2-1.6b-train, gpt2-13b-train, gpt2-175b-train, llama-7b, llama-7b-2l, llama-13b, "
+            "llama-70b");
   ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel("gpt2-13b"));
   EXPECT_EQ(spec.family, ModelFamily::kGpt2Inference);
   EXPECT_EQ(spec.gpt.n_layer, 40);
@@ -32,13 +33,32 @@ TEST(ModelZooTest, LooksUpEveryNameInTableOrder) {
   EXPECT_EQ(spec.mlp.dtype, DType::kF16);
 }
 
+// GPT-2 trains as the transformer builder's GPT blocks at GPT-2's sizes: the
+// same weights as the inference model of the same size, plus the step.
+TEST(ModelZooTest, Gpt2TrainingSizesAreTheInferenceSizesAsTrainingSteps) {
+  for (const char* size : {"gpt2-1.6b", "gpt2-13b", "gpt2-175b"}) {
+    ASSERT_OK_AND_ASSIGN(ModelSpec inference, LookupModel(size));
+    ASSERT_OK_AND_ASSIGN(ModelSpec train, LookupModel(std::string(size) + "-train"));
+    EXPECT_EQ(train.family, ModelFamily::kTransformerTraining) << size;
+    const TransformerOptions& t = train.transformer;
+    EXPECT_EQ(t.variant, TransformerVariant::kGpt) << size;
+    EXPECT_EQ(t.num_layers, inference.gpt.n_layer) << size;
+    EXPECT_EQ(t.hidden_size, inference.gpt.d_model) << size;
+    EXPECT_EQ(t.num_attention_heads, inference.gpt.n_head) << size;
+    EXPECT_EQ(t.vocab_size, 50257) << size;
+    EXPECT_EQ(t.seq_length, 1024) << size;
+    EXPECT_EQ(t.params_dtype, DType::kBF16) << size;
+  }
+}
+
 TEST(ModelZooTest, UnknownNameListsTheKnownOnes) {
   EXPECT_THAT(LookupModel("gpt3"),
               StatusIs(StatusCode::kNotFound,
                        "unknown model 'gpt3': known models are mlp-tiny, gpt2-tiny, mlp-1b, "
                        "mlp-17b, mlp-103b, gpt2-1.6b, gpt2-13b, gpt2-175b, gpt-tiny, llama-tiny, "
-                       "gpt3-1.3b, gpt3-22b, gpt3-175b, gpt3-530b, gpt3-1t, llama-7b, "
-                       "llama-7b-2l, llama-13b, llama-70b"));
+                       "gpt3-1.3b, gpt3-22b, gpt3-175b, gpt3-530b, gpt3-1t, gpt2-1.6b-train, "
+                       "gpt2-13b-train, gpt2-175b-train, llama-7b, llama-7b-2l, llama-13b, "
+                       "llama-70b"));
 }
 
 struct PaperSize {

@@ -173,7 +173,9 @@ TEST(EvaluatorTest, TransformerRowsCarryStepFiguresAndMemoryKinds) {
         << what;
     // D > 1 all-reduces gradients, T > 1 activations: communication that one
     // stream per device cannot hide.
-    if (c.options.dp * c.options.tp > 1) EXPECT_GT(r.exposed_communication_s, 0) << what;
+    if (c.options.dp * c.options.tp > 1) {
+      EXPECT_GT(r.exposed_communication_s, 0) << what;
+    }
     ++checked;
   }
   EXPECT_EQ(checked, 3);  // (D, T) in {(1, 4), (2, 2), (4, 1)}
