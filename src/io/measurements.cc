@@ -8,6 +8,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <filesystem>
 #include <system_error>
@@ -195,6 +196,16 @@ Status ReadGroup(const Hdf5Reader& r, Measurements& m) {
   DISTIR_ASSIGN_OR_RETURN(m.started_at, r.ReadTextAttr(kGroup, "started_at"));
   DISTIR_RETURN_IF_ERROR(ReadHost(r, m.host));
   for (size_t i = 0; i < n; ++i) {
+    // A row that ran has a time and a throughput `distir validate` can divide
+    // by: a file edited by hand (h5py) with -inf or 0 is refused, not
+    // validated into a MAPE of -nan %.
+    if (status[i] == "ok" && !(std::isfinite(time[i]) && time[i] > 0 &&
+                               std::isfinite(throughput[i]) && throughput[i] >= 0)) {
+      return InvalidArgument() << r.path() << ": /measured row of configuration " << config[i]
+                               << " is ok but its iteration time " << time[i]
+                               << " s or throughput " << throughput[i]
+                               << " is not a finite positive number";
+    }
     MeasuredRow row;
     row.config = config[i];
     row.iteration_time_s = time[i];

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -106,6 +107,24 @@ TEST(MeasurementsTest, RoundTripsAndLeavesTheSearchGroupsAndNoTemporaryFile) {
   EXPECT_EQ(f.experiment_name, "tiny");
   EXPECT_EQ(f.rows.size(), 3u);
   EXPECT_EQ(f.ranking, (std::vector<int64_t>{0, 1}));
+}
+
+// An "ok" row whose time cannot be divided by (a file edited by hand) is
+// refused when read: validate printed a MAPE of -nan % (fuzz_results case 853).
+TEST(MeasurementsTest, OkRowsNeedAFinitePositiveTime) {
+  TempDir dir("distir-measured");
+  const std::string path = dir.File("results.h5");
+  ASSERT_OK(WriteResultsFile(path, SearchResults()));
+  for (double bad : {-std::numeric_limits<double>::infinity(), 0.0,
+                     std::numeric_limits<double>::quiet_NaN()}) {
+    Measurements m = Sample();
+    m.rows[0].iteration_time_s = bad;
+    ASSERT_OK(WriteMeasurements(path, m));
+    EXPECT_THAT(ReadMeasurements(path),
+                StatusIs(StatusCode::kInvalidArgument,
+                         "/measured row of configuration 0 is ok but its iteration time"))
+        << bad;
+  }
 }
 
 TEST(MeasurementsTest, SecondWriteReplacesTheGroup) {
