@@ -247,7 +247,7 @@ void Evaluator::RecordSimulation(const Module& module, const Function& program, 
   so.batch_size = batch;  // the global batch: throughput = batch / iteration time
   so.record_trace = false;
   so.record_memory_timeline = false;
-  const bool transformer = e_.model.family == ModelFamily::kTransformerTraining && !e_.onnx;
+  const bool transformer = RecordsStepFigures(e_);
   if (transformer) so.memory_kind = TransformerMemoryKind;
   StatusOr<sim::SimulationResult> sim = sim::Simulate(module, program, costs_, so);
   if (!sim.ok()) {

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <optional>
 #include <filesystem>
 #include <initializer_list>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string_view>

@@ -10,6 +10,10 @@ namespace distir::search {
 // results.h5 names the kinds as the simulator does, in its order.
 static_assert(io::kNumMemoryKindColumns == sim::kNumMemoryKinds);
 
+bool RecordsStepFigures(const Experiment& e) {
+  return e.model.family == ModelFamily::kTransformerTraining && !e.onnx;
+}
+
 sim::MemoryKind TransformerMemoryKind(const Value& v) {
   switch (ClassifyTransformerValue(v)) {
     case TransformerValueRole::kWeight: return sim::MemoryKind::kWeights;

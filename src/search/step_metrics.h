@@ -10,11 +10,16 @@
 
 #include "io/results_file.h"
 #include "models/transformer.h"
+#include "search/experiment.h"
 #include "sim/hardware_profile.h"
 #include "sim/memory_kind.h"
 #include "sim/simulator.h"
 
 namespace distir::search {
+
+/// True when the experiment's configurations are transformer training steps
+/// (a zoo transformer, not an ONNX import): their rows carry StepFigures.
+bool RecordsStepFigures(const Experiment& e);
 
 /// The memory kind of a value of BuildTransformerTraining()'s step, from its
 /// role (models/transformer_metrics.h): weights, gradients, optimizer state,

@@ -17,6 +17,7 @@
 #include "search/journal.h"
 #include "search/memory_estimate.h"
 #include "search/results_table.h"
+#include "search/step_metrics.h"
 #include "sim/simulator.h"
 #include "support/check.h"
 #include "tools/cli_util.h"
@@ -52,7 +53,7 @@ io::ResultsFile Assemble(const search::Experiment& e, const search::SearchOutcom
   f.tool_version = VersionString();
   f.git_revision = GitRevision();
   f.memory_limit_bytes = e.memory_limit_bytes;
-  f.has_step_figures = e.model.family == ModelFamily::kTransformerTraining && !e.onnx;
+  f.has_step_figures = search::RecordsStepFigures(e);
   f.ranking = out.ranking;
   std::vector<int64_t> position(out.configs.size(), 0);
   for (size_t i = 0; i < out.ranking.size(); ++i) position[static_cast<size_t>(out.ranking[i])] = static_cast<int64_t>(i) + 1;

@@ -18,7 +18,6 @@
 #include "ir/verifier.h"
 #include "models/megatron_args.h"
 #include "models/model_zoo.h"
-#include "models/transformer_metrics.h"
 #include "search/evaluator.h"
 #include "search/memory_estimate.h"
 #include "search/step_metrics.h"

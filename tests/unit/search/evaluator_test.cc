@@ -136,11 +136,11 @@ TEST(EvaluatorTest, NonFiniteTimesAreInvalidAndNeverRanked) {
   EXPECT_TRUE(RankResults({op, sum}).empty());
 }
 
-}  // namespace
-}  // namespace distir::search
 
-namespace distir::search {
-namespace {
+// Bytes of `kind` at the peak of a transformer step's row.
+int64_t AtPeak(const ConfigResult& r, sim::MemoryKind kind) {
+  return r.step.memory_at_peak[static_cast<size_t>(kind)];
+}
 
 // A transformer step's row carries what Megatron users read off a run: tokens/s
 // (global batch x sequence / time), model TFLOP/s per GPU and MFU (against the
@@ -168,9 +168,8 @@ TEST(EvaluatorTest, TransformerRowsCarryStepFiguresAndMemoryKinds) {
     int64_t sum = 0;
     for (int64_t bytes : r.step.memory_at_peak) sum += bytes;
     EXPECT_EQ(sum, r.peak_memory_bytes) << what;
-    EXPECT_GT(r.step.memory_at_peak[static_cast<size_t>(sim::MemoryKind::kWeights)], 0) << what;
-    EXPECT_GT(r.step.memory_at_peak[static_cast<size_t>(sim::MemoryKind::kOptimizerState)], 0)
-        << what;
+    EXPECT_GT(AtPeak(r, sim::MemoryKind::kWeights), 0) << what;
+    EXPECT_GT(AtPeak(r, sim::MemoryKind::kOptimizerState), 0) << what;
     // D > 1 all-reduces gradients, T > 1 activations: communication that one
     // stream per device cannot hide.
     if (c.options.dp * c.options.tp > 1) {
@@ -184,11 +183,6 @@ TEST(EvaluatorTest, TransformerRowsCarryStepFiguresAndMemoryKinds) {
   EXPECT_EQ(r.step, io::StepFigures{});
 }
 
-}  // namespace
-}  // namespace distir::search
-
-namespace distir::search {
-namespace {
 
 // ZeRO-1 on a bf16 step, as Megatron's distributed optimizer: the f32 master
 // weights are optimizer state in pieces like the moments, so over D = 4 the
@@ -206,7 +200,7 @@ TEST(EvaluatorTest, ZeroOneShardsMixedPrecisionMasters) {
   ASSERT_EQ(r.size(), 2u);
   for (const ConfigResult& x : r) ASSERT_EQ(x.status, ConfigStatus::kOk) << x.reason;
   const auto state = [](const ConfigResult& x) {
-    return x.step.memory_at_peak[static_cast<size_t>(sim::MemoryKind::kOptimizerState)];
+    return AtPeak(x, sim::MemoryKind::kOptimizerState);
   };
   EXPECT_GT(state(r[1]), 0);
   EXPECT_LE(4 * state(r[1]), state(r[0])) << state(r[1]) << " vs " << state(r[0]);
