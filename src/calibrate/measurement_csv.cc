@@ -22,9 +22,9 @@ std::vector<Field> SplitFields(const std::string& line) {
   size_t start = 0;
   while (true) {
     const size_t comma = line.find(',', start);
-    out.push_back({line.substr(start, comma == std::string::npos ? std::string::npos
-                                                                  : comma - start),
-                   static_cast<int>(start) + 1});
+    out.push_back(
+        {line.substr(start, comma == std::string::npos ? std::string::npos : comma - start),
+         static_cast<int>(start) + 1});
     if (comma == std::string::npos) return out;
     start = comma + 1;
   }
@@ -37,8 +37,7 @@ StatusOr<double> ParseNumber(const Field& f, const char* name, const SourceLoc& 
   const char* end = f.text.data() + f.text.size();
   auto [ptr, ec] = std::from_chars(f.text.data(), end, v);
   if (ec != std::errc() || ptr != end || !std::isfinite(v) || v < 0) {
-    return InvalidArgument(loc) << name << " must be a finite number >= 0, got '" << f.text
-                                << "'";
+    return InvalidArgument(loc) << name << " must be a finite number >= 0, got '" << f.text << "'";
   }
   return v;
 }
@@ -95,8 +94,8 @@ StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(const std::string& text,
     const SourceLoc loc{path, number, 1, ""};
     if (number == 1) {
       if (line != kHeader) {
-        return InvalidArgument(loc) << "expected the header '" << kHeader << "', got '" << line
-                                    << "'";
+        return InvalidArgument(loc)
+               << "expected the header '" << kHeader << "', got '" << line << "'";
       }
       continue;
     }
@@ -105,8 +104,8 @@ StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(const std::string& text,
     out.push_back(std::move(m));
   }
   if (number == 0) {
-    return InvalidArgument(SourceLoc{path, 1, 1, ""}) << "empty file: expected the header '"
-                                                     << kHeader << "'";
+    return InvalidArgument(SourceLoc{path, 1, 1, ""})
+           << "empty file: expected the header '" << kHeader << "'";
   }
   return out;
 }

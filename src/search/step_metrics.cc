@@ -16,12 +16,18 @@ bool RecordsStepFigures(const Experiment& e) {
 
 sim::MemoryKind TransformerMemoryKind(const Value& v) {
   switch (ClassifyTransformerValue(v)) {
-    case TransformerValueRole::kWeight: return sim::MemoryKind::kWeights;
-    case TransformerValueRole::kGradient: return sim::MemoryKind::kGradients;
-    case TransformerValueRole::kOptimizerState: return sim::MemoryKind::kOptimizerState;
-    case TransformerValueRole::kActivation: return sim::MemoryKind::kActivations;
-    case TransformerValueRole::kInput: return sim::MemoryKind::kInputs;
-    case TransformerValueRole::kOther: return sim::MemoryKind::kOther;
+    case TransformerValueRole::kWeight:
+      return sim::MemoryKind::kWeights;
+    case TransformerValueRole::kGradient:
+      return sim::MemoryKind::kGradients;
+    case TransformerValueRole::kOptimizerState:
+      return sim::MemoryKind::kOptimizerState;
+    case TransformerValueRole::kActivation:
+      return sim::MemoryKind::kActivations;
+    case TransformerValueRole::kInput:
+      return sim::MemoryKind::kInputs;
+    case TransformerValueRole::kOther:
+      return sim::MemoryKind::kOther;
   }
   return sim::MemoryKind::kOther;
 }
@@ -50,8 +56,7 @@ io::StepFigures StepFiguresOf(const StepMetrics& m, const sim::SimulationResult&
     if (peak == nullptr || d.peak_memory_bytes > peak->peak_memory_bytes) peak = &d;
   }
   if (peak != nullptr && peak->memory_at_peak.has_value()) {
-    std::copy(peak->memory_at_peak->begin(), peak->memory_at_peak->end(),
-              f.memory_at_peak.begin());
+    std::copy(peak->memory_at_peak->begin(), peak->memory_at_peak->end(), f.memory_at_peak.begin());
   }
   return f;
 }

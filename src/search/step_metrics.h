@@ -28,8 +28,8 @@ sim::MemoryKind TransformerMemoryKind(const Value& v);
 
 /// Throughput figures of one step.
 struct StepMetrics {
-  int64_t tokens = 0;         ///< tokens per step (batch x seq_length)
-  double model_flops = 0;     ///< per step, without recomputation
+  int64_t tokens = 0;      ///< tokens per step (batch x seq_length)
+  double model_flops = 0;  ///< per step, without recomputation
   double tokens_per_s = 0;
   double tflops_per_gpu = 0;  ///< model FLOP/s per device, in TFLOP/s
   double peak_tflops = 0;     ///< the profile's matrix peak for the compute dtype

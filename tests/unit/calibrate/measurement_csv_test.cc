@@ -57,7 +57,8 @@ TEST(MeasurementCsvTest, LocatesBadLines) {
   using ::testing::HasSubstr;
   const std::string header = "op,dtype,shape,ranks,flops,bytes,time_s\n";
   EXPECT_THAT(ErrorOf(""), HasSubstr("m.csv:1:1: error: empty file"));
-  EXPECT_THAT(ErrorOf(header + "Add,f32,1,1,1,12\n"), HasSubstr("m.csv:2:1: error: expected 7 fields"));
+  EXPECT_THAT(ErrorOf(header + "Add,f32,1,1,1,12\n"),
+              HasSubstr("m.csv:2:1: error: expected 7 fields"));
   EXPECT_THAT(ErrorOf(header + "Add,f32,1,0,1,12,1e-6\n"),
               HasSubstr("m.csv:2:11: error: ranks must be a whole number >= 1, got '0'"));
   EXPECT_THAT(ErrorOf(header + "Add,f32,1,1,x,12,1e-6\n"),
