@@ -45,7 +45,7 @@ for t in gpu_info_test gpu_kernels_test gpu_executor_test gpu_benchmarks_test; d
 done
 
 # 2. The quick calibration on this GPU, fitted onto the datasheet profile.
-step calibrate_quick 300 mpirun -np 1 "$DISTIR" calibrate --backend cuda --quick \
+step calibrate_quick 300 mpirun -np 1 --bind-to none "$DISTIR" calibrate --backend cuda --quick \
   --base "$base" -o "$O/calibrated-quick.yaml" --measurements "$O/calibrated-quick.csv"
 
 # 3. The follow-up stage of each single-GPU experiment on the datasheet profile and, when
@@ -54,14 +54,21 @@ followup() {  # followup EXPERIMENT PROFILE TAG
   local exp=$1 profile=$2 tag=$3 name
   name=$(basename "$exp" .yaml)
   sed "s|^hardware:.*|hardware: '$profile'|" "$exp" > "$O/$name-$tag.yaml"
-  step "$name-$tag-search" 120 mpirun -np 1 "$DISTIR" search "$O/$name-$tag.yaml" \
+  step "$name-$tag-search" 120 mpirun -np 1 --bind-to none "$DISTIR" search "$O/$name-$tag.yaml" \
     -o "$O/$name-$tag.h5" --quiet
-  step "$name-$tag-run" "${RUN_LIMIT_S:-240}" mpirun -np 1 "$DISTIR" run "$O/$name-$tag.h5" --top 12 \
+  step "$name-$tag-run" "${RUN_LIMIT_S:-240}" mpirun -np 1 --bind-to none "$DISTIR" run "$O/$name-$tag.h5" --top 12 \
     --backend cuda --iterations 10 --warmup 3
   step "$name-$tag-validate" 60 "$DISTIR" validate "$O/$name-$tag.h5"
 }
 experiments=(configs/experiments/gpu-single-mlp.yaml configs/experiments/gpu-single-gpt2.yaml)
 for exp in "${experiments[@]}"; do followup "$exp" "$PWD/$base" datasheet; done
+# 4. A per-op profile of the MLP's best configuration on the GPU, beside the search's simulated
+#    trace of it in the same file (/traces), to see which ops the cost model mis-times.
+if [[ -s $O/gpu-single-mlp-datasheet.h5 ]]; then
+  cp "$O/gpu-single-mlp-datasheet.h5" "$O/mlp-profile.h5"
+  step mlp-profile 120 mpirun -np 1 --bind-to none "$DISTIR" run "$O/mlp-profile.h5" --top 1 --backend cuda \
+    --iterations 5 --warmup 2 --trace "$O/mlp-profile-measured.json"
+fi
 if [[ -s $O/calibrated-quick.yaml ]]; then
   for exp in "${experiments[@]}"; do followup "$exp" "$O/calibrated-quick.yaml" quick; done
 fi

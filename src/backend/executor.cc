@@ -80,19 +80,41 @@ std::vector<HostValue> RankInputs(const RankProgram& program,
   return out;
 }
 
+namespace {
+
+// RandomInputs' stream for global parameter `index`: one splitmix64 step from
+// seed + index (reference_executor.cc); executor_test checks the two agree.
+uint64_t ParamStream(uint64_t seed, int index) {
+  uint64_t z = seed + static_cast<uint64_t>(index) + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
 std::vector<HostValue> RandomRankInputs(const RankProgram& program, uint64_t seed,
                                         const RandomInputOptions& options) {
   std::vector<HostValue> out;
   for (const auto& p : program.function->params()) {
-    // RandomInputs' stream for parameter i: one splitmix64 step from seed + i
-    // (reference_executor.cc); executor_test checks the two agree.
-    uint64_t z = seed + static_cast<uint64_t>(program.origin[p->id()]->index()) +
-                 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    out.push_back(RandomValue(p->type(), z ^ (z >> 31), options));
+    out.push_back(
+        RandomValue(p->type(), ParamStream(seed, program.origin[p->id()]->index()), options));
   }
   return out;
+}
+
+void StoreRandomRankInput(const RankProgram& program, int param, uint64_t seed,
+                          const TensorView& view, const RandomInputOptions& options) {
+  const Value& p = *program.function->param(param);
+  DrawRandomElements(p.type(), ParamStream(seed, program.origin[p.id()]->index()), options,
+                     [&](int64_t first, std::span<const double> values) {
+                       StoreValues(values, view, first);
+                     });
+}
+
+Status Executor::SetRandomInputs(uint64_t seed) {
+  const RankProgram* mine = program();
+  return SetInputs(mine ? RandomRankInputs(*mine, seed) : std::vector<HostValue>{});
 }
 
 namespace {

@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backend/cpu/tensor_view.h"
 #include "interp/cpu_domain.h"
 #include "interp/reference_executor.h"
 #include "ir/function.h"
@@ -100,6 +101,13 @@ std::vector<HostValue> RankInputs(const RankProgram& program,
 std::vector<HostValue> RandomRankInputs(const RankProgram& program, uint64_t seed,
                                         const RandomInputOptions& options = {});
 
+/// Parameter `param` of `program`'s value in RandomRankInputs(program, seed,
+/// options), stored into `view` in the view's dtype (the bytes StoreHostValue
+/// would write), drawn on threads of their own. REQUIRES: the parameter is a
+/// tensor or scalar of the view's element count; `view` holds it.
+void StoreRandomRankInput(const RankProgram& program, int param, uint64_t seed,
+                          const TensorView& view, const RandomInputOptions& options = {});
+
 /// True for the per-rank communication ops of a lowered program (SendTo,
 /// RecvFrom, Collective): what an executor runs on its communication library.
 bool IsRankCommunication(OpKind kind);
@@ -150,6 +158,13 @@ class Executor {
   /// type's dtype and shape), converted to the parameter's dtype. Idle ranks
   /// take an empty list. Errors: InvalidArgument naming the parameter.
   virtual Status SetInputs(std::span<const HostValue> args) = 0;
+
+  /// SetInputs(RandomRankInputs(*program(), seed)), the values drawn straight
+  /// into the executor's storage (StoreRandomRankInput) rather than through
+  /// HostValues of doubles: the inputs of a billion-parameter program are
+  /// gigabytes of doubles to page in, which dominated `distir run`'s set-up.
+  /// The default goes through SetInputs.
+  virtual Status SetRandomInputs(uint64_t seed);
 
   /// Runs one iteration of the program (all ops, in order). Parameters that
   /// the program updates in place (SGD, Adam) keep their new values.

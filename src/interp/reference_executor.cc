@@ -1,5 +1,6 @@
 #include "interp/reference_executor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <sstream>
@@ -112,6 +113,28 @@ double Draw(SplitMix64& rng, DType dtype, double scale, const RandomInputOptions
   return rng.Normal() * scale;
 }
 
+// Draws n elements of `dtype` from `rng` (moved past them) in chunks on
+// threads of their own, handing each chunk to `sink`. Element i takes draws
+// [i * per, (i + 1) * per) of the stream, so chunks drawn on threads of their
+// own give the sequential loop's values exactly.
+void DrawChunks(DType dtype, double scale, int64_t n, SplitMix64& rng,
+                const RandomInputOptions& options,
+                const std::function<void(int64_t, std::span<const double>)>& sink) {
+  const uint64_t per = DrawsPerElement(dtype, options);
+  ParallelFor(n, int64_t{1} << 16, [&](int64_t begin, int64_t end) {
+    SplitMix64 local = rng;
+    local.Skip(static_cast<uint64_t>(begin) * per);
+    constexpr int64_t kBlock = 4096;  // doubles a thread keeps at once
+    double block[kBlock];
+    for (int64_t b = begin; b < end; b += kBlock) {
+      const int64_t m = std::min(kBlock, end - b);
+      for (int64_t j = 0; j < m; ++j) block[j] = RoundToDType(Draw(local, dtype, scale, options), dtype);
+      sink(b, std::span<const double>(block, static_cast<size_t>(m)));
+    }
+  });
+  rng.Skip(static_cast<uint64_t>(n) * per);
+}
+
 // Fills `type` from `rng`, tuple elements in order.
 HostValue Fill(const Type& type, SplitMix64& rng, const RandomInputOptions& options) {
   if (type.is_tuple()) {
@@ -125,16 +148,10 @@ HostValue Fill(const Type& type, SplitMix64& rng, const RandomInputOptions& opti
   DenseTensor t{type.dtype(), shape, std::vector<double>(ShapeNumElements(shape))};
   // Element i takes draws [i * per, (i + 1) * per) of the stream, so chunks
   // filled on threads of their own give the sequential loop's values exactly.
-  const uint64_t per = DrawsPerElement(t.dtype, options);
-  const int64_t n = static_cast<int64_t>(t.values.size());
-  ParallelFor(n, int64_t{1} << 16, [&](int64_t begin, int64_t end) {
-    SplitMix64 local = rng;
-    local.Skip(static_cast<uint64_t>(begin) * per);
-    for (int64_t i = begin; i < end; ++i) {
-      t.values[static_cast<size_t>(i)] = RoundToDType(Draw(local, t.dtype, scale, options), t.dtype);
-    }
-  });
-  rng.Skip(static_cast<uint64_t>(n) * per);
+  DrawChunks(t.dtype, scale, static_cast<int64_t>(t.values.size()), rng, options,
+             [&](int64_t first, std::span<const double> chunk) {
+               std::copy(chunk.begin(), chunk.end(), t.values.begin() + first);
+             });
   return HostValue::OfType(type, std::move(t));
 }
 
@@ -198,6 +215,17 @@ HostValue RandomValue(const Type& type, uint64_t seed, const RandomInputOptions&
   DISTIR_CHECK(options.int_min <= options.int_max) << "empty random integer range";
   SplitMix64 rng(seed);
   return Fill(type, rng, options);
+}
+
+void DrawRandomElements(const Type& type, uint64_t seed, const RandomInputOptions& options,
+                        const std::function<void(int64_t, std::span<const double>)>& sink) {
+  DISTIR_CHECK(!type.is_unknown() && type.HasStaticShape() && !type.is_tuple())
+      << "DrawRandomElements needs a static tensor or scalar type, got " << type.ToString();
+  DISTIR_CHECK(options.int_min <= options.int_max) << "empty random integer range";
+  const std::vector<int64_t> shape =
+      type.is_tensor() ? std::vector<int64_t>(type.shape()) : std::vector<int64_t>();
+  SplitMix64 rng(seed);
+  DrawChunks(type.dtype(), FanInScale(shape), ShapeNumElements(shape), rng, options, sink);
 }
 
 namespace {

@@ -13,7 +13,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,6 +68,17 @@ StatusOr<std::vector<HostValue>> RandomInputs(const Function& fn, uint64_t seed,
 /// from the stream `seed`. REQUIRES: `type` is known with static extents;
 /// options.int_min <= options.int_max.
 HostValue RandomValue(const Type& type, uint64_t seed, const RandomInputOptions& options = {});
+
+/// RandomValue(type, seed, options)'s elements without keeping them: drawn in
+/// chunks on threads of their own (support/parallel_for.h), each chunk handed
+/// to `sink(first, values)` (values[j] is element first + j, already rounded
+/// to the dtype). For callers that store the values in another form at once
+/// (an executor's buffers): a billion-parameter program's inputs as doubles
+/// take gigabytes that only need to be paged in and written. `sink` is called
+/// concurrently on disjoint ranges. REQUIRES: as RandomValue, and `type` is a
+/// tensor or a scalar (no tuple).
+void DrawRandomElements(const Type& type, uint64_t seed, const RandomInputOptions& options,
+                        const std::function<void(int64_t first, std::span<const double> values)>& sink);
 
 /// Ok when `actual` and `expected` have the same structure (tensor, scalar or
 /// tuple; dtype and shape) and every element satisfies

@@ -10,9 +10,14 @@
 
 namespace distir {
 
+/// The cores this process may run on: its CPU affinity mask (one core for an
+/// MPI rank that mpirun bound to a core, as OpenMPI does by default), or the
+/// machine's hardware threads where the mask cannot be read. At least 1.
+int64_t UsableCores();
+
 /// Calls body(begin, end) on disjoint chunks that cover [0, n) exactly once,
 /// each at least `min_chunk` long (the last may be shorter), on up to
-/// std::thread::hardware_concurrency() threads (the calling one included);
+/// UsableCores() threads (the calling one included);
 /// returns when every chunk is done. n <= min_chunk runs body(0, n) on the
 /// calling thread. `body` must be safe to call concurrently on disjoint ranges
 /// and must not throw. REQUIRES: n >= 0, min_chunk >= 1.

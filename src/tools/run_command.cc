@@ -18,6 +18,7 @@
 #include <iomanip>
 #include <iostream>
 #include <random>
+#include <thread>
 #include <utility>
 
 #include "analysis/quantiles.h"
@@ -35,6 +36,7 @@
 #include "search/text_table.h"
 #include "sharding/grid.h"
 #include "support/host_info.h"
+#include "support/parallel_for.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 #include "transforms/parallelize.h"
@@ -199,9 +201,7 @@ StatusOr<backend::TimingResult> RunConfig(const SearchedModel& model, const io::
   phases.build_s = Lap(t0);
   DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<backend::Executor> exec, MakeExecutor(plan, flags));
   phases.setup_s = Lap(t0);
-  const RankProgram* mine = exec->program();
-  DISTIR_RETURN_IF_ERROR(exec->SetInputs(
-      mine ? backend::RandomRankInputs(*mine, flags.seed) : std::vector<HostValue>{}));
+  DISTIR_RETURN_IF_ERROR(exec->SetRandomInputs(flags.seed));
   phases.inputs_s = Lap(t0);
   backend::TimingOptions t;
   t.warmup = flags.warmup;
@@ -329,6 +329,13 @@ int RunOn(const RunFlags& flags, int rank, int ranks) {
   out.host = CurrentHost();  // rank 0's, written by rank 0
   out.has_spread = true;
   const std::vector<int64_t> chosen = Choose(*f, flags);
+  if (rank == 0 && UsableCores() == 1 && std::thread::hardware_concurrency() > 1) {
+    // OpenMPI binds a rank to one core when there are at most two; drawing a
+    // billion-parameter program's inputs then takes tens of seconds per config.
+    std::cerr << "[run] this rank may run on 1 of " << std::thread::hardware_concurrency()
+              << " cores (mpirun bound it to a core), so its inputs are drawn on one: "
+                 "mpirun --bind-to none (or --map-by ...:PE=N) gives it more\n";
+  }
   for (int64_t index : chosen) {
     const io::ResultRow& row = f->rows[static_cast<size_t>(index)];
     std::string trace;

@@ -32,6 +32,7 @@ class CpuExecutor final : public Executor {
   const RankProgram* program() const override { return program_; }
 
   Status SetInputs(std::span<const HostValue> args) override;
+  Status SetRandomInputs(uint64_t seed) override;
   Status Run() override;
   Status RunProfiled(std::vector<OpTiming>& ops) override;
   StatusOr<std::vector<HostValue>> Outputs() const override;
@@ -112,6 +113,18 @@ Status CpuExecutor::SetInputs(std::span<const HostValue> args) {
                                       << p.type().ToString();
     }
     StoreHostValue(args[i], view);
+  }
+  return Status::Ok();
+}
+
+Status CpuExecutor::SetRandomInputs(uint64_t seed) {
+  if (program_ == nullptr) return Status::Ok();
+  for (int i = 0; i < program_->function->num_params(); ++i) {
+    const Value& p = *program_->function->param(i);
+    if (p.type().is_tuple()) return Executor::SetRandomInputs(seed);
+  }
+  for (int i = 0; i < program_->function->num_params(); ++i) {
+    StoreRandomRankInput(*program_, i, seed, views_[program_->function->param(i)->id()]);
   }
   return Status::Ok();
 }

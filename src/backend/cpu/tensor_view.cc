@@ -105,6 +105,13 @@ void StoreHostValue(const HostValue& value, const TensorView& view) {
   });
 }
 
+void StoreValues(std::span<const double> values, const TensorView& view, int64_t first) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  DISTIR_CHECK(first >= 0 && first + n <= view.num_elements())
+      << "elements [" << first << ", " << first + n << ") of a view of " << view.num_elements();
+  for (int64_t j = 0; j < n; ++j) StoreOne(view.dtype, values[j], view.data, first + j);
+}
+
 HostValue LoadHostValue(const TensorView& view, const Type& type) {
   DenseTensor t;
   t.dtype = view.dtype;

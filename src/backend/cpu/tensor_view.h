@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "interp/cpu_domain.h"
@@ -43,6 +44,11 @@ void ConvertElements(DType from, const void* src, DType to, void* dst, int64_t n
 /// Writes `value`'s contents (a tensor or scalar of the view's dtype and
 /// element count) into the view. REQUIRES: the counts match.
 void StoreHostValue(const HostValue& value, const TensorView& view);
+
+/// Writes `values` into the view's elements [first, first + values.size()),
+/// converted to the view's dtype as StoreHostValue converts. REQUIRES: the
+/// range lies within the view.
+void StoreValues(std::span<const double> values, const TensorView& view, int64_t first);
 
 /// The view's contents as a HostValue of `type` (its dtype and shape).
 HostValue LoadHostValue(const TensorView& view, const Type& type);

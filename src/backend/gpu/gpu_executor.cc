@@ -51,6 +51,7 @@ class GpuExecutor final : public backend::Executor {
   const RankProgram* program() const override { return program_; }
 
   Status SetInputs(std::span<const HostValue> args) override;
+  Status SetRandomInputs(uint64_t seed) override;
   Status Run() override;
   Status RunProfiled(std::vector<OpTiming>& ops) override;
   StatusOr<std::vector<HostValue>> Outputs() const override;
@@ -243,6 +244,27 @@ Status GpuExecutor::SetInputs(std::span<const HostValue> args) {
     // On the executor's (non-blocking) stream, then waited for: `host` dies here.
     DISTIR_CUDA_RETURN_IF_ERROR(
         cudaMemcpyAsync(view.data, host.data(), host.size(), cudaMemcpyHostToDevice, stream_));
+    DISTIR_RETURN_IF_ERROR(Synchronize());
+  }
+  return Status::Ok();
+}
+
+Status GpuExecutor::SetRandomInputs(uint64_t seed) {
+  if (program_ == nullptr) return Status::Ok();
+  for (int i = 0; i < program_->function->num_params(); ++i) {
+    if (program_->function->param(i)->type().is_tuple()) return Executor::SetRandomInputs(seed);
+  }
+  DISTIR_RETURN_IF_ERROR(Synchronize());
+  for (int i = 0; i < program_->function->num_params(); ++i) {
+    const TensorView& view = views_[program_->function->param(i)->id()];
+    // Uninitialised: the drawing threads touch (and so page in) their own chunks.
+    std::unique_ptr<std::byte[]> host(new std::byte[static_cast<size_t>(view.bytes())]);
+    TensorView staged = view;
+    staged.data = host.get();
+    StoreRandomRankInput(*program_, i, seed, staged);
+    DISTIR_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(view.data, host.get(),
+                                                static_cast<size_t>(view.bytes()),
+                                                cudaMemcpyHostToDevice, stream_));
     DISTIR_RETURN_IF_ERROR(Synchronize());
   }
   return Status::Ok();

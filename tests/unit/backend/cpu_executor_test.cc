@@ -237,6 +237,51 @@ TEST(CpuExecutorInputsTest, RandomRankInputsEqualTheReferenceInputs) {
   }
 }
 
+// The executors' own random fill (StoreRandomRankInput, no doubles kept)
+// writes the bytes that storing RandomRankInputs writes: integer tokens, f32
+// and bf16 parameters (gpt-tiny in mixed precision), on every rank's program.
+TEST(CpuExecutorInputsTest, StoreRandomRankInputWritesTheBytesOfRandomRankInputs) {
+  ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel("gpt-tiny"));
+  spec.transformer.batch = 2;
+  spec.transformer.params_dtype = DType::kBF16;  // bf16 weights beside f32 masters
+  ASSERT_OK_AND_ASSIGN(Module m, BuildModel(spec));
+  ASSERT_OK(InferTypes(m));
+  ASSERT_OK_AND_ASSIGN(ExecutionPlan plan, PrepareExecution(m, *m.entry()));
+  for (const RankProgram& p : plan.programs) {
+    const std::vector<HostValue> inputs = RandomRankInputs(p, 5);
+    for (int i = 0; i < p.function->num_params(); ++i) {
+      const Type& type = p.function->param(i)->type();
+      const int64_t bytes = ShapeNumElements(type.shape()) * ByteWidth(type.dtype());
+      std::vector<std::byte> direct(static_cast<size_t>(bytes)), stored(direct.size());
+      StoreRandomRankInput(p, i, 5, TensorView::OfType(type, direct.data()));
+      StoreHostValue(inputs[static_cast<size_t>(i)], TensorView::OfType(type, stored.data()));
+      EXPECT_EQ(direct, stored) << p.function->param(i)->Ref();
+    }
+  }
+}
+
+// SetRandomInputs is SetInputs(RandomRankInputs(...)): the same outputs, bit for bit.
+TEST(CpuExecutorInputsTest, SetRandomInputsRunsAsSetInputsOfRandomRankInputs) {
+  Case c{"mlp-tiny", std::min<int64_t>(2, WorldSize()), 1, 1, 1};
+  Fixture f;
+  ASSERT_OK(BuildFixture(c, f));
+  ASSERT_OK_AND_ASSIGN(ExecutionPlan plan, PrepareExecution(f.dist.module, f.dist.program()));
+  std::vector<std::vector<HostValue>> outputs;
+  for (bool direct : {false, true}) {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Executor> exec, CreateCpuExecutor(plan, MPI_COMM_WORLD));
+    const RankProgram* mine = exec->program();
+    if (direct) {
+      ASSERT_OK(exec->SetRandomInputs(4));
+    } else {
+      ASSERT_OK(exec->SetInputs(mine ? RandomRankInputs(*mine, 4) : std::vector<HostValue>{}));
+    }
+    ASSERT_OK(exec->Run());
+    ASSERT_OK_AND_ASSIGN(std::vector<HostValue> out, exec->Outputs());
+    outputs.push_back(std::move(out));
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+}
+
 // A transformer-training step (gpt-tiny, llama-tiny: FlashAttention, Rope,
 // CrossEntropy, EmbeddingGrad, ReduceSum, AdamW) lowered to one device and run
 // by rank 0 (the other ranks idle) against the reference executor: the loss,

@@ -98,6 +98,30 @@ TEST(GpuExecutorTest, ProfiledRunLabelsEveryOp) {
   }
 }
 
+// SetRandomInputs (drawn straight into a staging buffer of the parameter's
+// dtype) is SetInputs(RandomRankInputs(...)): the same outputs, bit for bit.
+TEST(GpuExecutorTest, SetRandomInputsRunsAsSetInputsOfRandomRankInputs) {
+  SKIP_WITHOUT_GPU();
+  InitMpi();
+  Fixture f;
+  ASSERT_OK(BuildFixture("mlp-tiny", f));
+  ASSERT_OK_AND_ASSIGN(backend::ExecutionPlan plan,
+                       backend::PrepareExecution(f.dist.module, f.dist.program()));
+  std::vector<std::vector<HostValue>> outputs;
+  for (bool direct : {false, true}) {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<backend::Executor> exec, MakeGpuExecutor(plan, MPI_COMM_SELF));
+    if (direct) {
+      ASSERT_OK(exec->SetRandomInputs(4));
+    } else {
+      ASSERT_OK(exec->SetInputs(backend::RandomRankInputs(*exec->program(), 4)));
+    }
+    ASSERT_OK(exec->Run());
+    ASSERT_OK_AND_ASSIGN(std::vector<HostValue> out, exec->Outputs());
+    outputs.push_back(std::move(out));
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+}
+
 // GPT-2's attention on the GPU: constants, Split, Transpose, strided-batched
 // MatMul, broadcast Div and Add, the causal Where, Softmax, tanh Gelu. The
 // causal mask's -1e4 stays far from the tolerances: masked probabilities are 0.

@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
+#include <mutex>
+#include <span>
 
 #include "cpu_test_util.h"
 #include "interp/reference_executor.h"
@@ -47,6 +50,24 @@ TEST(ReferenceExecutorTest, ChunkedRandomFillContinuesTheSequentialStream) {
   const HostValue lone = RandomValue(head, 7);
   EXPECT_EQ(pair.elements()[0].tensor().values, lone.tensor().values);
   EXPECT_EQ(std::vector<double>(w.begin(), w.begin() + 64), lone.tensor().values);
+}
+
+// DrawRandomElements hands on RandomValue's elements, chunk by chunk (several
+// threads' chunks and several blocks per chunk here), for each kind of dtype.
+TEST(ReferenceExecutorTest, DrawRandomElementsGivesRandomValuesElements) {
+  for (DType dtype : {DType::kBF16, DType::kF32, DType::kI64, DType::kBool}) {
+    const Type type = Type::Tensor(dtype, {64, 5001});
+    std::vector<double> drawn(64 * 5001, -7);
+    std::mutex mu;
+    int64_t covered = 0;
+    DrawRandomElements(type, 9, {}, [&](int64_t first, std::span<const double> values) {
+      std::copy(values.begin(), values.end(), drawn.begin() + first);
+      std::lock_guard<std::mutex> lock(mu);
+      covered += static_cast<int64_t>(values.size());
+    });
+    EXPECT_EQ(covered, 64 * 5001) << DTypeName(dtype);
+    EXPECT_EQ(drawn, RandomValue(type, 9).tensor().values) << DTypeName(dtype);
+  }
 }
 
 TEST(ReferenceExecutorTest, RejectsArgumentsThatDoNotFit) {
