@@ -278,7 +278,8 @@ StatusOr<MegatronArgs> ParseMegatronArgs(std::string_view line) {
   return s.args;
 }
 
-Status CheckOneDeviceStep(const MegatronArgs& args, int64_t world_size) {
+StatusOr<MegatronDistribution> MegatronDistributionOf(const MegatronArgs& args,
+                                                      int64_t world_size) {
   const int64_t model_parallel = args.ModelParallelSize();
   if (world_size < 1 || model_parallel < 1 || world_size % model_parallel != 0) {
     return InvalidArgument() << "world size " << world_size
@@ -287,33 +288,34 @@ Status CheckOneDeviceStep(const MegatronArgs& args, int64_t world_size) {
   }
   std::vector<std::string> asks;
   auto ask = [&asks](bool when, const std::string& what) { if (when) asks.push_back(what); };
-  ask(args.tensor_model_parallel_size > 1,
-      "--tensor-model-parallel-size " + std::to_string(args.tensor_model_parallel_size));
-  ask(args.pipeline_model_parallel_size > 1,
-      "--pipeline-model-parallel-size " + std::to_string(args.pipeline_model_parallel_size));
   ask(args.context_parallel_size > 1,
       "--context-parallel-size " + std::to_string(args.context_parallel_size));
   ask(args.num_layers_per_virtual_pipeline_stage > 0,
       "--num-layers-per-virtual-pipeline-stage " +
-          std::to_string(args.num_layers_per_virtual_pipeline_stage));
+          std::to_string(args.num_layers_per_virtual_pipeline_stage) +
+          " (interleaved 1F1B)");
   ask(args.sequence_parallel, "--sequence-parallel");
-  ask(args.use_distributed_optimizer, "--use-distributed-optimizer");
-  ask(!args.recompute_granularity.empty(), "--recompute-granularity " + args.recompute_granularity);
-  const int64_t dp = world_size / model_parallel;
-  ask(dp > 1, "data parallel size " + std::to_string(dp) + " (world size " +
-                  std::to_string(world_size) + ")");
-  const int64_t global = args.global_batch_size > 0 ? args.global_batch_size
-                                                    : args.micro_batch_size * dp;
-  ask(global != args.micro_batch_size * dp,
-      "--global-batch-size " + std::to_string(global) + " (" +
-          std::to_string(global / std::max<int64_t>(args.micro_batch_size * dp, 1)) +
-          " microbatches of --micro-batch-size " + std::to_string(args.micro_batch_size) + ")");
-  if (asks.empty()) return Status::Ok();
-  std::ostringstream os;
-  for (size_t i = 0; i < asks.size(); ++i) os << (i ? ", " : "") << asks[i];
-  return Unimplemented() << "this version simulates one device, one microbatch and no "
-                         << "recomputation; the launch line asks for " << os.str()
-                         << " (distribution comes with the sharding path, issue #17)";
+  ask(args.recompute_granularity == "selective", "--recompute-granularity selective");
+  if (!asks.empty()) {
+    std::ostringstream os;
+    for (size_t i = 0; i < asks.size(); ++i) os << (i ? ", " : "") << asks[i];
+    return Unimplemented() << "not modelled yet (issue #17): " << os.str();
+  }
+  MegatronDistribution d;
+  d.tp = args.tensor_model_parallel_size;
+  d.pp = args.pipeline_model_parallel_size;
+  d.dp = world_size / model_parallel;
+  const int64_t per_step = args.micro_batch_size * d.dp;
+  d.global_batch = args.global_batch_size > 0 ? args.global_batch_size : per_step;
+  if (d.global_batch % per_step != 0) {
+    return InvalidArgument() << "--global-batch-size " << d.global_batch
+                             << " is not a multiple of --micro-batch-size "
+                             << args.micro_batch_size << " x data parallel size " << d.dp;
+  }
+  d.microbatches = d.global_batch / per_step;
+  d.recompute = args.recompute_granularity == "full";
+  d.zero_stage = args.use_distributed_optimizer ? 1 : 0;
+  return d;
 }
 
 }  // namespace distir

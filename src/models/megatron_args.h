@@ -53,11 +53,24 @@ struct MegatronArgs {
 /// block options, --fp16 with --bf16), and the transformer's own validation.
 StatusOr<MegatronArgs> ParseMegatronArgs(std::string_view line);
 
-/// Checks that one data-parallel replica group of `world_size` devices can
-/// run the line as `distir simulate` does today: one device, one
-/// microbatch, no recomputation. Unimplemented naming every option that
-/// asks for more (e.g. `--tensor-model-parallel-size 8`) otherwise; the
-/// world size must be a multiple of ModelParallelSize() (InvalidArgument).
-Status CheckOneDeviceStep(const MegatronArgs& args, int64_t world_size);
+/// The distribution a launch line asks for, in DistIR's terms: D x T x P
+/// devices, K microbatches of micro_batch_size sequences each, recomputation,
+/// ZeRO stage, and the global batch (micro batch x D x K, Megatron's rule).
+struct MegatronDistribution {
+  int64_t dp = 1, tp = 1, pp = 1, microbatches = 1;
+  bool recompute = false;  ///< --recompute-granularity full: every layer
+  int zero_stage = 0;      ///< 1 with --use-distributed-optimizer
+  int64_t global_batch = 1;
+};
+
+/// The distribution of `args` on `world_size` devices (the launcher's world:
+/// D = world / (T x P x CP)). InvalidArgument when the world size is not a
+/// multiple of ModelParallelSize() or the global batch not a multiple of
+/// micro batch x D; Unimplemented naming every option the simulator does
+/// not model yet (--num-layers-per-virtual-pipeline-stage,
+/// --sequence-parallel, --recompute-granularity selective,
+/// --context-parallel-size), so no line is simulated as something else.
+StatusOr<MegatronDistribution> MegatronDistributionOf(const MegatronArgs& args,
+                                                      int64_t world_size);
 
 }  // namespace distir

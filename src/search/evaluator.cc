@@ -177,22 +177,7 @@ StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& 
                              << e_.sharding_tp_divisor_name << " (" << e_.sharding_tp_divisor
                              << ")";
   DISTIR_ASSIGN_OR_RETURN(const std::vector<sharding::ParamRule>* rules, Rules());
-  const sharding::GridOptions grid = sharding::GridOf(o, e_.sharding_layers);
-  // The annotation rewrites the function: work on a copy of the cached one.
-  Module m;
-  m.AddFunction(CloneFunction(seq));
-  // Built from one microbatch and repeated where it can be (the same program,
-  // K times cheaper to build); else, or where the template cannot say it,
-  // split into microbatches first.
-  Status fast = sharding::DistributeGridReplicated(m, seq.name(), grid, *rules);
-  if (fast.code() != StatusCode::kFailedPrecondition || !sharding::ReplicatesMicrobatches(grid)) {
-    DISTIR_RETURN_IF_ERROR(fast);
-    return m;
-  }
-  Module split;
-  split.AddFunction(CloneFunction(seq));
-  DISTIR_RETURN_IF_ERROR(sharding::DistributeGrid(split, seq.name(), grid, *rules));
-  return split;
+  return sharding::DistributedCopy(seq, sharding::GridOf(o, e_.sharding_layers), *rules);
 }
 
 StatusOr<const std::vector<sharding::ParamRule>*> Evaluator::Rules() const {

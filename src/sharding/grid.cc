@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "ir/clone.h"
 #include "sharding/cleanup.h"
 #include "sharding/materialize.h"
 #include "sharding/microbatch.h"
@@ -188,6 +189,25 @@ Status DistributeGridReplicated(Module& module, std::string function, const Grid
   std::vector<std::optional<TaskTag>> tasks;
   DISTIR_RETURN_IF_ERROR(ReplicateMicrobatches(module, function, grid.microbatches, local, &tasks));
   return OrderByTasks(*module.Lookup(function), tasks, grid.schedule);
+}
+
+StatusOr<Module> DistributedCopy(const Function& seq, const GridOptions& grid,
+                                 const std::vector<ParamRule>& rules) {
+  // The annotation rewrites the function: work on a copy.
+  Module m;
+  m.AddFunction(CloneFunction(seq));
+  // Built from one microbatch and repeated where it can be (the same program,
+  // K times cheaper to build); else, or where the template cannot say it,
+  // split into microbatches first.
+  Status fast = DistributeGridReplicated(m, seq.name(), grid, rules);
+  if (fast.code() != StatusCode::kFailedPrecondition || !ReplicatesMicrobatches(grid)) {
+    DISTIR_RETURN_IF_ERROR(fast);
+    return m;
+  }
+  Module split;
+  split.AddFunction(CloneFunction(seq));
+  DISTIR_RETURN_IF_ERROR(DistributeGrid(split, seq.name(), grid, rules));
+  return split;
 }
 
 }  // namespace distir::sharding

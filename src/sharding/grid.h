@@ -80,4 +80,11 @@ bool ReplicatesMicrobatches(const GridOptions& grid);
 Status DistributeGridReplicated(Module& module, std::string function, const GridOptions& grid,
                                 const std::vector<ParamRule>& rules);
 
+/// A fresh module whose entry is `seq` distributed as the grid point says:
+/// DistributeGridReplicated on a copy, and where it answers
+/// FailedPrecondition (the template cannot say it), DistributeGrid on another
+/// copy. `seq` is left unchanged. Errors: those of the passes.
+StatusOr<Module> DistributedCopy(const Function& seq, const GridOptions& grid,
+                                 const std::vector<ParamRule>& rules);
+
 }  // namespace distir::sharding

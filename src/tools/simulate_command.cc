@@ -18,10 +18,12 @@
 #include "ir/verifier.h"
 #include "models/megatron_args.h"
 #include "models/model_zoo.h"
+#include "models/transformer_sharding.h"
 #include "search/evaluator.h"
 #include "search/memory_estimate.h"
 #include "search/step_metrics.h"
 #include "sharding/distribute.h"
+#include "sharding/grid.h"
 #include "sim/chrome_trace.h"
 #include "sim/hardware_profile.h"
 #include "sim/simulator.h"
@@ -238,16 +240,21 @@ StatusOr<sim::HardwareProfile> LoadProfile(const std::string& path, std::string*
 }
 
 // Transformer-training models are distributed by the sharding path (issue
-// #17), not by the per-model emitter (transforms/parallelize.h): their
-// one-device step (D = T = P = K = 1) is simulated as built.
-StatusOr<Module> OneDeviceTransformer(const SimulateFlags& f, Module seq) {
-  const ParallelOptions& o = f.parallel;
-  if (o.world_size() == 1 && o.microbatches == 1 && !o.recompute && o.zero_stage == 0) return seq;
-  return Unimplemented() << f.model << " is a transformer-training model, which the per-model "
-                         << "parallel transform does not distribute (asked for "
-                         << DescribeParallelOptions(o) << "): transformer-training models are "
-                         << "distributed by the sharding path (issue #17); --model simulates "
-                         << "them on one device only";
+// #17), as a search with `sharding: model` distributes them: Megatron's
+// tensor parallelism (models/transformer_sharding.h), data parallelism, the
+// layers over P stages, K microbatches, recomputation and ZeRO.
+StatusOr<Module> ShardedTransformer(const ModelSpec& spec, const Module& seq,
+                                    const ParallelOptions& o) {
+  const TransformerOptions t = ResolveTransformerOptions(spec.transformer);
+  // Megatron's tensor parallelism needs whole key/value groups per shard.
+  if (t.num_query_groups % o.tp != 0) {
+    return InvalidArgument() << "T = " << o.tp << " does not divide the number of query groups ("
+                             << t.num_query_groups << ")";
+  }
+  DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules,
+                          sharding::ParseParamRules(TransformerShardingRules(t.variant)));
+  return sharding::DistributedCopy(*seq.entry(),
+                                   sharding::GridOf(o, kTransformerLayerPattern), rules);
 }
 
 // The model of model mode: from --megatron-args, or --model's with --batch applied.
@@ -271,10 +278,12 @@ StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwarePro
   DISTIR_ASSIGN_OR_RETURN(ModelSpec spec, SpecOf(f));
   DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(spec));
   DISTIR_RETURN_IF_ERROR(InferTypes(seq));
-  if (spec.family == ModelFamily::kTransformerTraining) {
-    return OneDeviceTransformer(f, std::move(seq));
-  }
   const ParallelOptions& o = f.parallel;
+  const bool transformer = spec.family == ModelFamily::kTransformerTraining;
+  if (transformer && o.world_size() == 1 && o.microbatches == 1 && !o.recompute &&
+      o.zero_stage == 0) {
+    return seq;  // the one-device step, simulated as built
+  }
   // Device ids are int32: D*T*P past that (or past int64) has no devices.
   const std::optional<int64_t> world = CheckedProduct({o.dp, o.tp, o.pp});
   const int64_t devices = hw.NumDevices().value_or(INT32_MAX);
@@ -284,13 +293,14 @@ StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwarePro
                              << (hw.NumDevices() ? std::to_string(devices) : "at most 2^31 - 1")
                              << ")";
   }
-  DISTIR_RETURN_IF_ERROR(search::CheckDistributionSize(*seq.entry(), o, false));
+  if (!transformer) DISTIR_RETURN_IF_ERROR(search::CheckDistributionSize(*seq.entry(), o, false));
   // Refused before it is built: building it could get the process killed.
   const double ops = search::EstimateProgramOps(*seq.entry(), o, /*one_replica=*/false);
   const double bytes = search::EstimateMemoryBytes(ops, /*with_trace=*/!f.trace.empty());
   if (Status fits = search::CheckMemoryEstimate(bytes, ops, f.max_memory); !fits.ok()) {
     return fits.Prefix(f.model + " " + DescribeParallelOptions(o) + " is too large: it ");
   }
+  if (transformer) return ShardedTransformer(spec, seq, o);
   DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq.entry(), o));
   return std::move(dist.module);
 }
@@ -352,9 +362,11 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
   return WriteResult(f, text.str());
 }
 
-// --megatron-args LINE [--world-size N]: the model of a Megatron launch line,
-// refused unless one device runs it; options it does not model are named in
-// one warning line on stderr.
+// --megatron-args LINE [--world-size N]: the model and distribution of a
+// Megatron launch line (parallel sizes, microbatches of the global batch,
+// full recomputation, the distributed optimizer); what the simulator does not
+// model yet is refused by name, options it ignores are named in one warning
+// line on stderr.
 std::optional<int> ReadMegatronArgs(const std::string& line, std::optional<int64_t> world_size,
                                     SimulateFlags& f) {
   StatusOr<MegatronArgs> args = ParseMegatronArgs(line);
@@ -368,11 +380,19 @@ std::optional<int> ReadMegatronArgs(const std::string& line, std::optional<int64
   }
   // The launcher's world size; default: the product of the parallel sizes.
   const int64_t world = world_size.value_or(args->ModelParallelSize());
-  if (Status one = CheckOneDeviceStep(*args, world); !one.ok()) return ReportError(one);
+  StatusOr<MegatronDistribution> d = MegatronDistributionOf(*args, world);
+  if (!d.ok()) return ReportError(d.status());
   ModelSpec spec;
   spec.name = "megatron";
   spec.family = ModelFamily::kTransformerTraining;
   spec.transformer = args->transformer;
+  spec.transformer.batch = d->global_batch;
+  f.parallel.dp = d->dp;
+  f.parallel.tp = d->tp;
+  f.parallel.pp = d->pp;
+  f.parallel.microbatches = d->microbatches;
+  f.parallel.recompute = d->recompute;
+  f.parallel.zero_stage = d->zero_stage;
   f.megatron = spec;
   f.model = spec.name;
   return std::nullopt;
@@ -490,6 +510,7 @@ int RunSimulate(int argc, char** argv) {
                            f.parallel.recompute || vm.count("zero") || vm.count("emit-ir");
   const char* missing = megatron_mode && !f.model.empty() ? "give either --model or --megatron-args, not both"
                         : megatron_mode && vm.count("batch") ? "--batch does not apply to --megatron-args (give --micro-batch-size in the line)"
+                        : megatron_mode && (vm.count("dp") || vm.count("tp") || vm.count("pp") || vm.count("microbatches") || f.parallel.recompute || vm.count("zero")) ? "the launch line gives the distribution: --dp/--tp/--pp/--microbatches/--recompute/--zero do not apply to --megatron-args"
                         : vm.count("world-size") && !megatron_mode ? "--world-size needs --megatron-args"
                         : vm.count("world-size") && world_size <= 0 ? "--world-size must be positive"
                         : model_mode && !f.input.empty() ? "give either FILE or --model, not both"
