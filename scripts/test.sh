@@ -19,10 +19,10 @@ echo "== tests"
 ctest --test-dir build/test -j "$JOBS" --output-on-failure
 
 echo "== build (ASan + UBSan)"
-# -O1, as the sanitizers' documentation advises for tolerable speed: at -O0 the
-# golden (lit) suite alone took 10 of the stage's 15 minutes, 20x its Release time.
-cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
-  -DDISTIR_WERROR=ON -DDISTIR_SANITIZE=address,undefined -DDISTIR_ENABLE_CUDA=OFF >/dev/null
+# -O0: at -O1 GCC 12 reports -Wmaybe-uninitialized inside libstdc++'s <regex> under
+# the sanitizers (a false positive that -Werror turns into a failed build).
+cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DDISTIR_WERROR=ON \
+  -DDISTIR_SANITIZE=address,undefined -DDISTIR_ENABLE_CUDA=OFF >/dev/null
 cmake --build build/asan -j "$JOBS"
 echo "== tests under sanitizers"
 # MPI's own allocations are not ours to police; leaks inside libmpi are suppressed.
