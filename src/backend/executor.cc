@@ -112,6 +112,12 @@ void StoreRandomRankInput(const RankProgram& program, int param, uint64_t seed,
                      });
 }
 
+bool ParamsAreTensors(const RankProgram& program) {
+  const auto& params = program.function->params();
+  return std::none_of(params.begin(), params.end(),
+                      [](const auto& p) { return p->type().is_tuple(); });
+}
+
 Status Executor::SetRandomInputs(uint64_t seed) {
   const RankProgram* mine = program();
   return SetInputs(mine ? RandomRankInputs(*mine, seed) : std::vector<HostValue>{});

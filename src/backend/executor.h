@@ -108,6 +108,10 @@ std::vector<HostValue> RandomRankInputs(const RankProgram& program, uint64_t see
 void StoreRandomRankInput(const RankProgram& program, int param, uint64_t seed,
                           const TensorView& view, const RandomInputOptions& options = {});
 
+/// True when every parameter of `program` is a tensor or scalar (no tuple):
+/// what StoreRandomRankInput draws; executors fall back to SetInputs otherwise.
+bool ParamsAreTensors(const RankProgram& program);
+
 /// True for the per-rank communication ops of a lowered program (SendTo,
 /// RecvFrom, Collective): what an executor runs on its communication library.
 bool IsRankCommunication(OpKind kind);

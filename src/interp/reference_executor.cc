@@ -146,8 +146,6 @@ HostValue Fill(const Type& type, SplitMix64& rng, const RandomInputOptions& opti
       type.is_tensor() ? std::vector<int64_t>(type.shape()) : std::vector<int64_t>();
   const double scale = FanInScale(shape);
   DenseTensor t{type.dtype(), shape, std::vector<double>(ShapeNumElements(shape))};
-  // Element i takes draws [i * per, (i + 1) * per) of the stream, so chunks
-  // filled on threads of their own give the sequential loop's values exactly.
   DrawChunks(t.dtype, scale, static_cast<int64_t>(t.values.size()), rng, options,
              [&](int64_t first, std::span<const double> chunk) {
                std::copy(chunk.begin(), chunk.end(), t.values.begin() + first);

@@ -363,19 +363,23 @@ Status CheckParamDevices(const Function& fn) {
          << "; place every parameter, or none (device-generic)";
 }
 
+Status Verify(const Function& fn, const Module* module,
+              const std::unordered_map<const Function*, size_t>* positions) {
+  DISTIR_RETURN_IF_ERROR(CheckParamDevices(fn));
+  return FunctionVerifier(fn, module, positions).Run();
+}
+
 }  // namespace
 
 Status VerifyFunction(const Function& fn, const Module* module) {
-  DISTIR_RETURN_IF_ERROR(CheckParamDevices(fn));
-  return FunctionVerifier(fn, module).Run();
+  return Verify(fn, module, nullptr);
 }
 
 Status VerifyModule(const Module& module) {
   std::unordered_map<const Function*, size_t> positions;
   for (const auto& fn : module.functions()) positions.emplace(fn.get(), positions.size());
   for (const auto& fn : module.functions()) {
-    DISTIR_RETURN_IF_ERROR(CheckParamDevices(*fn));
-    DISTIR_RETURN_IF_ERROR(FunctionVerifier(*fn, &module, &positions).Run());
+    DISTIR_RETURN_IF_ERROR(Verify(*fn, &module, &positions));
   }
   return Status::Ok();
 }

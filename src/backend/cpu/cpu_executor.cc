@@ -119,10 +119,7 @@ Status CpuExecutor::SetInputs(std::span<const HostValue> args) {
 
 Status CpuExecutor::SetRandomInputs(uint64_t seed) {
   if (program_ == nullptr) return Status::Ok();
-  for (int i = 0; i < program_->function->num_params(); ++i) {
-    const Value& p = *program_->function->param(i);
-    if (p.type().is_tuple()) return Executor::SetRandomInputs(seed);
-  }
+  if (!ParamsAreTensors(*program_)) return Executor::SetRandomInputs(seed);
   for (int i = 0; i < program_->function->num_params(); ++i) {
     StoreRandomRankInput(*program_, i, seed, views_[program_->function->param(i)->id()]);
   }

@@ -251,9 +251,7 @@ Status GpuExecutor::SetInputs(std::span<const HostValue> args) {
 
 Status GpuExecutor::SetRandomInputs(uint64_t seed) {
   if (program_ == nullptr) return Status::Ok();
-  for (int i = 0; i < program_->function->num_params(); ++i) {
-    if (program_->function->param(i)->type().is_tuple()) return Executor::SetRandomInputs(seed);
-  }
+  if (!backend::ParamsAreTensors(*program_)) return Executor::SetRandomInputs(seed);
   DISTIR_RETURN_IF_ERROR(Synchronize());
   for (int i = 0; i < program_->function->num_params(); ++i) {
     const TensorView& view = views_[program_->function->param(i)->id()];
