@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake git
+  build-essential cmake git ninja-build    # scripts/test.sh builds with Ninja
   libopenmpi-dev openmpi-bin                 # MPI: the search runs under mpirun
   libyaml-cpp-dev                            # experiments and hardware profiles
   libhdf5-dev hdf5-tools                     # results.h5 (serial HDF5: rank 0 writes)

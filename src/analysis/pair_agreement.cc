@@ -1,9 +1,9 @@
 #include "analysis/pair_agreement.h"
 
+#include "analysis/ranks.h"
+
 namespace distir::analysis {
 namespace {
-
-int Sign(double v) { return (v > 0) - (v < 0); }
 
 bool Overlap(const Interval& a, const Interval& b) { return a.low <= b.high && b.low <= a.high; }
 

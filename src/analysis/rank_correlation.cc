@@ -22,10 +22,6 @@ Status CheckPairs(const std::vector<double>& x, const std::vector<double>& y, si
   return Status::Ok();
 }
 
-bool AllEqual(const std::vector<double>& v) {
-  return std::all_of(v.begin(), v.end(), [&](double a) { return a == v.front(); });
-}
-
 double Pearson(const std::vector<double>& x, const std::vector<double>& y) {
   const double n = static_cast<double>(x.size());
   double mx = 0, my = 0;
@@ -53,8 +49,6 @@ double CorrelationPValue(double r, size_t n) {
   boost::math::students_t dist(dof);
   return 2.0 * boost::math::cdf(boost::math::complement(dist, std::abs(t)));
 }
-
-int Sign(double v) { return (v > 0) - (v < 0); }
 
 }  // namespace
 

@@ -24,4 +24,10 @@ std::vector<double> AverageRanks(const std::vector<double>& values) {
   return ranks;
 }
 
+bool AllEqual(const std::vector<double>& values) {
+  return std::all_of(values.begin(), values.end(), [&](double a) { return a == values.front(); });
+}
+
+int Sign(double v) { return (v > 0) - (v < 0); }
+
 }  // namespace distir::analysis

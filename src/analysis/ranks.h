@@ -17,4 +17,12 @@ namespace distir::analysis {
 /// (REQUIRES: no NaN in `values`).
 std::vector<double> AverageRanks(const std::vector<double>& values);
 
+/// True when every value equals the first (and for an empty sample): such a
+/// sample has no rank variance, so no rank statistic is defined on it.
+bool AllEqual(const std::vector<double>& values);
+
+/// -1, 0 or 1 by the sign of `v`: whether a pair is concordant (Kendall's tau,
+/// pair agreement) is the product of two such signs.
+int Sign(double v);
+
 }  // namespace distir::analysis

@@ -5,13 +5,10 @@
 
 #include "analysis/error_metrics.h"
 #include "analysis/rank_correlation.h"
+#include "analysis/ranks.h"
 
 namespace distir::analysis {
 namespace {
-
-bool AllEqual(const std::vector<double>& v) {
-  return std::all_of(v.begin(), v.end(), [&](double a) { return a == v.front(); });
-}
 
 // Why no rank statistic exists for these samples, or "" when they do. Ranks
 // of a constant sample have no variance (rho's denominator is 0), and a NaN

@@ -118,7 +118,7 @@ Result MPIGatherKernel(const Op& op, Args in) {
   return One(MakeResult(types[0], ConcatAll(in, axis)));
 }
 
-Result ReduceKernel(const Op& op, Args in) {
+Result ReduceToRootKernel(const Op& op, Args in) {
   DISTIR_ASSIGN_OR_RETURN(std::vector<Type> types, ResultTypes(op, in));
   return One(MakeResult(types[0], SumAll(in)));
 }
@@ -142,7 +142,7 @@ void RegisterCommKernels(CpuDomain& domain) {
   domain.Register(OpKind::kBroadcast, BroadcastKernel);
   domain.Register(OpKind::kScatter, ScatterKernel);
   domain.Register(OpKind::kMPIGather, MPIGatherKernel);
-  domain.Register(OpKind::kReduce, ReduceKernel);
+  domain.Register(OpKind::kReduce, ReduceToRootKernel);
   domain.Register(OpKind::kSendTo, PerRankKernel);
   domain.Register(OpKind::kRecvFrom, PerRankKernel);
   domain.Register(OpKind::kCollective, PerRankKernel);

@@ -20,7 +20,7 @@
 namespace distir::io {
 namespace {
 
-constexpr const char* kGroup = "/measured";
+constexpr const char* kMeasuredGroup = "/measured";
 
 using Handle = Hdf5Handle;
 
@@ -47,7 +47,7 @@ bool WriteStrings(hid_t g, const char* name, const std::vector<MeasuredRow>& row
   return WriteArray(g, name, type.get(), ptrs.data(), ptrs.size());
 }
 
-bool WriteAttr(hid_t g, const char* name, hid_t type, const void* value) {
+bool WriteScalarAttr(hid_t g, const char* name, hid_t type, const void* value) {
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   Handle a(H5Acreate2(g, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   return a.ok() && H5Awrite(a.get(), type, value) >= 0;
@@ -71,15 +71,15 @@ bool WriteHost(hid_t g, const HostInfo& host) {
   Handle st = Utf8StringType();
   const char* name = host.host.c_str();
   const char* cpu = host.cpu_model.c_str();
-  return WriteAttr(g, "host", st.get(), &name) && WriteAttr(g, "cpu_model", st.get(), &cpu) &&
-         WriteAttr(g, "cpus", H5T_NATIVE_INT64, &host.cpus);
+  return WriteScalarAttr(g, "host", st.get(), &name) && WriteScalarAttr(g, "cpu_model", st.get(), &cpu) &&
+         WriteScalarAttr(g, "cpus", H5T_NATIVE_INT64, &host.cpus);
 }
 
 bool WriteGroup(hid_t file, const Measurements& m) {
-  if (H5Lexists(file, kGroup, H5P_DEFAULT) > 0 && H5Ldelete(file, kGroup, H5P_DEFAULT) < 0) {
+  if (H5Lexists(file, kMeasuredGroup, H5P_DEFAULT) > 0 && H5Ldelete(file, kMeasuredGroup, H5P_DEFAULT) < 0) {
     return false;
   }
-  Handle g(H5Gcreate2(file, kGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  Handle g(H5Gcreate2(file, kMeasuredGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
   if (!g.ok()) return false;
   const auto& rows = m.rows;
   const hid_t i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;
@@ -96,9 +96,9 @@ bool WriteGroup(hid_t file, const Measurements& m) {
   Handle st = Utf8StringType();
   const char* backend = m.backend.c_str();
   const char* started = m.started_at.c_str();
-  ok = ok && WriteAttr(g.get(), "backend", st.get(), &backend);
-  ok = ok && WriteAttr(g.get(), "ranks", i64, &m.ranks);
-  ok = ok && WriteAttr(g.get(), "started_at", st.get(), &started);
+  ok = ok && WriteScalarAttr(g.get(), "backend", st.get(), &backend);
+  ok = ok && WriteScalarAttr(g.get(), "ranks", i64, &m.ranks);
+  ok = ok && WriteScalarAttr(g.get(), "started_at", st.get(), &started);
   return ok && WriteHost(g.get(), m.host);
 }
 
@@ -122,14 +122,14 @@ Status CheckIterationTimes(const Measurements& m) {
 // Attributes a file from before they were recorded lacks: absent reads as
 // empty, present must be readable.
 Status ReadHost(const Hdf5Reader& r, HostInfo& host) {
-  if (r.HasAttr(kGroup, "host")) {
-    DISTIR_ASSIGN_OR_RETURN(host.host, r.ReadTextAttr(kGroup, "host"));
+  if (r.HasAttr(kMeasuredGroup, "host")) {
+    DISTIR_ASSIGN_OR_RETURN(host.host, r.ReadTextAttr(kMeasuredGroup, "host"));
   }
-  if (r.HasAttr(kGroup, "cpu_model")) {
-    DISTIR_ASSIGN_OR_RETURN(host.cpu_model, r.ReadTextAttr(kGroup, "cpu_model"));
+  if (r.HasAttr(kMeasuredGroup, "cpu_model")) {
+    DISTIR_ASSIGN_OR_RETURN(host.cpu_model, r.ReadTextAttr(kMeasuredGroup, "cpu_model"));
   }
-  if (r.HasAttr(kGroup, "cpus")) {
-    DISTIR_ASSIGN_OR_RETURN(host.cpus, r.ReadIntAttr(kGroup, "cpus"));
+  if (r.HasAttr(kMeasuredGroup, "cpus")) {
+    DISTIR_ASSIGN_OR_RETURN(host.cpus, r.ReadIntAttr(kMeasuredGroup, "cpus"));
   }
   return Status::Ok();
 }
@@ -144,12 +144,12 @@ Status ReadSpread(const Hdf5Reader& r, Measurements& m) {
   const char* kColumns[] = {"time_min_s", "time_q1_s", "time_q3_s", "time_max_s",
                             "iteration_times_s"};
   int present = 0;
-  for (const char* c : kColumns) present += r.Has(std::string(kGroup) + "/" + c);
+  for (const char* c : kColumns) present += r.Has(std::string(kMeasuredGroup) + "/" + c);
   m.has_spread = present > 0;
   if (present == 0) return Status::Ok();
   std::vector<double> cols[5];
   for (int i = 0; i < 5; ++i) {
-    DISTIR_ASSIGN_OR_RETURN(cols[i], r.ReadDoubles(std::string(kGroup) + "/" + kColumns[i]));
+    DISTIR_ASSIGN_OR_RETURN(cols[i], r.ReadDoubles(std::string(kMeasuredGroup) + "/" + kColumns[i]));
     if (i < 4 && cols[i].size() != m.rows.size()) {
       return Malformed(r, "datasets of unequal length");
     }
@@ -191,9 +191,9 @@ Status ReadGroup(const Hdf5Reader& r, Measurements& m) {
                                << ": malformed /measured group (datasets of unequal length)";
     }
   }
-  DISTIR_ASSIGN_OR_RETURN(m.ranks, r.ReadIntAttr(kGroup, "ranks"));
-  DISTIR_ASSIGN_OR_RETURN(m.backend, r.ReadTextAttr(kGroup, "backend"));
-  DISTIR_ASSIGN_OR_RETURN(m.started_at, r.ReadTextAttr(kGroup, "started_at"));
+  DISTIR_ASSIGN_OR_RETURN(m.ranks, r.ReadIntAttr(kMeasuredGroup, "ranks"));
+  DISTIR_ASSIGN_OR_RETURN(m.backend, r.ReadTextAttr(kMeasuredGroup, "backend"));
+  DISTIR_ASSIGN_OR_RETURN(m.started_at, r.ReadTextAttr(kMeasuredGroup, "started_at"));
   DISTIR_RETURN_IF_ERROR(ReadHost(r, m.host));
   for (size_t i = 0; i < n; ++i) {
     // A row that ran has a time and a throughput `distir validate` can divide
@@ -249,7 +249,7 @@ StatusOr<Measurements> ReadMeasurements(const std::string& path) {
   if (!std::filesystem::exists(path, ec)) return NotFound() << path << ": no such results file";
   StatusOr<Hdf5Reader> reader = Hdf5Reader::Open(path);
   if (!reader.ok()) return InvalidArgument() << path << ": not an HDF5 file";
-  if (!reader->Has(kGroup)) {
+  if (!reader->Has(kMeasuredGroup)) {
     return NotFound() << path << " has no /measured group: run `distir run` first";
   }
   Measurements m;

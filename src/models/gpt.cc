@@ -19,13 +19,11 @@ std::string BlockOutput(int64_t layer) { return Block(layer, "out"); }
 
 namespace {
 
-namespace names = gpt_names;
-
 // HuggingFace's GPT-2 masks future positions with -1e4 before the softmax (its
 // `masked_bias`); unlike -inf it is representable in f16 and never gives NaN.
 constexpr double kMaskValue = -10000.0;
 
-Status CheckAtLeastOne(const char* option, int64_t value) {
+Status CheckGptAtLeastOne(const char* option, int64_t value) {
   if (value >= 1) return Status::Ok();
   return InvalidArgument() << "gpt2 option " << option << " must be >= 1, got " << value;
 }
@@ -37,7 +35,7 @@ Status ValidateOptions(const GptOptions& o, std::string& culprit) {
         std::pair{"n_ctx", o.n_ctx}, std::pair{"d_model", o.d_model}, std::pair{"n_head", o.n_head},
         std::pair{"n_layer", o.n_layer}}) {
     culprit = option;
-    DISTIR_RETURN_IF_ERROR(CheckAtLeastOne(option, value));
+    DISTIR_RETURN_IF_ERROR(CheckGptAtLeastOne(option, value));
   }
   culprit = "seq_len";
   if (o.seq_len > o.n_ctx) {
@@ -136,7 +134,7 @@ class GptBuilder {
 
 BlockWeights GptBuilder::AddBlockParams(int64_t layer) {
   const int64_t d = o_.d_model;
-  auto name = [layer](const char* suffix) { return names::Block(layer, suffix); };
+  auto name = [layer](const char* suffix) { return gpt_names::Block(layer, suffix); };
   BlockWeights w;
   w.ln_1_weight = Param(name("ln_1.weight"), {d});
   w.ln_1_bias = Param(name("ln_1.bias"), {d});
@@ -156,13 +154,13 @@ BlockWeights GptBuilder::AddBlockParams(int64_t layer) {
 void GptBuilder::AddParams() {
   const int64_t d = o_.d_model;
   p_.input_ids =
-      b_.Param(names::kInputIds, Type::Tensor(DType::kI64, {o_.batch, o_.seq_len}, o_.device));
-  p_.wte = Param(names::kTokenEmbedding, {o_.vocab, d});
-  p_.wpe = Param(names::kPositionEmbedding, {o_.n_ctx, d});
+      b_.Param(gpt_names::kInputIds, Type::Tensor(DType::kI64, {o_.batch, o_.seq_len}, o_.device));
+  p_.wte = Param(gpt_names::kTokenEmbedding, {o_.vocab, d});
+  p_.wpe = Param(gpt_names::kPositionEmbedding, {o_.n_ctx, d});
   for (int64_t i = 0; i < o_.n_layer; ++i) p_.blocks.push_back(AddBlockParams(i));
-  p_.ln_f_weight = Param(names::kFinalNormWeight, {d});
-  p_.ln_f_bias = Param(names::kFinalNormBias, {d});
-  if (!o_.tied_lm_head) p_.lm_head = Param(names::kLmHeadWeight, {d, o_.vocab});
+  p_.ln_f_weight = Param(gpt_names::kFinalNormWeight, {d});
+  p_.ln_f_bias = Param(gpt_names::kFinalNormBias, {d});
+  if (!o_.tied_lm_head) p_.lm_head = Param(gpt_names::kLmHeadWeight, {d, o_.vocab});
 }
 
 Value* GptBuilder::Constant(DenseTensor value, const std::string& name) {
@@ -193,11 +191,11 @@ Value* GptBuilder::AddEmbeddings() {
       b_.Add(OpKind::kGather, {p_.wte, p_.input_ids}, {{"axis", int64_t{0}}}, "embed.tokens");
   Value* pos =
       b_.Add(OpKind::kGather, {p_.wpe, position_ids}, {{"axis", int64_t{0}}}, "embed.positions");
-  return b_.Add(OpKind::kAdd, {tokens, pos}, {}, names::kEmbeddings);
+  return b_.Add(OpKind::kAdd, {tokens, pos}, {}, gpt_names::kEmbeddings);
 }
 
 AttentionConstants GptBuilder::AddAttentionConstants(int64_t layer) {
-  auto name = [layer](const std::string& suffix) { return names::Block(layer, "attn." + suffix); };
+  auto name = [layer](const std::string& suffix) { return gpt_names::Block(layer, "attn." + suffix); };
   const double head_dim = static_cast<double>(o_.d_model / o_.n_head);
   const double s = static_cast<double>(o_.seq_len);
   AttentionConstants c;
@@ -234,7 +232,7 @@ std::vector<Value*> GptBuilder::SplitHeads(const std::vector<Value*>& qkv, Value
 // Causal multi-head self-attention of block `layer` on x [b, s, d]; returns the
 // output projection [b, s, d] (before the residual add).
 Value* GptBuilder::AddAttention(int64_t layer, Value* x, const BlockWeights& w) {
-  auto name = [layer](const std::string& suffix) { return names::Block(layer, "attn." + suffix); };
+  auto name = [layer](const std::string& suffix) { return gpt_names::Block(layer, "attn." + suffix); };
   const AttentionConstants c = AddAttentionConstants(layer);
   Value* qkv = Linear(x, w.c_attn_weight, w.c_attn_bias, name("c_attn"));
   std::vector<Value*> parts;
@@ -262,7 +260,7 @@ Value* GptBuilder::AddAttention(int64_t layer, Value* x, const BlockWeights& w) 
 }
 
 Value* GptBuilder::AddMlp(int64_t layer, Value* x, const BlockWeights& w) {
-  auto name = [layer](const std::string& suffix) { return names::Block(layer, "mlp." + suffix); };
+  auto name = [layer](const std::string& suffix) { return gpt_names::Block(layer, "mlp." + suffix); };
   Value* fc = Linear(x, w.c_fc_weight, w.c_fc_bias, name("c_fc"));
   // GPT-2's activation is the tanh approximation of GELU ("gelu_new").
   Value* gelu = b_.Add(OpKind::kGelu, {fc}, {{"approximate", "tanh"}}, name("gelu"));
@@ -272,12 +270,12 @@ Value* GptBuilder::AddMlp(int64_t layer, Value* x, const BlockWeights& w) {
 // One pre-LayerNorm block: x + attn(ln_1(x)), then that + mlp(ln_2(that)).
 Value* GptBuilder::AddBlock(int64_t layer, Value* x) {
   const BlockWeights& w = p_.blocks[layer];
-  Value* ln_1 = LayerNorm(x, w.ln_1_weight, w.ln_1_bias, names::Block(layer, "ln_1"));
+  Value* ln_1 = LayerNorm(x, w.ln_1_weight, w.ln_1_bias, gpt_names::Block(layer, "ln_1"));
   Value* attn = AddAttention(layer, ln_1, w);
-  Value* resid = b_.Add(OpKind::kAdd, {x, attn}, {}, names::Block(layer, "resid_1"));
-  Value* ln_2 = LayerNorm(resid, w.ln_2_weight, w.ln_2_bias, names::Block(layer, "ln_2"));
+  Value* resid = b_.Add(OpKind::kAdd, {x, attn}, {}, gpt_names::Block(layer, "resid_1"));
+  Value* ln_2 = LayerNorm(resid, w.ln_2_weight, w.ln_2_bias, gpt_names::Block(layer, "ln_2"));
   Value* mlp = AddMlp(layer, ln_2, w);
-  return b_.Add(OpKind::kAdd, {resid, mlp}, {}, names::BlockOutput(layer));
+  return b_.Add(OpKind::kAdd, {resid, mlp}, {}, gpt_names::BlockOutput(layer));
 }
 
 Value* GptBuilder::AddHead(Value* x) {
@@ -287,7 +285,7 @@ Value* GptBuilder::AddHead(Value* x) {
     weight = b_.Add(OpKind::kTranspose, {p_.wte}, {{"perm", std::vector<int64_t>{1, 0}}},
                     "lm_head.weight_t");
   }
-  return b_.Add(OpKind::kMatMul, {ln_f, weight}, {}, names::kLogits);
+  return b_.Add(OpKind::kMatMul, {ln_f, weight}, {}, gpt_names::kLogits);
 }
 
 StatusOr<Module> GptBuilder::Build() && {

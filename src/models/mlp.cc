@@ -25,9 +25,7 @@ std::string Updated(const std::string& name) { return name + "_new"; }
 
 namespace {
 
-namespace names = mlp_names;
-
-Status CheckAtLeastOne(const char* option, int64_t value) {
+Status CheckMlpAtLeastOne(const char* option, int64_t value) {
   if (value >= 1) return Status::Ok();
   return InvalidArgument() << "mlp option " << option << " must be >= 1, got " << value;
 }
@@ -51,7 +49,7 @@ Status ValidateOptions(const MlpOptions& o, std::string& culprit) {
   for (auto [option, value] : {std::pair{"n_layer", o.n_layer}, std::pair{"d_model", o.d_model},
                                std::pair{"batch", o.batch}}) {
     culprit = option;
-    DISTIR_RETURN_IF_ERROR(CheckAtLeastOne(option, value));
+    DISTIR_RETURN_IF_ERROR(CheckMlpAtLeastOne(option, value));
   }
   culprit = "dtype";
   if (!IsFloat(o.dtype)) {
@@ -79,23 +77,23 @@ struct MlpValues {
 void AddParams(const MlpOptions& o, FunctionBuilder& b, MlpValues& vals) {
   const Type batch_type = Type::Tensor(o.dtype, {o.batch, o.d_model}, o.device);
   const Type weight_type = Type::Tensor(o.dtype, {o.d_model, o.d_model}, o.device);
-  vals.x = b.Param(names::kInput, batch_type);
-  vals.y = b.Param(names::kLabels, batch_type);
-  for (int64_t i = 0; i < o.n_layer; ++i) vals.w.push_back(b.Param(names::Weight(i), weight_type));
+  vals.x = b.Param(mlp_names::kInput, batch_type);
+  vals.y = b.Param(mlp_names::kLabels, batch_type);
+  for (int64_t i = 0; i < o.n_layer; ++i) vals.w.push_back(b.Param(mlp_names::Weight(i), weight_type));
   if (o.optimizer != MlpOptimizer::kAdam) return;
   for (int64_t i = 0; i < o.n_layer; ++i) {
-    vals.m.push_back(b.Param(names::FirstMoment(i), weight_type));
+    vals.m.push_back(b.Param(mlp_names::FirstMoment(i), weight_type));
   }
   for (int64_t i = 0; i < o.n_layer; ++i) {
-    vals.v.push_back(b.Param(names::SecondMoment(i), weight_type));
+    vals.v.push_back(b.Param(mlp_names::SecondMoment(i), weight_type));
   }
 }
 
 void AddForward(const MlpOptions& o, FunctionBuilder& b, MlpValues& vals) {
   Value* in = vals.x;
   for (int64_t i = 0; i < o.n_layer; ++i) {
-    vals.h.push_back(b.Add(OpKind::kMatMul, {in, vals.w[i]}, {}, names::PreActivation(i)));
-    vals.a.push_back(b.Add(OpKind::kRelu, {vals.h[i]}, {}, names::Activation(i)));
+    vals.h.push_back(b.Add(OpKind::kMatMul, {in, vals.w[i]}, {}, mlp_names::PreActivation(i)));
+    vals.a.push_back(b.Add(OpKind::kRelu, {vals.h[i]}, {}, mlp_names::Activation(i)));
     in = vals.a[i];
   }
 }
@@ -103,15 +101,15 @@ void AddForward(const MlpOptions& o, FunctionBuilder& b, MlpValues& vals) {
 // The loss, its gradient and the backward pass, last layer first. Returns the loss.
 Value* AddLossAndBackward(const MlpOptions& o, FunctionBuilder& b, MlpValues& vals) {
   const int64_t last = o.n_layer - 1;
-  Value* loss = b.Add(OpKind::kMSELoss, {vals.a[last], vals.y}, {}, names::kLoss);
-  Value* da = b.Add(OpKind::kMSELossGrad, {vals.a[last], vals.y}, {}, names::ActivationGrad(last));
+  Value* loss = b.Add(OpKind::kMSELoss, {vals.a[last], vals.y}, {}, mlp_names::kLoss);
+  Value* da = b.Add(OpKind::kMSELossGrad, {vals.a[last], vals.y}, {}, mlp_names::ActivationGrad(last));
   vals.dw.assign(o.n_layer, nullptr);
   for (int64_t i = last; i >= 0; --i) {
-    Value* dh = b.Add(OpKind::kReluGrad, {vals.h[i], da}, {}, names::PreActivationGrad(i));
+    Value* dh = b.Add(OpKind::kReluGrad, {vals.h[i], da}, {}, mlp_names::PreActivationGrad(i));
     Value* in = i == 0 ? vals.x : vals.a[i - 1];
-    const std::string din = i == 0 ? names::kInputGrad : names::ActivationGrad(i - 1);
+    const std::string din = i == 0 ? mlp_names::kInputGrad : mlp_names::ActivationGrad(i - 1);
     std::vector<Value*> grads =
-        b.AddMulti(OpKind::kMatMulGrad, {in, vals.w[i], dh}, {}, {din, names::WeightGrad(i)});
+        b.AddMulti(OpKind::kMatMulGrad, {in, vals.w[i], dh}, {}, {din, mlp_names::WeightGrad(i)});
     da = grads[0];
     vals.dw[i] = grads[1];
   }
@@ -131,16 +129,16 @@ AttrMap AdamAttrs(const MlpOptions& o) {
 std::vector<Value*> AddOptimizer(const MlpOptions& o, FunctionBuilder& b, const MlpValues& vals) {
   std::vector<Value*> new_w, new_m, new_v;
   for (int64_t i = 0; i < o.n_layer; ++i) {
-    const std::string w = names::Weight(i);
+    const std::string w = mlp_names::Weight(i);
     if (o.optimizer == MlpOptimizer::kSgd) {
       new_w.push_back(b.Add(OpKind::kSGD, {vals.w[i], vals.dw[i]}, {{"lr", o.learning_rate}},
-                            names::Updated(w)));
+                            mlp_names::Updated(w)));
       continue;
     }
     std::vector<Value*> out =
         b.AddMulti(OpKind::kAdam, {vals.w[i], vals.dw[i], vals.m[i], vals.v[i]}, AdamAttrs(o),
-                   {names::Updated(w), names::Updated(names::FirstMoment(i)),
-                    names::Updated(names::SecondMoment(i))});
+                   {mlp_names::Updated(w), mlp_names::Updated(mlp_names::FirstMoment(i)),
+                    mlp_names::Updated(mlp_names::SecondMoment(i))});
     new_w.push_back(out[0]);
     new_m.push_back(out[1]);
     new_v.push_back(out[2]);

@@ -14,7 +14,6 @@
 namespace distir {
 namespace {
 
-namespace names = transformer_names;
 using Shape = std::vector<int64_t>;
 
 // One trained tensor: its parameter, its gradient (set by the backward pass)
@@ -49,7 +48,7 @@ class TransformerBuilder {
 
   void AddWeight(const std::string& name, Shape shape, bool decay);
   Value* W(const std::string& name) { return weights_.at(name).value; }
-  Value* WL(int64_t layer, const std::string& suffix) { return W(names::Layer(layer, suffix)); }
+  Value* WL(int64_t layer, const std::string& suffix) { return W(transformer_names::Layer(layer, suffix)); }
   void AddParams();
   Value* Constant(DenseTensor value, const std::string& name);
   Value* Ints(const Shape& values, const std::string& name);
@@ -106,13 +105,13 @@ void TransformerBuilder::AddParams() {
   const int64_t h = o_.hidden_size, f = o_.ffn_hidden_size, d = head_width();
   const int64_t qkv = (o_.num_attention_heads + 2 * o_.num_query_groups) * d;
   const Type ids = Type::Tensor(DType::kI64, {o_.batch, o_.seq_length}, o_.device);
-  tokens_ = b_.Param(names::kTokens, ids);
-  labels_ = b_.Param(names::kLabels, ids);
-  AddWeight(names::kEmbedding, {o_.vocab_size, h}, true);
-  if (gpt()) AddWeight(names::kPositionEmbedding, {o_.max_position_embeddings, h}, true);
+  tokens_ = b_.Param(transformer_names::kTokens, ids);
+  labels_ = b_.Param(transformer_names::kLabels, ids);
+  AddWeight(transformer_names::kEmbedding, {o_.vocab_size, h}, true);
+  if (gpt()) AddWeight(transformer_names::kPositionEmbedding, {o_.max_position_embeddings, h}, true);
   for (int64_t i = 0; i < o_.num_layers; ++i) {
     auto add = [&](const std::string& suffix, Shape shape, bool decay) {
-      AddWeight(names::Layer(i, suffix), std::move(shape), decay);
+      AddWeight(transformer_names::Layer(i, suffix), std::move(shape), decay);
     };
     add("input_norm.weight", {h}, false);
     if (gpt()) add("input_norm.bias", {h}, false);
@@ -132,10 +131,10 @@ void TransformerBuilder::AddParams() {
     add("mlp.fc2.weight", {f, h}, true);
     if (gpt()) add("mlp.fc2.bias", {h}, false);
   }
-  AddWeight(names::kFinalNormWeight, {h}, false);
-  if (gpt()) AddWeight(names::kFinalNormBias, {h}, false);
+  AddWeight(transformer_names::kFinalNormWeight, {h}, false);
+  if (gpt()) AddWeight(transformer_names::kFinalNormBias, {h}, false);
   if (*o_.untie_embeddings_and_output_weights)
-    AddWeight(names::kOutputLayer, {h, o_.vocab_size}, true);
+    AddWeight(transformer_names::kOutputLayer, {h, o_.vocab_size}, true);
 }
 
 Value* TransformerBuilder::Constant(DenseTensor value, const std::string& name) {
@@ -202,10 +201,10 @@ Value* TransformerBuilder::Linear(Value* x, const std::string& weight, const std
 
 Value* TransformerBuilder::Embed() {
   const AttrMap axis0 = {{"axis", int64_t{0}}};
-  Value* tokens = Op(OpKind::kGather, {W(names::kEmbedding), tokens_}, "embedding.tokens", axis0);
+  Value* tokens = Op(OpKind::kGather, {W(transformer_names::kEmbedding), tokens_}, "embedding.tokens", axis0);
   if (!gpt()) return tokens;
   Value* positions =
-      Op(OpKind::kGather, {W(names::kPositionEmbedding), positions_}, "embedding.positions", axis0);
+      Op(OpKind::kGather, {W(transformer_names::kPositionEmbedding), positions_}, "embedding.positions", axis0);
   return Op(OpKind::kAdd, {tokens, positions}, "embedding");
 }
 
@@ -214,10 +213,10 @@ Value* TransformerBuilder::Embed() {
 // query heads, then its key and its value head; so a column split by groups
 // keeps whole groups on a shard.
 Value* TransformerBuilder::Attention(int64_t layer, Value* x, BlockActs& a) {
-  auto name = [layer](const std::string& s) { return names::Layer(layer, "attention." + s); };
+  auto name = [layer](const std::string& s) { return transformer_names::Layer(layer, "attention." + s); };
   const int64_t r = heads_per_group();
   const AttrMap to_heads = {{"perm", Shape{0, 2, 1, 3}}};
-  Value* qkv = Linear(x, names::Layer(layer, "attention.qkv"), name("qkv"));
+  Value* qkv = Linear(x, transformer_names::Layer(layer, "attention.qkv"), name("qkv"));
   Value* grouped = Op(OpKind::kReshape, {qkv, consts_["qkv_grouped"]}, name("qkv_grouped"));
   std::vector<Value*> parts =
       Ops(OpKind::kSplit, {grouped}, {name("q_grouped"), name("k_grouped"), name("v_grouped")},
@@ -237,14 +236,14 @@ Value* TransformerBuilder::Attention(int64_t layer, Value* x, BlockActs& a) {
   a.q = heads[0], a.k = heads[1], a.v = heads[2], a.o = out[0], a.lse = out[1];
   Value* o_t = Op(OpKind::kTranspose, {out[0]}, name("o_bshd"), to_heads);
   a.context = Op(OpKind::kReshape, {o_t, consts_["merge"]}, name("context"));
-  return Linear(a.context, names::Layer(layer, "attention.proj"), name("proj"));
+  return Linear(a.context, transformer_names::Layer(layer, "attention.proj"), name("proj"));
 }
 
 // GPT: fc2(gelu(fc1(x))); LLaMA: fc2(silu(gate(x)) * up(x)), silu(z) = z sigmoid(z).
 Value* TransformerBuilder::Mlp(int64_t layer, Value* x, BlockActs& a) {
-  auto name = [layer](const std::string& s) { return names::Layer(layer, "mlp." + s); };
+  auto name = [layer](const std::string& s) { return transformer_names::Layer(layer, "mlp." + s); };
   if (gpt()) {
-    a.fc1 = Linear(x, names::Layer(layer, "mlp.fc1"), name("fc1"));
+    a.fc1 = Linear(x, transformer_names::Layer(layer, "mlp.fc1"), name("fc1"));
     a.act = Op(OpKind::kGelu, {a.fc1}, name("act"), {{"approximate", std::string("tanh")}});
   } else {
     a.gate = Op(OpKind::kMatMul, {x, WL(layer, "mlp.fc1_gate.weight")}, name("fc1_gate"));
@@ -253,11 +252,11 @@ Value* TransformerBuilder::Mlp(int64_t layer, Value* x, BlockActs& a) {
     a.silu = Op(OpKind::kMul, {a.gate, a.sig}, name("gate_silu"));
     a.act = Op(OpKind::kMul, {a.silu, a.up}, name("act"));
   }
-  return Linear(a.act, names::Layer(layer, "mlp.fc2"), name("fc2"));
+  return Linear(a.act, transformer_names::Layer(layer, "mlp.fc2"), name("fc2"));
 }
 
 Value* TransformerBuilder::Block(int64_t layer, Value* x, BlockActs& a) {
-  auto name = [layer](const std::string& s) { return names::Layer(layer, s); };
+  auto name = [layer](const std::string& s) { return transformer_names::Layer(layer, s); };
   a.x = x;
   a.norm1 = Norm(x, name("input_norm"), name("input_norm"));
   Value* attention = Attention(layer, a.norm1, a);
@@ -271,7 +270,7 @@ void TransformerBuilder::SetGrad(const std::string& weight, Value* grad) {
 }
 
 // The gradient name of a value or weight: "<name>.grad".
-std::string Grad(const std::string& name) { return name + names::kGradSuffix; }
+std::string Grad(const std::string& name) { return name + transformer_names::kGradSuffix; }
 
 Value* TransformerBuilder::NormGrad(Value* x, const std::string& weight, Value* dy,
                                     const std::string& name) {
@@ -304,12 +303,12 @@ Value* TransformerBuilder::LinearGrad(Value* x, const std::string& weight, Value
 }
 
 Value* TransformerBuilder::MlpGrad(int64_t layer, const BlockActs& a, Value* dy) {
-  auto name = [layer](const std::string& s) { return names::Layer(layer, "mlp." + s); };
-  Value* dact = LinearGrad(a.act, names::Layer(layer, "mlp.fc2"), dy, name("fc2"));
+  auto name = [layer](const std::string& s) { return transformer_names::Layer(layer, "mlp." + s); };
+  Value* dact = LinearGrad(a.act, transformer_names::Layer(layer, "mlp.fc2"), dy, name("fc2"));
   if (gpt()) {
     Value* dfc1 = Op(OpKind::kGeluGrad, {a.fc1, dact}, Grad(name("fc1")),
                      {{"approximate", std::string("tanh")}});
-    return LinearGrad(a.norm2, names::Layer(layer, "mlp.fc1"), dfc1, name("fc1"));
+    return LinearGrad(a.norm2, transformer_names::Layer(layer, "mlp.fc1"), dfc1, name("fc1"));
   }
   // act = silu * up; silu = gate * sig: dgate = dsilu sig + SigmoidGrad(sig, dsilu gate).
   Value* dsilu = Op(OpKind::kMul, {dact, a.up}, Grad(name("gate_silu")));
@@ -318,16 +317,16 @@ Value* TransformerBuilder::MlpGrad(int64_t layer, const BlockActs& a, Value* dy)
   Value* dsig = Op(OpKind::kMul, {dsilu, a.gate}, Grad(name("gate_sigmoid")));
   Value* through = Op(OpKind::kSigmoidGrad, {a.sig, dsig}, Grad(name("fc1_gate.sigmoid")));
   Value* dgate = Op(OpKind::kAdd, {direct, through}, Grad(name("fc1_gate")));
-  Value* dx_up = LinearGrad(a.norm2, names::Layer(layer, "mlp.fc1_up"), dup, name("fc1_up"));
+  Value* dx_up = LinearGrad(a.norm2, transformer_names::Layer(layer, "mlp.fc1_up"), dup, name("fc1_up"));
   Value* dx_gate =
-      LinearGrad(a.norm2, names::Layer(layer, "mlp.fc1_gate"), dgate, name("fc1_gate"));
-  return Op(OpKind::kAdd, {dx_gate, dx_up}, Grad(names::Layer(layer, "post_attention_norm")));
+      LinearGrad(a.norm2, transformer_names::Layer(layer, "mlp.fc1_gate"), dgate, name("fc1_gate"));
+  return Op(OpKind::kAdd, {dx_gate, dx_up}, Grad(transformer_names::Layer(layer, "post_attention_norm")));
 }
 
 Value* TransformerBuilder::AttentionGrad(int64_t layer, const BlockActs& a, Value* dy) {
-  auto name = [layer](const std::string& s) { return names::Layer(layer, "attention." + s); };
+  auto name = [layer](const std::string& s) { return transformer_names::Layer(layer, "attention." + s); };
   const AttrMap to_heads = {{"perm", Shape{0, 2, 1, 3}}};
-  Value* dcontext = LinearGrad(a.context, names::Layer(layer, "attention.proj"), dy, name("proj"));
+  Value* dcontext = LinearGrad(a.context, transformer_names::Layer(layer, "attention.proj"), dy, name("proj"));
   Value* do_bshd = Op(OpKind::kReshape, {dcontext, consts_["heads"]}, Grad(name("o_bshd")));
   Value* dout = Op(OpKind::kTranspose, {do_bshd}, Grad(name("o")), to_heads);
   std::vector<Value*> g =
@@ -349,13 +348,13 @@ Value* TransformerBuilder::AttentionGrad(int64_t layer, const BlockActs& a, Valu
   }
   Value* dgrouped = Op(OpKind::kConcat, grouped, Grad(name("qkv_grouped")), {{"axis", int64_t{3}}});
   Value* dqkv = Op(OpKind::kReshape, {dgrouped, consts_["merge"]}, Grad(name("qkv")));
-  return LinearGrad(a.norm1, names::Layer(layer, "attention.qkv"), dqkv, name("qkv"));
+  return LinearGrad(a.norm1, transformer_names::Layer(layer, "attention.qkv"), dqkv, name("qkv"));
 }
 
 // dy: the gradient of the block's output. out = residual + mlp(norm2(residual)),
 // residual = x + attention(norm1(x)).
 Value* TransformerBuilder::BlockGrad(int64_t layer, const BlockActs& a, Value* dy) {
-  auto name = [layer](const std::string& s) { return names::Layer(layer, s); };
+  auto name = [layer](const std::string& s) { return transformer_names::Layer(layer, s); };
   Value* dnorm2 = MlpGrad(layer, a, dy);
   Value* dres_norm =
       NormGrad(a.residual, name("post_attention_norm"), dnorm2, name("post_attention_norm"));
@@ -372,18 +371,18 @@ void TransformerBuilder::EmbedGrad(Value* dx) {
     // The position rows [s, H] were broadcast over the batch: sum it first.
     Value* dpos = Op(OpKind::kReduceSum, {dx}, Grad("embedding.positions"),
                      {{"axes", Shape{0}}, {"keepdims", int64_t{0}}});
-    SetGrad(names::kPositionEmbedding,
-            Op(OpKind::kEmbeddingGrad, {positions_, dpos}, Grad(names::kPositionEmbedding),
+    SetGrad(transformer_names::kPositionEmbedding,
+            Op(OpKind::kEmbeddingGrad, {positions_, dpos}, Grad(transformer_names::kPositionEmbedding),
                {{"num_rows", o_.max_position_embeddings}}));
   }
   const bool tied = !*o_.untie_embeddings_and_output_weights;
-  const std::string lookup = Grad(names::kEmbedding) + (tied ? ".lookup" : "");
+  const std::string lookup = Grad(transformer_names::kEmbedding) + (tied ? ".lookup" : "");
   Value* g = Op(OpKind::kEmbeddingGrad, {tokens_, dx}, lookup, {{"num_rows", o_.vocab_size}});
   if (tied) {
-    Value* head = weights_.at(names::kEmbedding).grad;  // the LM head's, set by Build
-    g = Op(OpKind::kAdd, {g, head}, Grad(names::kEmbedding));
+    Value* head = weights_.at(transformer_names::kEmbedding).grad;  // the LM head's, set by Build
+    g = Op(OpKind::kAdd, {g, head}, Grad(transformer_names::kEmbedding));
   }
-  SetGrad(names::kEmbedding, g);
+  SetGrad(transformer_names::kEmbedding, g);
 }
 
 // Megatron's mixed-precision step for weight `name`: the gradient cast to f32
@@ -393,7 +392,7 @@ void TransformerBuilder::EmbedGrad(Value* dx) {
 // its own master.
 void TransformerBuilder::Optimize(const std::string& name, std::vector<Value*>& results) {
   const Weight& w = weights_.at(name);
-  Value* master = IsHalf() ? b_.function().LookupValue(name + names::kMasterSuffix) : w.value;
+  Value* master = IsHalf() ? b_.function().LookupValue(name + transformer_names::kMasterSuffix) : w.value;
   Value* grad = w.grad;
   if (IsHalf()) {
     grad = Op(OpKind::kCast, {grad}, name + ".main_grad", {{"to", DType::kF32}});
@@ -409,13 +408,13 @@ void TransformerBuilder::Optimize(const std::string& name, std::vector<Value*>& 
       grad = Op(OpKind::kAdd, {grad, l2}, name + ".main_grad.l2");
     }
   }
-  Value* m = b_.function().LookupValue(name + names::kExpAvgSuffix);
-  Value* v = b_.function().LookupValue(name + names::kExpAvgSqSuffix);
+  Value* m = b_.function().LookupValue(name + transformer_names::kExpAvgSuffix);
+  Value* v = b_.function().LookupValue(name + transformer_names::kExpAvgSqSuffix);
   const std::string updated =
-      IsHalf() ? name + names::kMasterSuffix + names::kNewSuffix : name + names::kNewSuffix;
+      IsHalf() ? name + transformer_names::kMasterSuffix + transformer_names::kNewSuffix : name + transformer_names::kNewSuffix;
   std::vector<Value*> out = Ops(OpKind::kAdam, {master, grad, m, v},
-                                {updated, name + names::kExpAvgSuffix + names::kNewSuffix,
-                                 name + names::kExpAvgSqSuffix + names::kNewSuffix},
+                                {updated, name + transformer_names::kExpAvgSuffix + transformer_names::kNewSuffix,
+                                 name + transformer_names::kExpAvgSqSuffix + transformer_names::kNewSuffix},
                                 {{"lr", o_.lr},
                                  {"beta1", o_.adam_beta1},
                                  {"beta2", o_.adam_beta2},
@@ -424,7 +423,7 @@ void TransformerBuilder::Optimize(const std::string& name, std::vector<Value*>& 
   results.insert(results.end(), out.begin(), out.end());
   if (IsHalf()) {
     results.push_back(
-        Op(OpKind::kCast, {out[0]}, name + names::kNewSuffix, {{"to", o_.params_dtype}}));
+        Op(OpKind::kCast, {out[0]}, name + transformer_names::kNewSuffix, {{"to", o_.params_dtype}}));
   }
 }
 
@@ -432,8 +431,8 @@ void TransformerBuilder::Optimize(const std::string& name, std::vector<Value*>& 
 // only), then the first moments, then the second.
 void TransformerBuilder::AddOptimizerParams() {
   const Type main_type = Type::Tensor(main_dtype(), {}, o_.device);
-  for (const char* suffix : {names::kMasterSuffix, names::kExpAvgSuffix, names::kExpAvgSqSuffix}) {
-    if (suffix == names::kMasterSuffix && !IsHalf()) continue;
+  for (const char* suffix : {transformer_names::kMasterSuffix, transformer_names::kExpAvgSuffix, transformer_names::kExpAvgSqSuffix}) {
+    if (suffix == transformer_names::kMasterSuffix && !IsHalf()) continue;
     for (const std::string& n : order_) {
       b_.Param(n + suffix, main_type.WithShape(weights_.at(n).value->type().shape()));
     }
@@ -452,11 +451,11 @@ void TransformerBuilder::AddOptimizerParams() {
 Value* TransformerBuilder::Head(Value* x) {
   final_norm_ = Norm(x, "final_norm", "final_norm");
   const bool tied = !*o_.untie_embeddings_and_output_weights;
-  output_weight_ = tied ? Op(OpKind::kTranspose, {W(names::kEmbedding)}, "output_layer.weight_t",
+  output_weight_ = tied ? Op(OpKind::kTranspose, {W(transformer_names::kEmbedding)}, "output_layer.weight_t",
                              {{"perm", Shape{1, 0}}})
-                        : W(names::kOutputLayer);
+                        : W(transformer_names::kOutputLayer);
   logits_ = Op(OpKind::kMatMul, {final_norm_, output_weight_}, "logits");
-  return Op(OpKind::kCrossEntropy, {logits_, labels_}, names::kLoss);
+  return Op(OpKind::kCrossEntropy, {logits_, labels_}, transformer_names::kLoss);
 }
 
 // The loss gradient (scaled under fp16) back through the head; returns the
@@ -468,10 +467,10 @@ Value* TransformerBuilder::HeadGrad(Value* x) {
   std::vector<Value*> head = Ops(OpKind::kMatMulGrad, {final_norm_, output_weight_, dlogits},
                                  {Grad("final_norm"), Grad(output_weight_->name())});
   if (*o_.untie_embeddings_and_output_weights) {
-    SetGrad(names::kOutputLayer, head[1]);
+    SetGrad(transformer_names::kOutputLayer, head[1]);
   } else {
-    SetGrad(names::kEmbedding, Op(OpKind::kTranspose, {head[1]},
-                                  Grad(names::kEmbedding) + ".output", {{"perm", Shape{1, 0}}}));
+    SetGrad(transformer_names::kEmbedding, Op(OpKind::kTranspose, {head[1]},
+                                  Grad(transformer_names::kEmbedding) + ".output", {{"perm", Shape{1, 0}}}));
   }
   return NormGrad(x, "final_norm", head[0], "final_norm");
 }

@@ -24,6 +24,11 @@ Module ParseAndInferOrDie(std::string_view text) {
   return m;
 }
 
+std::string EntryValueType(const Module& m, const std::string& name) {
+  const Value* v = m.entry()->LookupValue(name);
+  return v == nullptr ? "<no value %" + name + ">" : v->type().ToString();
+}
+
 std::string SourcePath(const std::string& relative) {
   const char* root = std::getenv("DISTIR_SOURCE_DIR");
   return std::string(root != nullptr ? root : ".") + "/" + relative;

@@ -24,6 +24,10 @@ Module ParseOrDie(std::string_view text);
 /// Parses, verifies and infers types, or fails.
 Module ParseAndInferOrDie(std::string_view text);
 
+/// The type of the entry function's value %`name`, printed, or
+/// "<no value %name>" when there is none (for EXPECT_EQ on builders' programs).
+std::string EntryValueType(const Module& m, const std::string& name);
+
 /// Path of a file in the source tree, from $DISTIR_SOURCE_DIR (set by CTest).
 std::string SourcePath(const std::string& relative);
 

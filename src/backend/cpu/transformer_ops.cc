@@ -14,7 +14,7 @@ namespace {
 
 using Views = std::span<const TensorView>;
 
-StatusBuilder Unsupported(const Op& op) {
+StatusBuilder CannotRun(const Op& op) {
   return Unimplemented(op.loc()) << "the CPU backend cannot run " << op.Name() << ": ";
 }
 
@@ -117,13 +117,13 @@ StatusOr<CpuKernel> PlanFlashAttention(const Op& op, Views in, Views out) {
   const TensorView q = in[0], k = in[1], v = in[2];
   if (op.kind() == OpKind::kFlashAttention) {
     const TensorView o = out[0], lse = out[1];
-    if (lse.dtype != q.dtype) return Unsupported(op) << "an lse of another dtype than q";
+    if (lse.dtype != q.dtype) return CannotRun(op) << "an lse of another dtype than q";
     return CpuKernel([=] {
       FlashAttention<T>(a, q.as<T>(), k.as<T>(), v.as<T>(), o.as<T>(), lse.as<T>());
       return Status::Ok();
     });
   }
-  if (in[4].dtype != q.dtype) return Unsupported(op) << "an lse of another dtype than q";
+  if (in[4].dtype != q.dtype) return CannotRun(op) << "an lse of another dtype than q";
   const AttentionGradArgs<T> args{q.as<T>(),      k.as<T>(),      v.as<T>(),
                                   in[3].as<T>(),  in[4].as<T>(),  in[5].as<T>(),
                                   out[0].as<T>(), out[1].as<T>(), out[2].as<T>()};
@@ -153,7 +153,7 @@ void Rope(int64_t outer, int64_t s, int64_t d, const T* x, const C* cs, const C*
 template <typename T>
 StatusOr<CpuKernel> PlanRope(const Op& op, Views in, Views out) {
   const TensorView x = in[0], cs = in[1], sn = in[2], y = out[0];
-  if (cs.dtype != x.dtype) return Unsupported(op) << "cos and sin of another dtype than x";
+  if (cs.dtype != x.dtype) return CannotRun(op) << "cos and sin of another dtype than x";
   const int64_t d = x.shape.back(), s = x.shape[x.rank() - 2];
   const int64_t outer = s * d > 0 ? x.num_elements() / (s * d) : 0;
   return CpuKernel([=] {
@@ -184,7 +184,7 @@ Status CheckLabels(const SourceLoc& loc, const std::string& name, const int64_t*
 template <typename T>
 StatusOr<CpuKernel> PlanCrossEntropy(const Op& op, Views in, Views out) {
   const TensorView logits = in[0], labels = in[1], y = out[0];
-  if (labels.dtype != DType::kI64) return Unsupported(op) << "labels that are not i64";
+  if (labels.dtype != DType::kI64) return CannotRun(op) << "labels that are not i64";
   const int64_t n = labels.num_elements(), vocab = logits.shape.back();
   const int64_t denominator = op.GetInt("denominator", std::max<int64_t>(n, 1));
   if (denominator < 1) {
@@ -220,7 +220,7 @@ StatusOr<CpuKernel> PlanCrossEntropy(const Op& op, Views in, Views out) {
 template <typename T>
 StatusOr<CpuKernel> PlanEmbeddingGrad(const Op& op, Views in, Views out) {
   const TensorView ids = in[0], dy = in[1], dw = out[0];
-  if (ids.dtype != DType::kI64) return Unsupported(op) << "ids that are not i64";
+  if (ids.dtype != DType::kI64) return CannotRun(op) << "ids that are not i64";
   const int64_t n = ids.num_elements(), width = dw.shape[1], rows = dw.shape[0];
   const SourceLoc loc = op.loc();
   return CpuKernel([=]() -> Status {
@@ -268,7 +268,7 @@ StatusOr<CpuKernel> PlanTransformerOp(const Op& op, Views in, Views out) {
     case OpKind::kEmbeddingGrad:
       return PlanEmbeddingGrad<T>(op, in, out);
     default:
-      return Unsupported(op) << "not a transformer op";
+      return CannotRun(op) << "not a transformer op";
   }
 }
 

@@ -8,15 +8,12 @@
 #include <vector>
 
 #include "ir/parser.h"
+#include "testing/test_util.h"
 
 namespace distir {
 namespace {
 
-Module ParseOrDie(const std::string& text) {
-  StatusOr<Module> m = ParseModule(text, "test");
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  return std::move(m).value();
-}
+using testing::ParseOrDie;
 
 std::vector<std::string> Names(const std::vector<const Function*>& fns) {
   std::vector<std::string> names;

@@ -45,11 +45,6 @@ Module BuildAndInfer(const GptOptions& options) {
   return std::move(m).value();
 }
 
-std::string TypeOf(const Module& m, const std::string& value) {
-  const Value* v = m.entry()->LookupValue(value);
-  return v == nullptr ? "<no value %" + value + ">" : v->type().ToString();
-}
-
 // The block's op (by its first result's name) -> op line without types.
 std::string OpOf(const Module& m, const std::string& value) {
   const Value* v = m.entry()->LookupValue(value);
@@ -58,18 +53,18 @@ std::string OpOf(const Module& m, const std::string& value) {
 
 TEST(GptTest, TinyModelTypeChecksWithTheExpectedShapes) {
   Module m = BuildAndInfer(Small());
-  EXPECT_EQ(TypeOf(m, "input_ids"), "tensor<2x4xi64, d0>");
-  EXPECT_EQ(TypeOf(m, "embed.positions"), "tensor<4x8xf32, d0>");
-  EXPECT_EQ(TypeOf(m, "embed"), "tensor<2x4x8xf32, d0>");
-  EXPECT_EQ(TypeOf(m, "h.1.attn.c_attn"), "tensor<2x4x24xf32, d0>");
-  EXPECT_EQ(TypeOf(m, "h.1.attn.q_t"), "tensor<2x2x4x4xf32, d0>");       // [b, h, s, hd]
-  EXPECT_EQ(TypeOf(m, "h.1.attn.causal_mask"), "tensor<4x4xbool, d0>");  // [s, s]
-  EXPECT_EQ(TypeOf(m, "h.1.attn.probs"), "tensor<2x2x4x4xf32, d0>");     // [b, h, s, s]
-  EXPECT_EQ(TypeOf(m, "h.1.attn.context"), "tensor<2x4x8xf32, d0>");
-  EXPECT_EQ(TypeOf(m, "h.1.mlp.gelu"), "tensor<2x4x32xf32, d0>");  // [b, s, 4d]
-  EXPECT_EQ(TypeOf(m, "h.2.out"), "tensor<2x4x8xf32, d0>");
-  EXPECT_EQ(TypeOf(m, "lm_head.weight_t"), "tensor<8x10xf32, d0>");
-  EXPECT_EQ(TypeOf(m, "logits"), "tensor<2x4x10xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "input_ids"), "tensor<2x4xi64, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "embed.positions"), "tensor<4x8xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "embed"), "tensor<2x4x8xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "h.1.attn.c_attn"), "tensor<2x4x24xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "h.1.attn.q_t"), "tensor<2x2x4x4xf32, d0>");       // [b, h, s, hd]
+  EXPECT_EQ(testing::EntryValueType(m, "h.1.attn.causal_mask"), "tensor<4x4xbool, d0>");  // [s, s]
+  EXPECT_EQ(testing::EntryValueType(m, "h.1.attn.probs"), "tensor<2x2x4x4xf32, d0>");     // [b, h, s, s]
+  EXPECT_EQ(testing::EntryValueType(m, "h.1.attn.context"), "tensor<2x4x8xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "h.1.mlp.gelu"), "tensor<2x4x32xf32, d0>");  // [b, s, 4d]
+  EXPECT_EQ(testing::EntryValueType(m, "h.2.out"), "tensor<2x4x8xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "lm_head.weight_t"), "tensor<8x10xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "logits"), "tensor<2x4x10xf32, d0>");
   ASSERT_EQ(m.entry()->returns().size(), 1u);
   EXPECT_EQ(m.entry()->returns()[0]->name(), "logits");
 }
@@ -79,11 +74,11 @@ TEST(GptTest, KeysAreTransposedForTheScoreProduct) {
   o.d_model = 12;
   o.n_head = 4;  // head dim 3, so [b, h, hd, s] and [b, h, s, hd] differ
   Module m = BuildAndInfer(o);
-  EXPECT_EQ(TypeOf(m, "h.0.attn.q_t"), "tensor<2x4x4x3xf32, d0>");
-  EXPECT_EQ(TypeOf(m, "h.0.attn.k_t"), "tensor<2x4x3x4xf32, d0>");
-  EXPECT_EQ(TypeOf(m, "h.0.attn.v_t"), "tensor<2x4x4x3xf32, d0>");
-  EXPECT_EQ(TypeOf(m, "h.0.attn.scores"), "tensor<2x4x4x4xf32, d0>");
-  EXPECT_EQ(TypeOf(m, "h.0.attn.context_heads"), "tensor<2x4x4x3xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.q_t"), "tensor<2x4x4x3xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.k_t"), "tensor<2x4x3x4xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.v_t"), "tensor<2x4x4x3xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.scores"), "tensor<2x4x4x4xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.context_heads"), "tensor<2x4x4x3xf32, d0>");
   EXPECT_EQ(OpOf(m, "h.0.attn.scale"),
             "%h.0.attn.scale = Constant() {device = d0, value = dense<f32>[1.7320508075688772]} "
             ": tensor<f32, d0>");  // sqrt(3)
@@ -98,10 +93,10 @@ TEST(GptTest, GroupedQkvSplitsPerHead) {
   o.n_head = 4;  // head dim 3
   Module m = BuildAndInfer(o);
   EXPECT_EQ(m.entry()->ops().size(), 4u + kGroupedBlockOps * 3 + 3);
-  EXPECT_EQ(TypeOf(m, "h.0.attn.qkv_grouped"), "tensor<2x4x4x3x3xf32, d0>");  // [b, s, h, 3, hd]
-  EXPECT_EQ(TypeOf(m, "h.0.attn.q"), "tensor<2x4x4x1x3xf32, d0>");
-  EXPECT_EQ(TypeOf(m, "h.0.attn.q_t"), "tensor<2x4x4x3xf32, d0>");  // [b, h, s, hd] as before
-  EXPECT_EQ(TypeOf(m, "logits"), "tensor<2x4x10xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.qkv_grouped"), "tensor<2x4x4x3x3xf32, d0>");  // [b, s, h, 3, hd]
+  EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.q"), "tensor<2x4x4x1x3xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.q_t"), "tensor<2x4x4x3xf32, d0>");  // [b, h, s, hd] as before
+  EXPECT_EQ(testing::EntryValueType(m, "logits"), "tensor<2x4x10xf32, d0>");
 }
 
 TEST(GptTest, BlockHasTheDocumentedOps) {
@@ -207,9 +202,9 @@ TEST(GptTest, UntiedHeadHasItsOwnWeightAndNoTranspose) {
   const Function& fn = *m.entry();
   EXPECT_EQ(fn.ops().size(), 4u + kBlockOps * 3 + 2);
   EXPECT_EQ(fn.params().back()->name(), "lm_head.weight");
-  EXPECT_EQ(TypeOf(m, "lm_head.weight"), "tensor<8x10xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "lm_head.weight"), "tensor<8x10xf32, d0>");
   EXPECT_EQ(fn.LookupValue("lm_head.weight_t"), nullptr);
-  EXPECT_EQ(TypeOf(m, "logits"), "tensor<2x4x10xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "logits"), "tensor<2x4x10xf32, d0>");
   EXPECT_EQ(GptParameterCount(o), GptParameterCount(Small()) + 8 * 10);
 }
 
@@ -217,9 +212,9 @@ TEST(GptTest, HalfPrecisionModelKeepsIdsIntegral) {
   GptOptions o = Small();
   o.dtype = DType::kF16;
   Module m = BuildAndInfer(o);
-  EXPECT_EQ(TypeOf(m, "input_ids"), "tensor<2x4xi64, d0>");
-  EXPECT_EQ(TypeOf(m, "h.0.attn.mask_value"), "tensor<f16, d0>");
-  EXPECT_EQ(TypeOf(m, "logits"), "tensor<2x4x10xf16, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "input_ids"), "tensor<2x4xi64, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.mask_value"), "tensor<f16, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "logits"), "tensor<2x4x10xf16, d0>");
 }
 
 TEST(GptTest, NoDeviceGivesADeviceGenericFunction) {
@@ -227,8 +222,8 @@ TEST(GptTest, NoDeviceGivesADeviceGenericFunction) {
   o.device = DeviceId();
   Module m = BuildAndInfer(o);
   EXPECT_TRUE(m.entry()->IsDeviceGeneric());
-  EXPECT_EQ(TypeOf(m, "h.0.attn.split_shape"), "tensor<4xi64>");
-  EXPECT_EQ(TypeOf(m, "logits"), "tensor<2x4x10xf32>");
+  EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.split_shape"), "tensor<4xi64>");
+  EXPECT_EQ(testing::EntryValueType(m, "logits"), "tensor<2x4x10xf32>");
 }
 
 TEST(GptTest, ParameterCountMatchesTheWeightsOfGpt2Small) {

@@ -28,11 +28,6 @@ Module BuildAndInfer(const MlpOptions& options) {
   return std::move(m).value();
 }
 
-std::string TypeOf(const Module& m, const std::string& value) {
-  const Value* v = m.entry()->LookupValue(value);
-  return v == nullptr ? "<no value %" + value + ">" : v->type().ToString();
-}
-
 // The whole program for L = 2, with the types InferTypes gives: the op
 // sequence, the names and the attributes in one readable expectation.
 constexpr char kTwoLayerSgd[] =
@@ -121,17 +116,17 @@ TEST(MlpTest, AdamTakesAndReturnsMomentsPerWeight) {
             "%w1_new, %m1_new, %v1_new = Adam(%w1, %dw1, %m1, %v1) {beta1 = 0.9, beta2 = 0.999, "
             "epsilon = 1e-08, lr = 0.5, step = 1} : tensor<8x8xf16, d0>, tensor<8x8xf16, d0>, "
             "tensor<8x8xf16, d0>");
-  EXPECT_EQ(TypeOf(m, "loss"), "tensor<f16, d0>");
-  EXPECT_EQ(TypeOf(m, "dx"), "tensor<5x8xf16, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "loss"), "tensor<f16, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "dx"), "tensor<5x8xf16, d0>");
 }
 
 TEST(MlpTest, DeviceOptionPlacesEveryValue) {
   MlpOptions o;
   o.device = DeviceId(3);
   Module m = BuildAndInfer(o);
-  EXPECT_EQ(TypeOf(m, "x"), "tensor<8x16xf32, d3>");
-  EXPECT_EQ(TypeOf(m, "w3_new"), "tensor<16x16xf32, d3>");
-  EXPECT_EQ(TypeOf(m, "loss"), "tensor<f32, d3>");
+  EXPECT_EQ(testing::EntryValueType(m, "x"), "tensor<8x16xf32, d3>");
+  EXPECT_EQ(testing::EntryValueType(m, "w3_new"), "tensor<16x16xf32, d3>");
+  EXPECT_EQ(testing::EntryValueType(m, "loss"), "tensor<f32, d3>");
 }
 
 TEST(MlpTest, NoDeviceGivesADeviceGenericFunction) {
@@ -139,8 +134,8 @@ TEST(MlpTest, NoDeviceGivesADeviceGenericFunction) {
   o.device = DeviceId();
   Module m = BuildAndInfer(o);
   EXPECT_TRUE(m.entry()->IsDeviceGeneric());
-  EXPECT_EQ(TypeOf(m, "a3"), "tensor<8x16xf32>");
-  EXPECT_EQ(TypeOf(m, "dw0"), "tensor<16x16xf32>");
+  EXPECT_EQ(testing::EntryValueType(m, "a3"), "tensor<8x16xf32>");
+  EXPECT_EQ(testing::EntryValueType(m, "dw0"), "tensor<16x16xf32>");
 }
 
 TEST(MlpTest, ParameterCountIsLayersTimesWidthSquared) {

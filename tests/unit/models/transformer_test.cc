@@ -37,11 +37,6 @@ Module BuildAndInfer(const TransformerOptions& o) {
   return std::move(m).value();
 }
 
-std::string TypeOf(const Module& m, const std::string& name) {
-  const Value* v = m.entry()->LookupValue(name);
-  return v == nullptr ? "missing " + name : v->type().ToString();
-}
-
 TEST(TransformerTest, ValidationNamesTheOption) {
   TransformerOptions o = Tiny(TransformerVariant::kLlama, DType::kBF16);
   o.num_query_groups = 3;
@@ -87,19 +82,19 @@ TEST(TransformerTest, MixedPrecisionKeepsMastersAndMomentsInF32) {
   const Module m = BuildAndInfer(Tiny(TransformerVariant::kLlama, DType::kBF16));
   const std::string w = "layers.1.attention.qkv.weight";
   // qkv columns: (h + 2 g) d = (4 + 4) x 2.
-  EXPECT_EQ(TypeOf(m, w), "tensor<8x16xbf16, d0>");
-  EXPECT_EQ(TypeOf(m, w + ".grad"), "tensor<8x16xbf16, d0>");
-  EXPECT_EQ(TypeOf(m, w + ".main_grad"), "tensor<8x16xf32, d0>");
-  EXPECT_EQ(TypeOf(m, w + ".master"), "tensor<8x16xf32, d0>");
-  EXPECT_EQ(TypeOf(m, w + ".exp_avg"), "tensor<8x16xf32, d0>");
-  EXPECT_EQ(TypeOf(m, w + ".exp_avg_sq.new"), "tensor<8x16xf32, d0>");
-  EXPECT_EQ(TypeOf(m, w + ".master.new"), "tensor<8x16xf32, d0>");
-  EXPECT_EQ(TypeOf(m, w + ".new"), "tensor<8x16xbf16, d0>");
-  EXPECT_EQ(TypeOf(m, "loss"), "tensor<f32, d0>");
-  EXPECT_EQ(TypeOf(m, "layers.0.attention.lse"), "tensor<2x4x6xf32, d0>");
-  EXPECT_EQ(TypeOf(m, "layers.0.attention.k_rope"), "tensor<2x2x6x2xbf16, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, w), "tensor<8x16xbf16, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, w + ".grad"), "tensor<8x16xbf16, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, w + ".main_grad"), "tensor<8x16xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, w + ".master"), "tensor<8x16xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, w + ".exp_avg"), "tensor<8x16xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, w + ".exp_avg_sq.new"), "tensor<8x16xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, w + ".master.new"), "tensor<8x16xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, w + ".new"), "tensor<8x16xbf16, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "loss"), "tensor<f32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "layers.0.attention.lse"), "tensor<2x4x6xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "layers.0.attention.k_rope"), "tensor<2x2x6x2xbf16, d0>");
   // Untied (LLaMA's default): the output layer has its own weight and state.
-  EXPECT_EQ(TypeOf(m, "output_layer.weight.master"), "tensor<8x16xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "output_layer.weight.master"), "tensor<8x16xf32, d0>");
   // AdamW decays matrices only.
   EXPECT_NE(m.entry()->LookupValue(w + ".decayed"), nullptr);
   EXPECT_EQ(m.entry()->LookupValue("layers.1.input_norm.weight.decayed"), nullptr);
@@ -135,7 +130,7 @@ TEST(TransformerTest, TiedGptSumsTheEmbeddingsTwoGradients) {
   // f32: the weights are their own masters; no Cast anywhere.
   EXPECT_EQ(m.entry()->LookupValue("embedding.weight.master"), nullptr);
   for (const auto& op : m.entry()->ops()) EXPECT_NE(op->kind(), OpKind::kCast);
-  EXPECT_EQ(TypeOf(m, "position_embedding.weight.grad"), "tensor<6x8xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "position_embedding.weight.grad"), "tensor<6x8xf32, d0>");
 }
 
 struct Published {
@@ -187,9 +182,9 @@ TEST(TransformerTest, Llama7bWithTwoLayersHasLlama7bShapes) {
   ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel("llama-7b-2l"));
   ASSERT_OK_AND_ASSIGN(Module m, BuildModel(spec));
   ASSERT_OK(InferTypes(m));
-  EXPECT_EQ(TypeOf(m, "layers.1.mlp.fc1_gate.weight"), "tensor<4096x11008xbf16, d0>");
-  EXPECT_EQ(TypeOf(m, "layers.1.attention.o"), "tensor<1x32x2048x128xbf16, d0>");
-  EXPECT_EQ(TypeOf(m, "logits"), "tensor<1x2048x32000xbf16, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "layers.1.mlp.fc1_gate.weight"), "tensor<4096x11008xbf16, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "layers.1.attention.o"), "tensor<1x32x2048x128xbf16, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "logits"), "tensor<1x2048x32000xbf16, d0>");
   EXPECT_EQ(m.entry()->LookupValue("layers.2.input_norm.weight"), nullptr);
 }
 
