@@ -20,4 +20,19 @@ std::vector<std::string> TransformerShardingRules(TransformerVariant variant) {
   return rules;
 }
 
+TransformerSharding TransformerShardingOf(const TransformerOptions& o) {
+  TransformerSharding s;
+  s.rules = TransformerShardingRules(o.variant);
+  s.layer_pattern = kTransformerLayerPattern;
+  s.tp_divisor = o.num_query_groups;
+  s.tp_divisor_name = "the number of query groups";
+  return s;
+}
+
+Status CheckTpDivides(int64_t tp, int64_t divisor, const std::string& divisor_name) {
+  if (divisor == 0 || divisor % tp == 0) return Status::Ok();
+  return InvalidArgument() << "T = " << tp << " does not divide " << divisor_name << " ("
+                           << divisor << ")";
+}
+
 }  // namespace distir

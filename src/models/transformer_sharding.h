@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "models/transformer.h"
+#include "support/status.h"
 
 namespace distir {
 
@@ -29,5 +30,23 @@ namespace distir {
 /// column-parallel projections), for BuildTransformerTraining's names
 /// (docs/models.md). Every rule matches a parameter of that variant.
 std::vector<std::string> TransformerShardingRules(TransformerVariant variant);
+
+/// Everything the sharding path takes to distribute a transformer training
+/// step as Megatron does; the search (`sharding: model`) and `distir
+/// simulate --model` both take it from here.
+struct TransformerSharding {
+  std::vector<std::string> rules;  ///< TransformerShardingRules
+  std::string layer_pattern;       ///< kTransformerLayerPattern: the blocks
+  /// T must divide it: Megatron's shards hold whole key/value groups.
+  int64_t tp_divisor = 1;
+  std::string tp_divisor_name;     ///< "the number of query groups"
+  /// Recomputation keeps every block's input (Megatron's full recomputation).
+  bool recompute_layers = true;
+};
+TransformerSharding TransformerShardingOf(const TransformerOptions& o);
+
+/// OK when `tp` divides `divisor` (or divisor is 0: any T), else
+/// InvalidArgument "T = 3 does not divide the number of query groups (8)".
+Status CheckTpDivides(int64_t tp, int64_t divisor, const std::string& divisor_name);
 
 }  // namespace distir

@@ -8,6 +8,7 @@
 #include "interp/infer_types.h"
 #include "ir/clone.h"
 #include "models/model_size.h"
+#include "models/transformer_sharding.h"
 #include "search/memory_estimate.h"
 #include "search/step_metrics.h"
 #include "sharding/annotate.h"
@@ -172,12 +173,10 @@ StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& 
                              << e_.world_size;
   // The sharding path can split heads unevenly (per-rank programs); Megatron
   // cannot, so the built-in GPT-2 keeps the emitter's rule.
-  if (e_.sharding_tp_divisor > 0 && e_.sharding_tp_divisor % o.tp != 0)
-    return InvalidArgument() << "T = " << o.tp << " does not divide "
-                             << e_.sharding_tp_divisor_name << " (" << e_.sharding_tp_divisor
-                             << ")";
+  DISTIR_RETURN_IF_ERROR(CheckTpDivides(o.tp, e_.sharding_tp_divisor, e_.sharding_tp_divisor_name));
   DISTIR_ASSIGN_OR_RETURN(const std::vector<sharding::ParamRule>* rules, Rules());
-  return sharding::DistributedCopy(seq, sharding::GridOf(o, e_.sharding_layers), *rules);
+  return sharding::DistributedCopy(
+      seq, sharding::GridOf(o, e_.sharding_layers, e_.sharding_recompute_layers), *rules);
 }
 
 StatusOr<const std::vector<sharding::ParamRule>*> Evaluator::Rules() const {

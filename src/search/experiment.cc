@@ -418,12 +418,12 @@ Status ParseSharding(const Reader& rd, const YAML::Node& node, Experiment& e) {
     if (e.model.family == ModelFamily::kMlpTraining) {
       e.sharding_rules = MlpShardingRules();
     } else if (e.model.family == ModelFamily::kTransformerTraining) {
-      // Megatron's tensor parallelism needs whole key/value groups per shard.
-      const TransformerOptions o = ResolveTransformerOptions(e.model.transformer);
-      e.sharding_rules = TransformerShardingRules(o.variant);
-      e.sharding_layers = kTransformerLayerPattern;
-      e.sharding_tp_divisor = o.num_query_groups;
-      e.sharding_tp_divisor_name = "the number of query groups";
+      TransformerSharding t = TransformerShardingOf(ResolveTransformerOptions(e.model.transformer));
+      e.sharding_rules = std::move(t.rules);
+      e.sharding_layers = std::move(t.layer_pattern);
+      e.sharding_tp_divisor = t.tp_divisor;
+      e.sharding_tp_divisor_name = std::move(t.tp_divisor_name);
+      e.sharding_recompute_layers = t.recompute_layers;
     } else {
       // GPT-2 with Megatron's grouped QKV layout, so that c_attn's shards hold whole heads.
       e.model.gpt.grouped_qkv = true;

@@ -98,6 +98,9 @@ struct Experiment {
   /// (GPT-2's heads for `sharding: model`: Megatron splits whole heads); 0: any T.
   int64_t sharding_tp_divisor = 0;
   std::string sharding_tp_divisor_name;
+  /// With sharding: recomputation keeps every layer's input (Megatron's full
+  /// recomputation; the transformer-training models), not only each stage's.
+  bool sharding_recompute_layers = false;
 };
 
 /// Parses an experiment; `path` names it in errors and anchors a relative

@@ -30,13 +30,14 @@ StatusOr<int64_t> PositiveInt(const std::string& key, const std::string& value) 
 
 }  // namespace
 
-GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern) {
+GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern, bool recompute_layers) {
   GridOptions grid;
   grid.axes = {{"dp", o.dp}, {"tp", o.tp}};
   grid.pp = o.pp;
   grid.microbatches = o.microbatches;
   grid.schedule = o.schedule;
   grid.recompute = o.recompute;
+  grid.recompute_layers = o.recompute && recompute_layers;
   grid.zero_stage = o.zero_stage;
   grid.layer_pattern = std::move(layer_pattern);
   return grid;
@@ -60,9 +61,11 @@ StatusOr<GridOptions> ParseGridSpec(const std::string& text) {
     } else if (key == "schedule") {
       DISTIR_ASSIGN_OR_RETURN(grid.schedule, ParseSchedule(value));
     } else if (key == "recompute") {
-      if (value != "" && value != "0" && value != "1")
-        return InvalidArgument() << "'" << item << "' must read recompute, recompute=0 or recompute=1";
+      if (value != "" && value != "0" && value != "1" && value != "layer")
+        return InvalidArgument() << "'" << item
+                                 << "' must read recompute, recompute=0, recompute=1 or recompute=layer";
       grid.recompute = value != "0";
+      grid.recompute_layers = value == "layer";
     } else if (key == "zero") {
       if (value.size() != 1 || value[0] < '0' || value[0] > '3')
         return InvalidArgument() << "'" << item << "' must read zero=0, 1, 2 or 3";
@@ -132,7 +135,15 @@ Status Annotate(Module& module, const std::string& function, const GridOptions& 
     DISTIR_ASSIGN_OR_RETURN(
         mb_params, SplitMicrobatches(module, function, grid.microbatches, batch, first_only));
     DISTIR_RETURN_IF_ERROR(AssignStages(module, function, grid.pp, mb_params, grid.layer_pattern));
-    if (grid.recompute) DISTIR_RETURN_IF_ERROR(RecomputeForward(module, function));
+    if (grid.recompute) {
+      std::vector<int64_t> layers;
+      if (grid.recompute_layers) {
+        // The passes above replaced the function: look it up again.
+        DISTIR_ASSIGN_OR_RETURN(
+            layers, ForwardLayers(*module.Lookup(function), mb_params, grid.layer_pattern));
+      }
+      DISTIR_RETURN_IF_ERROR(RecomputeForward(module, function, layers));
+    }
   }
   return ApplyZero(module, function, grid.zero_stage);
 }

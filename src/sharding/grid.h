@@ -34,6 +34,9 @@ struct GridOptions {
   int64_t microbatches = 1;    ///< K
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   bool recompute = false;      ///< backward tasks recompute their forward values (recompute.h)
+  /// With recompute: every layer's input is a checkpoint (Megatron's full
+  /// recomputation), not only the stage's (the paper's); layers by layer_pattern.
+  bool recompute_layers = false;
   int zero_stage = 0;          ///< ZeRO 0..3 over dp (zero.h)
   /// Weights of one layer, for the pipeline stages (stages.h): a regular
   /// expression whose first group names the layer; empty: every weight-reading op.
@@ -41,11 +44,14 @@ struct GridOptions {
 };
 
 /// The grid point of a search configuration: D and T as mesh axes dp and tp,
-/// and its P, K, schedule, recomputation and ZeRO stage.
-GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern = "");
+/// and its P, K, schedule, recomputation (per layer with `recompute_layers`)
+/// and ZeRO stage.
+GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern = "",
+                   bool recompute_layers = false);
 
 /// Parses "dp=2,tp=4,pp=2,microbatches=8,schedule=gpipe,recompute,zero=1":
-/// pp, microbatches, schedule, recompute (alone, or =0 / =1) and zero (0..3)
+/// pp, microbatches, schedule, recompute (alone, or =0 / =1; =layer keeps
+/// every layer's input, recompute_layers) and zero (0..3)
 /// are the grid point's, every other NAME=SIZE a mesh axis.
 StatusOr<GridOptions> ParseGridSpec(const std::string& text);
 

@@ -39,6 +39,26 @@ Classes Classify(const Function& fn, const std::vector<const Value*>& batch_para
       after_update[r->id()] = c.update[i];
     }
   }
+  // Once-per-step work that only the update reads is update work, not setup:
+  // AdamW's decayed master copy (`<w>.decayed = w * (1 - lr wd)`) reads the
+  // weight alone; made in the setup, its f32 copy of every weight would live
+  // through every microbatch (4 bytes per parameter at the peak; Megatron's
+  // optimizer decays in its step).
+  std::vector<bool> read(fn.num_values(), false), read_outside_update(fn.num_values(), false);
+  for (const Value* v : fn.returns()) read[v->id()] = read_outside_update[v->id()] = true;
+  for (size_t i = n; i-- > 0;) {
+    const Op& op = *fn.ops()[i];
+    if (!c.per_mb[i] && !c.update[i] && op.num_results() > 0) {
+      bool only_update = true;
+      for (const auto& r : op.results())
+        only_update = only_update && read[r->id()] && !read_outside_update[r->id()];
+      c.update[i] = only_update;
+    }
+    for (const Value* v : op.inputs()) {
+      read[v->id()] = true;
+      if (!c.update[i]) read_outside_update[v->id()] = true;
+    }
+  }
   // Forward: what a returned per-microbatch value is computed from.
   std::vector<bool> needed(fn.num_values(), false);
   auto per_mb_value = [&](const Value* v) {

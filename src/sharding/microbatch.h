@@ -6,8 +6,10 @@
 // on them runs once per microbatch; gradients add up across microbatches
 // before the optimizer runs once. The classes of ops, found from the
 // dataflow (never from names):
-//   - update: an optimizer op (SGD, Adam), and every op that reads an
-//     update op's result; run once, after every microbatch;
+//   - update: an optimizer op (SGD, Adam), every op that reads an update
+//     op's result, and every op reading no batch input whose results only
+//     update ops read (AdamW's decayed master copy); run once, after every
+//     microbatch;
 //   - per microbatch: an op that depends on a batch input and is not an
 //     update; cloned K times. Among these, forward ops are those a returned
 //     per-microbatch value (the loss, an inference output) is computed from;

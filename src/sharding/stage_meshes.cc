@@ -82,6 +82,7 @@ class StageSplitter {
   Value* Transfer(const Value* old, int64_t stage, const Op& reader);
   Op* CloneOnStage(const Op& op, int64_t stage, const Op& reader);
   bool SlicedParamCopy(const Op& op, const std::vector<int64_t>& home);
+  void RepeatOnStage(const Op& op, int64_t stage);
 
   const Function& fn_;
   std::string base_;
@@ -168,6 +169,17 @@ Op* StageSplitter::CloneOnStage(const Op& op, int64_t stage, const Op& reader) {
   return n;
 }
 
+// Update op `op` of a tied weight again on `stage`, which holds a copy of the
+// weight: from that stage's copies of the weight and its optimizer state and
+// the gradient transferred there; later repeated ops read its results.
+void StageSplitter::RepeatOnStage(const Op& op, int64_t stage) {
+  Op* n = CloneOnStage(op, stage, op);
+  TaskTag t = GetTask(op).value_or(TaskTag{});
+  t.stage = stage;
+  SetTask(*n, t);
+  for (int i = 0; i < op.num_results(); ++i) moved_[{op.result(i)->id(), stage}] = n->result(i);
+}
+
 // A local slice of a parameter on a stage other than the parameter's home:
 // that stage's copy of the parameter is the slice itself (a resident piece,
 // as the emitter's per-stage weights), not the whole weight sliced every step.
@@ -200,19 +212,34 @@ StatusOr<std::unique_ptr<Function>> StageSplitter::Run() {
       updated[v->id()] = updated[v->id()] || update;
     }
   }
+  // A weight tied across stages (GPT's embedding and output layer on the
+  // first and last stage) and updated: every stage that reads it updates its
+  // own copy, as Megatron steps both copies after all-reducing the gradient
+  // over its embedding group. The gradient reaches each copy's stage by a
+  // transfer of the sum (the second half of that all-reduce). `repeat[op]`:
+  // the other stages that repeat update op `op`.
+  std::vector<std::set<int64_t>> tied(fn_.num_values());
   for (const auto& p : fn_.params()) {
-    if (stages_reading[p->id()].size() > 1 && updated[p->id()])
-      return Unimplemented(p->loc())
-             << p->Ref() << " is read on stages " << *stages_reading[p->id()].begin() << " and "
-             << *stages_reading[p->id()].rbegin()
-             << " and updated: a weight tied across pipeline stages in training (its gradient "
-                "summed between them) is not supported yet";
+    if (stages_reading[p->id()].size() > 1 && updated[p->id()]) tied[p->id()] = stages_reading[p->id()];
+  }
+  std::vector<std::set<int64_t>> repeat(fn_.ops().size());
+  for (const auto& op : fn_.ops()) {
+    if (GetTask(*op).value_or(TaskTag{}).phase != TaskPhase::kUpdate) continue;
+    std::set<int64_t> stages;
+    for (const Value* v : op->inputs()) stages.insert(tied[v->id()].begin(), tied[v->id()].end());
+    for (const auto& r : op->results()) tied[r->id()] = stages;
+    stages.erase(StageOf(*op));
+    repeat[static_cast<size_t>(op->id())] = std::move(stages);
+  }
+  for (const auto& p : fn_.params()) {
     Value* v = b_.Map(p.get());
     if (v->sharding() != nullptr)
       v->set_sharding(sharding::OnStage(*v->sharding(), MeshName(std::max<int64_t>(first_reader[p->id()], 0))));
   }
   for (const auto& op : fn_.ops()) {
-    if (!SlicedParamCopy(*op, first_reader)) CloneOnStage(*op, StageOf(*op), *op);
+    if (SlicedParamCopy(*op, first_reader)) continue;
+    CloneOnStage(*op, StageOf(*op), *op);
+    for (int64_t s : repeat[static_cast<size_t>(op->id())]) RepeatOnStage(*op, s);
   }
   return b_.Finish();
 }

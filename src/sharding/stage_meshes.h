@@ -13,6 +13,10 @@
 // reaches it through one MeshTransfer per (value, stage) whose layout
 // corresponds axis by axis, so that partitioning (partition.h) sends each
 // piece device to device. The transfer belongs to the producer's task.
+// A weight read on several stages has a resident copy on each; when it is
+// trained (a tied embedding), each of those stages repeats its update ops on
+// its own copy and optimizer state, from the summed gradient transferred to
+// it (Megatron's embedding group: gradient all-reduce, both copies stepped).
 // Ops without a task inherit one first (pipeline_task.h).
 
 #pragma once

@@ -47,13 +47,15 @@ int64_t FindLayers(const Function& fn, const std::vector<bool>& is_weight,
   return layers;
 }
 
-// Setup ops (they read parameters only) run on the stage of their first
-// reader, so that a stage computes what it reads instead of receiving it.
-void PlaceSetupOps(const Function& fn, std::vector<int64_t>& stage_of) {
+// Setup ops, and update ops that read parameters only (AdamW's decayed
+// master copy), run on the stage of their first reader, so that a stage
+// computes what it reads instead of receiving it.
+void PlaceByReaders(const Function& fn, const std::vector<bool>& by_reader,
+                    std::vector<int64_t>& stage_of) {
   std::vector<int64_t> reader_stage(fn.num_values(), -1);
   for (auto it = fn.ops().rbegin(); it != fn.ops().rend(); ++it) {
     const Op& op = **it;
-    if (TaskOf(op).phase == TaskPhase::kSetup) {
+    if (by_reader[static_cast<size_t>(op.id())]) {
       int64_t s = -1;
       for (const auto& r : op.results()) {
         if (reader_stage[r->id()] >= 0) s = s < 0 ? reader_stage[r->id()] : std::min(s, reader_stage[r->id()]);
@@ -68,6 +70,30 @@ void PlaceSetupOps(const Function& fn, std::vector<int64_t>& stage_of) {
   }
 }
 
+// The weights' layers of `fn` (FindLayers) for AssignStages and ForwardLayers.
+struct WeightLayers {
+  std::vector<int64_t> of_value;
+  int64_t count = 0;
+};
+
+StatusOr<WeightLayers> LayersOfWeights(const Function& fn, const std::vector<std::string>& batch_params,
+                                       const std::string& layer_pattern) {
+  std::set<std::string> batch(batch_params.begin(), batch_params.end());
+  std::vector<bool> is_weight(fn.num_values(), false);
+  for (const auto& p : fn.params()) is_weight[p->id()] = batch.count(p->name()) == 0;
+  std::optional<std::regex> pattern;
+  if (!layer_pattern.empty()) {
+    try {
+      pattern.emplace(layer_pattern);
+    } catch (const std::regex_error& e) {
+      return InvalidArgument() << "layer pattern '" << layer_pattern << "' is not a regular expression: " << e.what();
+    }
+  }
+  WeightLayers w;
+  w.count = FindLayers(fn, is_weight, pattern, w.of_value);
+  return w;
+}
+
 }  // namespace
 
 int64_t StageOfLayer(int64_t layer, int64_t layers, int64_t stages) {
@@ -77,37 +103,63 @@ int64_t StageOfLayer(int64_t layer, int64_t layers, int64_t stages) {
   return extra + (layer - extra * (base + 1)) / std::max<int64_t>(base, 1);
 }
 
+StatusOr<std::vector<int64_t>> ForwardLayers(const Function& fn,
+                                             const std::vector<std::string>& batch_params,
+                                             const std::string& layer_pattern) {
+  DISTIR_ASSIGN_OR_RETURN(WeightLayers w, LayersOfWeights(fn, batch_params, layer_pattern));
+  std::set<std::string> batch(batch_params.begin(), batch_params.end());
+  std::vector<int64_t> of_op(fn.ops().size(), -1);
+  std::vector<int64_t> of_value(fn.num_values(), -1);
+  for (const auto& op : fn.ops()) {
+    if (TaskOf(*op).phase != TaskPhase::kForward) continue;
+    int64_t from_weights = -1, latest = -1;
+    bool reads_weight = false;
+    for (const Value* v : op->inputs()) {
+      from_weights = std::max(from_weights, w.of_value[v->id()]);
+      reads_weight = reads_weight || (v->def() == nullptr && batch.count(v->name()) == 0);
+      if (v->def() != nullptr) latest = std::max(latest, of_value[v->id()]);
+    }
+    // An op that reads only weights of no layer is outside the layers.
+    const int64_t layer = from_weights >= 0 ? from_weights : reads_weight ? -1 : latest;
+    of_op[static_cast<size_t>(op->id())] = layer;
+    for (const auto& r : op->results()) of_value[r->id()] = layer;
+  }
+  return of_op;
+}
+
 Status AssignStages(Module& module, std::string function, int64_t stages,
                     const std::vector<std::string>& batch_params, const std::string& layer_pattern) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to pipeline";
   if (stages < 1) return InvalidArgument() << "pipeline stages must be >= 1, got " << stages;
-  std::set<std::string> batch(batch_params.begin(), batch_params.end());
-  std::vector<bool> is_weight(fn->num_values(), false);
-  for (const auto& p : fn->params()) is_weight[p->id()] = batch.count(p->name()) == 0;
-  std::optional<std::regex> pattern;
-  if (!layer_pattern.empty()) {
-    try {
-      pattern.emplace(layer_pattern);
-    } catch (const std::regex_error& e) {
-      return InvalidArgument() << "layer pattern '" << layer_pattern << "' is not a regular expression: " << e.what();
-    }
-  }
-  std::vector<int64_t> layer;
-  const int64_t layers = FindLayers(*fn, is_weight, pattern, layer);
+  DISTIR_ASSIGN_OR_RETURN(WeightLayers w, LayersOfWeights(*fn, batch_params, layer_pattern));
+  const std::vector<int64_t>& layer = w.of_value;
+  const int64_t layers = w.count;
   if (stages > layers)
     return InvalidArgument() << "P = " << stages << " pipeline stages, but @" << function
                              << " has " << layers
                              << " layers (forward ops that read a weight): at most one stage per layer";
   std::vector<int64_t> stage_of(fn->ops().size(), 0);
-  // Setup values do not decide a reader's stage: they are placed after.
+  // Ops computed from parameters alone (setup, and such update ops: AdamW's
+  // decay of a master weight by a factor computed from the learning rate) do
+  // not decide a reader's stage: they are placed after, on their readers'.
+  std::vector<bool> by_reader(fn->ops().size(), false);
+  for (const auto& op : fn->ops()) {
+    const TaskPhase phase = TaskOf(*op).phase;
+    const bool params_only =
+        std::all_of(op->inputs().begin(), op->inputs().end(), [&](const Value* v) {
+          return v->def() == nullptr || by_reader[static_cast<size_t>(v->def()->id())];
+        });
+    by_reader[static_cast<size_t>(op->id())] =
+        phase == TaskPhase::kSetup || (phase == TaskPhase::kUpdate && params_only);
+  }
   auto producer_stage = [&](const Value* v) -> int64_t {
-    if (v->def() == nullptr || TaskOf(*v->def()).phase == TaskPhase::kSetup) return -1;
+    if (v->def() == nullptr || by_reader[static_cast<size_t>(v->def()->id())]) return -1;
     return stage_of[static_cast<size_t>(v->def()->id())];
   };
   for (const auto& op : fn->ops()) {
     TaskTag t = TaskOf(*op);
-    if (t.phase == TaskPhase::kSetup) continue;
+    if (by_reader[static_cast<size_t>(op->id())]) continue;
     int64_t from_weights = -1, latest = -1, latest_fwd = -1, earliest = -1;
     for (const Value* v : op->inputs()) {
       if (layer[v->id()] >= 0)
@@ -124,7 +176,7 @@ Status AssignStages(Module& module, std::string function, int64_t stages,
     s = std::max<int64_t>(s, 0);
     stage_of[static_cast<size_t>(op->id())] = s;
   }
-  PlaceSetupOps(*fn, stage_of);
+  PlaceByReaders(*fn, by_reader, stage_of);
   for (const auto& op : fn->ops()) {
     TaskTag t = TaskOf(*op);
     t.stage = stage_of[static_cast<size_t>(op->id())];

@@ -13,8 +13,8 @@
 //   - else (backward, update): the latest stage among its forward operands
 //     (ReluGrad(h, da) runs where h was computed), else the earliest among
 //     its operands (a gradient sum runs where its terms were computed).
-// Setup ops (they read no batch input) then run on the stage of their first
-// reader. The stage is written into the op's `task` (pipeline_task.h); ops
+// Setup ops (they read no batch input), and update ops that read parameters
+// only (AdamW's decay), then run on the stage of their first reader. The stage is written into the op's `task` (pipeline_task.h); ops
 // without a task get one.
 
 #pragma once
@@ -25,6 +25,7 @@
 
 #include "ir/function.h"
 #include "support/status.h"
+#include "support/status_or.h"
 
 namespace distir::sharding {
 
@@ -38,6 +39,17 @@ namespace distir::sharding {
 Status AssignStages(Module& module, std::string function, int64_t stages,
                     const std::vector<std::string>& batch_params,
                     const std::string& layer_pattern = "");
+
+/// The layer of every forward op of `function`, by op position: the layer of
+/// the weights it reads (the latest, if several); -1 when it reads weights of
+/// no layer only (an embedding, a final norm, an output layer whose weights
+/// the pattern does not name); else the latest layer of its operands'
+/// producers (-1 without one). Other ops: -1. Layers
+/// as AssignStages finds them; the same errors for `layer_pattern`. The
+/// recomputation's checkpoints per layer (recompute.h) are cut by them.
+StatusOr<std::vector<int64_t>> ForwardLayers(const Function& fn,
+                                             const std::vector<std::string>& batch_params,
+                                             const std::string& layer_pattern);
 
 /// Stage of layer `layer` of `layers` cut into `stages` contiguous stages,
 /// the first layers mod stages one layer longer.

@@ -44,6 +44,7 @@ struct OptOptions {
   std::vector<std::string> passes;  // --pass, in order
   std::string parallelize;          // --parallelize dp=2,tp=4
   std::vector<std::string> shard_rules;  // --shard PATTERN=[{..}, ..]
+  std::string layers;                    // --layers REGEX: the pipeline layers
 
   bool any_sharding_pass() const {
     return propagate_sharding || materialize || cleanup || partition || check_partition ||
@@ -102,6 +103,7 @@ Status RunShardingPasses(const OptOptions& o, Module& m) {
   std::string fn = o.function.empty() ? m.entry()->name() : o.function;
   if (!o.parallelize.empty()) {
     DISTIR_ASSIGN_OR_RETURN(sharding::GridOptions grid, sharding::ParseGridSpec(o.parallelize));
+    grid.layer_pattern = o.layers;
     DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules,
                             sharding::ParseParamRules(o.shard_rules));
     DISTIR_RETURN_IF_ERROR(sharding::AnnotateGrid(m, fn, grid, rules));
@@ -265,7 +267,7 @@ int RunOpt(int argc, char** argv) {
       "all-reduce-to-reduce-scatter, all-gather-sink, all-reduce-fold")(
       "parallelize", po::value(&o.parallelize),
       "distribute a sequential program over a mesh, e.g. dp=2,tp=4 or "
-      "dp=2,tp=2,pp=2,microbatches=4,schedule=gpipe: declare mesh @mesh, lay the parameters "
+      "dp=2,tp=2,pp=2,microbatches=4,schedule=gpipe[,recompute[=layer]][,zero=1]: declare mesh @mesh, lay the parameters "
       "out by the --shard rules (with pp or microbatches: split the batch inputs, those whose "
       "rule puts dp on dim 0, into microbatches and give every op a pipeline stage), then "
       "propagate, materialise, clean up, move the stages to sub-meshes, partition and order "
@@ -273,6 +275,10 @@ int RunOpt(int argc, char** argv) {
       "shard", po::value(&o.shard_rules)->composing(),
       "with --parallelize: a parameter rule PATTERN=[{axes}, ...] (repeatable, first match "
       "wins), e.g. 'x=[{dp}, {}]' or 'w*[02468]=[{}, {tp}]'")(
+      "layers", po::value(&o.layers),
+      "with --parallelize: the pipeline layers (and recompute=layer's checkpoints) by a "
+      "regular expression on weight names whose first group names the layer, e.g. "
+      "'^layers\\.([0-9]+)\\.'; default: every forward op that reads a weight")(
       "partition", po::bool_switch(&o.partition),
       "propagate, materialise, then print the per-device program (one op per device, "
       "local shapes, per-group collectives)")(

@@ -110,6 +110,7 @@ struct SearchedModel {
   ModelSpec model;
   std::optional<std::vector<std::string>> sharding_rules;
   std::string sharding_layers;
+  bool sharding_recompute_layers = false;
 };
 
 // The model of the stored experiment, rebuilt exactly (overrides included) or
@@ -127,7 +128,8 @@ StatusOr<SearchedModel> ModelOf(const io::ResultsFile& f, const std::string& pat
     return InvalidArgument() << path << ": the stored experiment builds model '" << e->model.name
                              << "' but the file says it searched '" << f.model << "'";
   }
-  return SearchedModel{e->model, e->sharding_rules, e->sharding_layers};
+  return SearchedModel{e->model, e->sharding_rules, e->sharding_layers,
+                       e->sharding_recompute_layers};
 }
 
 // The program of `row` as the search built it: through the sharding passes
@@ -145,7 +147,8 @@ StatusOr<std::pair<Module, std::string>> DistributedProgramOf(const SearchedMode
   }
   DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules,
                           sharding::ParseParamRules(*searched.sharding_rules));
-  const sharding::GridOptions grid = sharding::GridOf(o, searched.sharding_layers);
+  const sharding::GridOptions grid =
+      sharding::GridOf(o, searched.sharding_layers, searched.sharding_recompute_layers);
   const std::string name = seq.entry()->name();
   DISTIR_RETURN_IF_ERROR(sharding::DistributeGrid(seq, name, grid, rules));
   return std::pair{std::move(seq), name};

@@ -245,16 +245,12 @@ StatusOr<sim::HardwareProfile> LoadProfile(const std::string& path, std::string*
 // layers over P stages, K microbatches, recomputation and ZeRO.
 StatusOr<Module> ShardedTransformer(const ModelSpec& spec, const Module& seq,
                                     const ParallelOptions& o) {
-  const TransformerOptions t = ResolveTransformerOptions(spec.transformer);
-  // Megatron's tensor parallelism needs whole key/value groups per shard.
-  if (t.num_query_groups % o.tp != 0) {
-    return InvalidArgument() << "T = " << o.tp << " does not divide the number of query groups ("
-                             << t.num_query_groups << ")";
-  }
+  const TransformerSharding t = TransformerShardingOf(ResolveTransformerOptions(spec.transformer));
+  DISTIR_RETURN_IF_ERROR(CheckTpDivides(o.tp, t.tp_divisor, t.tp_divisor_name));
   DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules,
-                          sharding::ParseParamRules(TransformerShardingRules(t.variant)));
-  return sharding::DistributedCopy(*seq.entry(),
-                                   sharding::GridOf(o, kTransformerLayerPattern), rules);
+                          sharding::ParseParamRules(t.rules));
+  return sharding::DistributedCopy(
+      *seq.entry(), sharding::GridOf(o, t.layer_pattern, t.recompute_layers), rules);
 }
 
 // The model of model mode: from --megatron-args, or --model's with --batch applied.
