@@ -69,6 +69,7 @@ struct BlockFlags {
   bool bf16 = false;
   bool fp16 = false;
   bool untie = false;
+  bool flash = false;
 };
 
 struct State {
@@ -163,6 +164,7 @@ const std::map<std::string, OptionSpec, std::less<>>& OptionTable() {
       {"--swiglu", {false, Flag(&B::swiglu)}},
       {"--disable-bias-linear", {false, Flag(&B::no_bias)}},
       {"--untie-embeddings-and-output-weights", {false, Flag(&B::untie)}},
+      {"--use-flash-attn", {false, Flag(&B::flash)}},
       {"--normalization", {true, Choice({"LayerNorm", "RMSNorm"}, [](State& s, std::string_view v) {
                              s.blocks.rms_norm = v == "RMSNorm";
                            })}},
@@ -211,8 +213,15 @@ Status ResolveBlocks(const BlockFlags& b, TransformerOptions& o) {
   o.variant = llama_flags == 4 ? TransformerVariant::kLlama : TransformerVariant::kGpt;
   o.params_dtype = b.bf16 ? DType::kBF16 : b.fp16 ? DType::kF16 : DType::kF32;
   o.untie_embeddings_and_output_weights = b.untie;
+  // Without --use-flash-attn Megatron runs its unfused core attention.
+  o.flash_attention = b.flash;
   // Megatron reads --num-query-groups only with --group-query-attention.
   o.num_query_groups = b.group_query_attention ? b.num_query_groups : 0;
+  if (!b.flash && b.group_query_attention) {
+    return Unimplemented() << "megatron option --group-query-attention without --use-flash-attn "
+                           << "(unfused attention repeating the key/value heads) is not modelled "
+                           << "yet: add --use-flash-attn";
+  }
   return Status::Ok();
 }
 

@@ -70,6 +70,12 @@ Status CheckHeads(const TransformerOptions& o, std::string& culprit) {
            << "must divide num_attention_heads, got num_attention_heads " << o.num_attention_heads
            << " and num_query_groups " << o.num_query_groups;
   }
+  culprit = "flash_attention";
+  if (!o.flash_attention && o.num_query_groups != o.num_attention_heads) {
+    return OptionError("flash_attention")
+           << "false (unfused attention) needs num_query_groups = num_attention_heads, got "
+           << o.num_query_groups << " groups for " << o.num_attention_heads << " heads";
+  }
   culprit = "hidden_size";
   const int64_t head_width = o.hidden_size / o.num_attention_heads;
   if (o.variant == TransformerVariant::kLlama && head_width % 2 != 0) {

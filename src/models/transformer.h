@@ -58,6 +58,12 @@ struct TransformerOptions {
   /// Untied output layer: a separate output_layer.weight [H, V]. Unset: true
   /// for LLaMA, false for GPT (the LM head reuses embedding.weight).
   std::optional<bool> untie_embeddings_and_output_weights;
+  /// Attention as one fused FlashAttention op (Megatron's --use-flash-attn),
+  /// or as Megatron's unfused core attention: Q Kᵀ, the causal mask, softmax
+  /// and · V as separate kernels, the b·h·s·s scores in memory (Megatron's
+  /// default, and what its 2021-2022 runs used). Unfused needs
+  /// num_query_groups = num_attention_heads.
+  bool flash_attention = true;
   double norm_epsilon = 1e-5;  ///< of every LayerNorm/RMSNorm; finite and > 0
   double rotary_base = 10000;  ///< RoPE's theta (LLaMA); > 0
   TransformerOptimizer optimizer = TransformerOptimizer::kAdamW;

@@ -27,6 +27,7 @@ struct Weight {
 // What a block's backward pass reads of its forward pass.
 struct BlockActs {
   Value *x, *norm1, *q, *k, *v, *o, *lse, *context, *residual, *norm2;
+  Value *q_scaled = nullptr, *k_t = nullptr, *probs = nullptr;  // unfused attention
   Value *fc1 = nullptr, *act = nullptr;                                   // GPT
   Value *gate = nullptr, *up = nullptr, *sig = nullptr, *silu = nullptr;  // LLaMA
 };
@@ -60,10 +61,18 @@ class TransformerBuilder {
     return b_.AddMulti(kind, std::move(in), std::move(attrs), out);
   }
   void AddConstants();
+  // The unfused attention's causal mask (future_: key position > query
+  // position, computed once from two position vectors), 1/sqrt(d) and -1e4,
+  // the masked scores' value (Megatron's fused softmax fills with -10000).
+  void AddCoreAttentionConstants();
   Value* Norm(Value* x, const std::string& weight, const std::string& name);
   Value* Linear(Value* x, const std::string& weight, const std::string& name);
   Value* Embed();
   Value* Attention(int64_t layer, Value* x, BlockActs& a);
+  // Megatron's unfused core attention of heads q [b, h, s, d], k, v: the
+  // output [b, h, s, d]; its backward gives (dq, dk, dv).
+  Value* CoreAttention(int64_t layer, BlockActs& a);
+  std::vector<Value*> CoreAttentionGrad(int64_t layer, const BlockActs& a, Value* dout);
   Value* Mlp(int64_t layer, Value* x, BlockActs& a);
   Value* Block(int64_t layer, Value* x, BlockActs& a);
   // Backward: each returns the gradient of its input and records weight grads.
@@ -86,6 +95,9 @@ class TransformerBuilder {
   Value* tokens_ = nullptr;
   Value* labels_ = nullptr;
   Value* positions_ = nullptr;  // GPT
+  Value* future_ = nullptr;     // unfused attention: [s, s], key after query
+  Value* scale_ = nullptr;      // unfused attention: 1 / sqrt(d)
+  Value* masked_ = nullptr;     // unfused attention: the masked scores' value
   Value* cos_ = nullptr;        // LLaMA: [s, d/2]
   Value* sin_ = nullptr;
   Value* neg_sin_ = nullptr;
@@ -161,6 +173,7 @@ void TransformerBuilder::AddConstants() {
   consts_["merge"] = Ints({0, 0, -1}, "shape.merge");
   consts_["q_grouped"] = Ints({0, 0, -1, r, d}, "shape.q_grouped");
   consts_["kv_grouped"] = Ints({0, 0, -1, 1, d}, "shape.kv_grouped");
+  if (!o_.flash_attention) AddCoreAttentionConstants();
   if (gpt()) {
     Shape ids(static_cast<size_t>(o_.seq_length));
     for (int64_t i = 0; i < o_.seq_length; ++i) ids[static_cast<size_t>(i)] = i;
@@ -181,6 +194,22 @@ void TransformerBuilder::AddConstants() {
   cos_ = Op(OpKind::kCos, {angles}, "rope.cos");
   sin_ = Op(OpKind::kSin, {angles}, "rope.sin");
   neg_sin_ = Op(OpKind::kNeg, {sin_}, "rope.neg_sin");
+}
+
+void TransformerBuilder::AddCoreAttentionConstants() {
+  const int64_t s = o_.seq_length;
+  DenseTensor rows{DType::kI64, {s, 1}, {}}, cols{DType::kI64, {s}, {}};
+  for (int64_t p = 0; p < s; ++p) {
+    rows.values.push_back(static_cast<double>(p));
+    cols.values.push_back(static_cast<double>(p));
+  }
+  future_ = Op(OpKind::kLess,
+               {Constant(std::move(rows), "attention.query_positions"),
+                Constant(std::move(cols), "attention.key_positions")},
+               "attention.future");
+  scale_ = Constant(DenseTensor{o_.params_dtype, {}, {1 / std::sqrt(static_cast<double>(head_width()))}},
+                    "attention.scale");
+  masked_ = Constant(DenseTensor{o_.params_dtype, {}, {-10000.0}}, "attention.masked");
 }
 
 Value* TransformerBuilder::Norm(Value* x, const std::string& weight, const std::string& name) {
@@ -231,10 +260,15 @@ Value* TransformerBuilder::Attention(int64_t layer, Value* x, BlockActs& a) {
     heads[0] = Op(OpKind::kRope, {heads[0], cos_, sin_}, name("q_rope"));
     heads[1] = Op(OpKind::kRope, {heads[1], cos_, sin_}, name("k_rope"));
   }
-  std::vector<Value*> out = Ops(OpKind::kFlashAttention, {heads[0], heads[1], heads[2]},
-                                {name("o"), name("lse")}, {{"causal", int64_t{1}}});
-  a.q = heads[0], a.k = heads[1], a.v = heads[2], a.o = out[0], a.lse = out[1];
-  Value* o_t = Op(OpKind::kTranspose, {out[0]}, name("o_bshd"), to_heads);
+  a.q = heads[0], a.k = heads[1], a.v = heads[2];
+  if (o_.flash_attention) {
+    std::vector<Value*> out = Ops(OpKind::kFlashAttention, {heads[0], heads[1], heads[2]},
+                                  {name("o"), name("lse")}, {{"causal", int64_t{1}}});
+    a.o = out[0], a.lse = out[1];
+  } else {
+    a.o = CoreAttention(layer, a);
+  }
+  Value* o_t = Op(OpKind::kTranspose, {a.o}, name("o_bshd"), to_heads);
   a.context = Op(OpKind::kReshape, {o_t, consts_["merge"]}, name("context"));
   return Linear(a.context, transformer_names::Layer(layer, "attention.proj"), name("proj"));
 }
@@ -271,6 +305,38 @@ void TransformerBuilder::SetGrad(const std::string& weight, Value* grad) {
 
 // The gradient name of a value or weight: "<name>.grad".
 std::string Grad(const std::string& name) { return name + transformer_names::kGradSuffix; }
+
+// Megatron's CoreAttention (megatron/model/transformer.py, without
+// --use-flash-attn): scores = (q / sqrt(d)) kᵀ as a batched GEMM, the causal
+// mask and softmax (one fused kernel in Megatron, two ops here), probs · v.
+// Dropout is not modelled.
+Value* TransformerBuilder::CoreAttention(int64_t layer, BlockActs& a) {
+  auto name = [layer](const std::string& s) { return transformer_names::Layer(layer, "attention." + s); };
+  a.q_scaled = Op(OpKind::kMul, {a.q, scale_}, name("q_scaled"));
+  a.k_t = Op(OpKind::kTranspose, {a.k}, name("k_t"), {{"perm", Shape{0, 1, 3, 2}}});
+  Value* scores = Op(OpKind::kMatMul, {a.q_scaled, a.k_t}, name("scores"));
+  Value* masked = Op(OpKind::kWhere, {future_, masked_, scores}, name("scores_masked"));
+  a.probs = Op(OpKind::kSoftmax, {masked}, name("probs"), {{"axis", int64_t{-1}}});
+  return Op(OpKind::kMatMul, {a.probs, a.v}, name("o"));
+}
+
+// The adjoint of CoreAttention. The mask's gradient is not applied: softmax
+// gives the masked scores a probability of exactly 0 (exp(-1e4) underflows),
+// so SoftmaxGrad's y (dy - Σ y dy) is already 0 there.
+std::vector<Value*> TransformerBuilder::CoreAttentionGrad(int64_t layer, const BlockActs& a,
+                                                          Value* dout) {
+  auto name = [layer](const std::string& s) { return transformer_names::Layer(layer, "attention." + s); };
+  std::vector<Value*> pv = Ops(OpKind::kMatMulGrad, {a.probs, a.v, dout},
+                               {Grad(name("probs")), Grad(name("v"))});
+  Value* dscores = Op(OpKind::kSoftmaxGrad, {a.probs, pv[0]}, Grad(name("scores")),
+                      {{"axis", int64_t{-1}}});
+  std::vector<Value*> qk = Ops(OpKind::kMatMulGrad, {a.q_scaled, a.k_t, dscores},
+                               {Grad(name("q_scaled")), Grad(name("k_t"))});
+  Value* dq = Op(OpKind::kMul, {qk[0], scale_}, Grad(name(gpt() ? "q" : "q_rope")));
+  Value* dk = Op(OpKind::kTranspose, {qk[1]}, Grad(name(gpt() ? "k" : "k_rope")),
+                 {{"perm", Shape{0, 1, 3, 2}}});
+  return {dq, dk, pv[1]};
+}
 
 Value* TransformerBuilder::NormGrad(Value* x, const std::string& weight, Value* dy,
                                     const std::string& name) {
@@ -330,9 +396,12 @@ Value* TransformerBuilder::AttentionGrad(int64_t layer, const BlockActs& a, Valu
   Value* do_bshd = Op(OpKind::kReshape, {dcontext, consts_["heads"]}, Grad(name("o_bshd")));
   Value* dout = Op(OpKind::kTranspose, {do_bshd}, Grad(name("o")), to_heads);
   std::vector<Value*> g =
-      Ops(OpKind::kFlashAttentionGrad, {a.q, a.k, a.v, a.o, a.lse, dout},
-          {Grad(name(gpt() ? "q" : "q_rope")), Grad(name(gpt() ? "k" : "k_rope")), Grad(name("v"))},
-          {{"causal", int64_t{1}}});
+      o_.flash_attention
+          ? Ops(OpKind::kFlashAttentionGrad, {a.q, a.k, a.v, a.o, a.lse, dout},
+                {Grad(name(gpt() ? "q" : "q_rope")), Grad(name(gpt() ? "k" : "k_rope")),
+                 Grad(name("v"))},
+                {{"causal", int64_t{1}}})
+          : CoreAttentionGrad(layer, a, dout);
   if (!gpt()) {
     // The rotation's adjoint is the inverse rotation: Rope with -sin.
     g[0] = Op(OpKind::kRope, {g[0], cos_, neg_sin_}, Grad(name("q")));

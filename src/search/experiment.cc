@@ -244,7 +244,7 @@ Status ParseTransformerModel(const Reader& rd, const YAML::Node& node, Experimen
       {"name", "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
        "num_query_groups", "seq_length", "max_position_embeddings", "vocab_size", "bf16", "fp16",
        "untie_embeddings_and_output_weights", "lr", "weight_decay", "adam_beta1", "adam_beta2",
-       "adam_eps", "norm_epsilon", "rotary_base", "loss_scale"}));
+       "adam_eps", "norm_epsilon", "rotary_base", "loss_scale", "use_flash_attn"}));
   TransformerOptions& o = e.model.transformer;
   std::optional<bool> bf16, fp16;
   for (const auto& entry : node) {
@@ -252,6 +252,10 @@ Status ParseTransformerModel(const Reader& rd, const YAML::Node& node, Experimen
     const YAML::Node& v = entry.second;
     const std::string what = "model." + key;
     if (key == "name") continue;
+    if (key == "use_flash_attn") {
+      DISTIR_ASSIGN_OR_RETURN(o.flash_attention, rd.Bool(v, what));
+      continue;
+    }
     if (key == "bf16" || key == "fp16" || key == "untie_embeddings_and_output_weights") {
       DISTIR_ASSIGN_OR_RETURN(bool flag, rd.Bool(v, what));
       (key == "bf16" ? bf16 : key == "fp16" ? fp16 : o.untie_embeddings_and_output_weights) = flag;

@@ -20,6 +20,7 @@ constexpr char kLlamaLine[] =
     "  --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 1 --bf16 \\\n"
     "  --swiglu --normalization RMSNorm --position-embedding-type rope \\\n"
     "  --disable-bias-linear --untie-embeddings-and-output-weights --padded-vocab-size 32000 \\\n"
+    "  --use-flash-attn \\\n"
     "  --lr 3e-4 --train-iters 100 --data-path '/data/my corpus' --log-interval=10 --no-gradient-accumulation-fusion";
 
 TEST(MegatronArgsTest, ReadsALlamaLaunchLine) {
@@ -37,6 +38,7 @@ TEST(MegatronArgsTest, ReadsALlamaLaunchLine) {
   EXPECT_EQ(o.batch, 1);
   EXPECT_EQ(o.params_dtype, DType::kBF16);
   EXPECT_EQ(o.untie_embeddings_and_output_weights, true);
+  EXPECT_TRUE(o.flash_attention);
   EXPECT_DOUBLE_EQ(o.lr, 3e-4);
   EXPECT_EQ(args.global_batch_size, 1);
   EXPECT_THAT(args.unmodelled,
@@ -55,6 +57,8 @@ TEST(MegatronArgsTest, DefaultsAreMegatronsGptBlocksInF32) {
   EXPECT_EQ(args.transformer.untie_embeddings_and_output_weights, false);
   // Without --group-query-attention Megatron ignores --num-query-groups.
   EXPECT_EQ(args.transformer.num_query_groups, 0);
+  // Without --use-flash-attn Megatron runs its unfused core attention.
+  EXPECT_FALSE(args.transformer.flash_attention);
   EXPECT_TRUE(args.unmodelled.empty());
 }
 
@@ -65,6 +69,8 @@ TEST(MegatronArgsTest, BadValuesNameTheOption) {
               StatusIs(StatusCode::kInvalidArgument, "--hidden-size needs a value"));
   EXPECT_THAT(ParseMegatronArgs("--bf16 --fp16"),
               StatusIs(StatusCode::kInvalidArgument, "exclude each other"));
+  EXPECT_THAT(ParseMegatronArgs("--num-attention-heads 4 --group-query-attention --num-query-groups 2"),
+              StatusIs(StatusCode::kUnimplemented, "add --use-flash-attn"));
   EXPECT_THAT(ParseMegatronArgs("--swiglu"),
               StatusIs(StatusCode::kUnimplemented, "the line gives 1 of the 4"));
   EXPECT_THAT(ParseMegatronArgs("--normalization LayerNorm1P"),

@@ -119,9 +119,11 @@ std::map<std::string, HostValue> RunStep(const TransformerOptions& o, const Fixt
 // the weight by up to lr. So f32 updates are compared to within 2 lr; the
 // gradients, which decide the rest, to rtol.
 void CompareWithTorch(TransformerVariant variant, DType dtype, const std::string& file, double rtol,
-                      double atol, double update_atol) {
+                      double atol, double update_atol, bool flash_attention = true) {
   const Fixture fx = ReadFixture(file);
-  const std::map<std::string, HostValue> got = RunStep(Options(variant, dtype), fx);
+  TransformerOptions o = Options(variant, dtype);
+  o.flash_attention = flash_attention;
+  const std::map<std::string, HostValue> got = RunStep(o, fx);
   int compared = 0;
   for (const auto& [name, value] : got) {
     SCOPED_TRACE(name);
@@ -169,6 +171,14 @@ TEST(TransformerTorchTest, TinyLlamaStepMatchesPyTorchInBf16) {
 
 TEST(TransformerTorchTest, TinyGptStepMatchesPyTorchInF64) {
   CompareWithTorch(TransformerVariant::kGpt, DType::kF64, "gpt_tiny_step.txt", 1e-9, 1e-12, 1e-12);
+}
+
+// Megatron's unfused core attention (QKᵀ, causal mask, softmax, ·V as ops of
+// their own, use_flash_attn false) computes the same step as PyTorch's SDPA:
+// the fixture's 2 heads have 2 key/value groups, as unfused attention needs.
+TEST(TransformerTorchTest, TinyGptStepWithUnfusedAttentionMatchesPyTorchInF64) {
+  CompareWithTorch(TransformerVariant::kGpt, DType::kF64, "gpt_tiny_step.txt", 1e-9, 1e-12, 1e-12,
+                   /*flash_attention=*/false);
 }
 
 TEST(TransformerTorchTest, TinyLlamaStepMatchesPyTorchInF64) {
