@@ -70,10 +70,7 @@ def launch_line(row, closest):
         words += ["--recompute-granularity", "full", "--recompute-method", "uniform",
                   "--recompute-num-layers", "1"]
     elif row["recompute"].startswith("selective"):
-        if closest:
-            dropped.append("selective recomputation")
-        else:
-            words += ["--recompute-granularity", "selective"]
+        words += ["--recompute-granularity", "selective"]
     return " ".join(words), dropped
 
 

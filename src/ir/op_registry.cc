@@ -59,7 +59,9 @@ const AttrSpec* OpInfo::FindAttr(std::string_view attr_name) const {
   }
   // Attributes every op may carry (op_registry.h).
   static const AttrSpec kTask{"task", AttrType::kInts, false};
+  static const AttrSpec kRecompute{"recompute", AttrType::kInt, false};
   if (attr_name == kTask.name) return &kTask;
+  if (attr_name == kRecompute.name) return &kRecompute;
   return nullptr;
 }
 

@@ -304,7 +304,6 @@ StatusOr<MegatronDistribution> MegatronDistributionOf(const MegatronArgs& args,
           std::to_string(args.num_layers_per_virtual_pipeline_stage) +
           " (interleaved 1F1B)");
   ask(args.sequence_parallel, "--sequence-parallel");
-  ask(args.recompute_granularity == "selective", "--recompute-granularity selective");
   if (!asks.empty()) {
     std::ostringstream os;
     for (size_t i = 0; i < asks.size(); ++i) os << (i ? ", " : "") << asks[i];
@@ -322,7 +321,8 @@ StatusOr<MegatronDistribution> MegatronDistributionOf(const MegatronArgs& args,
                              << args.micro_batch_size << " x data parallel size " << d.dp;
   }
   d.microbatches = d.global_batch / per_step;
-  d.recompute = args.recompute_granularity == "full";
+  d.recompute = !args.recompute_granularity.empty();
+  d.recompute_selective = args.recompute_granularity == "selective";
   d.zero_stage = args.use_distributed_optimizer ? 1 : 0;
   return d;
 }

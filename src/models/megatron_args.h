@@ -58,7 +58,9 @@ StatusOr<MegatronArgs> ParseMegatronArgs(std::string_view line);
 /// ZeRO stage, and the global batch (micro batch x D x K, Megatron's rule).
 struct MegatronDistribution {
   int64_t dp = 1, tp = 1, pp = 1, microbatches = 1;
-  bool recompute = false;  ///< --recompute-granularity full: every layer
+  bool recompute = false;  ///< --recompute-granularity full: every layer; selective: see below
+  /// --recompute-granularity selective: the core attention only.
+  bool recompute_selective = false;
   int zero_stage = 0;      ///< 1 with --use-distributed-optimizer
   int64_t global_batch = 1;
 };
@@ -68,7 +70,7 @@ struct MegatronDistribution {
 /// multiple of ModelParallelSize() or the global batch not a multiple of
 /// micro batch x D; Unimplemented naming every option the simulator does
 /// not model yet (--num-layers-per-virtual-pipeline-stage,
-/// --sequence-parallel, --recompute-granularity selective,
+/// --sequence-parallel,
 /// --context-parallel-size), so no line is simulated as something else.
 StatusOr<MegatronDistribution> MegatronDistributionOf(const MegatronArgs& args,
                                                       int64_t world_size);

@@ -312,12 +312,15 @@ std::string Grad(const std::string& name) { return name + transformer_names::kGr
 // Dropout is not modelled.
 Value* TransformerBuilder::CoreAttention(int64_t layer, BlockActs& a) {
   auto name = [layer](const std::string& s) { return transformer_names::Layer(layer, "attention." + s); };
-  a.q_scaled = Op(OpKind::kMul, {a.q, scale_}, name("q_scaled"));
-  a.k_t = Op(OpKind::kTranspose, {a.k}, name("k_t"), {{"perm", Shape{0, 1, 3, 2}}});
-  Value* scores = Op(OpKind::kMatMul, {a.q_scaled, a.k_t}, name("scores"));
-  Value* masked = Op(OpKind::kWhere, {future_, masked_, scores}, name("scores_masked"));
-  a.probs = Op(OpKind::kSoftmax, {masked}, name("probs"), {{"axis", int64_t{-1}}});
-  return Op(OpKind::kMatMul, {a.probs, a.v}, name("o"));
+  // `recompute = 1`: what Megatron's selective recomputation recomputes.
+  const Attribute again(int64_t{1});
+  a.q_scaled = Op(OpKind::kMul, {a.q, scale_}, name("q_scaled"), {{"recompute", again}});
+  a.k_t = Op(OpKind::kTranspose, {a.k}, name("k_t"), {{"perm", Shape{0, 1, 3, 2}}, {"recompute", again}});
+  Value* scores = Op(OpKind::kMatMul, {a.q_scaled, a.k_t}, name("scores"), {{"recompute", again}});
+  Value* masked =
+      Op(OpKind::kWhere, {future_, masked_, scores}, name("scores_masked"), {{"recompute", again}});
+  a.probs = Op(OpKind::kSoftmax, {masked}, name("probs"), {{"axis", int64_t{-1}}, {"recompute", again}});
+  return Op(OpKind::kMatMul, {a.probs, a.v}, name("o"), {{"recompute", again}});
 }
 
 // The adjoint of CoreAttention. The mask's gradient is not applied: softmax

@@ -37,7 +37,8 @@ GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern, bool rec
   grid.microbatches = o.microbatches;
   grid.schedule = o.schedule;
   grid.recompute = o.recompute;
-  grid.recompute_layers = o.recompute && recompute_layers;
+  grid.recompute_layers = o.recompute && recompute_layers && !o.recompute_selective;
+  grid.recompute_selective = o.recompute && o.recompute_selective;
   grid.zero_stage = o.zero_stage;
   grid.layer_pattern = std::move(layer_pattern);
   return grid;
@@ -61,11 +62,13 @@ StatusOr<GridOptions> ParseGridSpec(const std::string& text) {
     } else if (key == "schedule") {
       DISTIR_ASSIGN_OR_RETURN(grid.schedule, ParseSchedule(value));
     } else if (key == "recompute") {
-      if (value != "" && value != "0" && value != "1" && value != "layer")
+      if (value != "" && value != "0" && value != "1" && value != "layer" && value != "selective")
         return InvalidArgument() << "'" << item
-                                 << "' must read recompute, recompute=0, recompute=1 or recompute=layer";
+                                 << "' must read recompute, recompute=0, recompute=1, recompute=layer "
+                                    "or recompute=selective";
       grid.recompute = value != "0";
       grid.recompute_layers = value == "layer";
+      grid.recompute_selective = value == "selective";
     } else if (key == "zero") {
       if (value.size() != 1 || value[0] < '0' || value[0] > '3')
         return InvalidArgument() << "'" << item << "' must read zero=0, 1, 2 or 3";
@@ -142,7 +145,7 @@ Status Annotate(Module& module, const std::string& function, const GridOptions& 
         DISTIR_ASSIGN_OR_RETURN(
             layers, ForwardLayers(*module.Lookup(function), mb_params, grid.layer_pattern));
       }
-      DISTIR_RETURN_IF_ERROR(RecomputeForward(module, function, layers));
+      DISTIR_RETURN_IF_ERROR(RecomputeForward(module, function, layers, grid.recompute_selective));
     }
   }
   return ApplyZero(module, function, grid.zero_stage);

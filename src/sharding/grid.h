@@ -37,6 +37,9 @@ struct GridOptions {
   /// With recompute: every layer's input is a checkpoint (Megatron's full
   /// recomputation), not only the stage's (the paper's); layers by layer_pattern.
   bool recompute_layers = false;
+  /// With recompute: only the forward ops marked `recompute = 1` are
+  /// recomputed (Megatron's selective recomputation), everything else kept.
+  bool recompute_selective = false;
   int zero_stage = 0;          ///< ZeRO 0..3 over dp (zero.h)
   /// Weights of one layer, for the pipeline stages (stages.h): a regular
   /// expression whose first group names the layer; empty: every weight-reading op.
@@ -51,7 +54,8 @@ GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern = "",
 
 /// Parses "dp=2,tp=4,pp=2,microbatches=8,schedule=gpipe,recompute,zero=1":
 /// pp, microbatches, schedule, recompute (alone, or =0 / =1; =layer keeps
-/// every layer's input, recompute_layers) and zero (0..3)
+/// every layer's input, recompute_layers; =selective, recompute_selective)
+/// and zero (0..3)
 /// are the grid point's, every other NAME=SIZE a mesh axis.
 StatusOr<GridOptions> ParseGridSpec(const std::string& text);
 

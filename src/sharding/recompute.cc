@@ -11,10 +11,11 @@ namespace {
 
 class Recomputer {
  public:
-  Recomputer(const Function& fn, const std::vector<int64_t>& forward_layers)
+  Recomputer(const Function& fn, const std::vector<int64_t>& forward_layers, bool selective)
       : fn_(fn), b_(fn), layer_(forward_layers), clone_(fn.num_values(), nullptr),
         kept_(fn.num_values(), false) {
     if (!layer_.empty()) KeepLayerInputs();
+    if (selective) KeepUnmarked();
   }
 
   std::unique_ptr<Function> Run();
@@ -29,6 +30,9 @@ class Recomputer {
   // the layers (layer -1: embedding, final norm, output layer, loss), which
   // Megatron's checkpointed blocks do not cover.
   void KeepLayerInputs();
+  // Selective recomputation: keeps the values of every op not marked
+  // `recompute = 1`.
+  void KeepUnmarked();
   // Reruns the rest of layer `layer` of (stage, microbatch) `t` once, as a
   // checkpointed block reruns its whole forward: its outputs are recomputed
   // (and dropped) though the backward reads only some of its values.
@@ -60,6 +64,13 @@ void Recomputer::KeepLayerInputs() {
       if (layer >= outputs_.size()) outputs_.resize(layer + 1);
       outputs_[layer].push_back(v);
     }
+  }
+}
+
+void Recomputer::KeepUnmarked() {
+  for (const auto& op : fn_.ops()) {
+    if (op->GetInt("recompute", 0) != 0) continue;
+    for (const auto& r : op->results()) kept_[r->id()] = true;
   }
 }
 
@@ -122,7 +133,7 @@ std::unique_ptr<Function> Recomputer::Run() {
 }  // namespace
 
 Status RecomputeForward(Module& module, std::string function,
-                        const std::vector<int64_t>& forward_layers) {
+                        const std::vector<int64_t>& forward_layers, bool selective) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to recompute";
   if (!forward_layers.empty() && forward_layers.size() != fn->ops().size())
@@ -134,7 +145,7 @@ Status RecomputeForward(Module& module, std::string function,
     backward = backward || (t.has_value() && t->phase == TaskPhase::kBackward);
   }
   if (!backward) return Status::Ok();
-  module.ReplaceFunction(Recomputer(*fn, forward_layers).Run());
+  module.ReplaceFunction(Recomputer(*fn, forward_layers, selective).Run());
   return Status::Ok();
 }
 

@@ -36,8 +36,11 @@ namespace distir::sharding {
 /// Makes every backward task of `function` recompute the forward values it
 /// reads. A function without backward tasks is left unchanged. With
 /// `forward_layers` (one entry per op of `function`), the inputs of every
-/// layer are checkpoints as well as the stage's.
+/// layer are checkpoints as well as the stage's. With `selective`, only the
+/// values of forward ops marked `recompute = 1` are recomputed (Megatron's
+/// selective recomputation: the model marks its core attention, whose
+/// b·h·s·s scores are large and cheap to recompute); every other value is kept.
 Status RecomputeForward(Module& module, std::string function,
-                        const std::vector<int64_t>& forward_layers = {});
+                        const std::vector<int64_t>& forward_layers = {}, bool selective = false);
 
 }  // namespace distir::sharding

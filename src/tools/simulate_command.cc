@@ -388,6 +388,7 @@ std::optional<int> ReadMegatronArgs(const std::string& line, std::optional<int64
   f.parallel.pp = d->pp;
   f.parallel.microbatches = d->microbatches;
   f.parallel.recompute = d->recompute;
+  f.parallel.recompute_selective = d->recompute_selective;
   f.parallel.zero_stage = d->zero_stage;
   f.megatron = spec;
   f.model = spec.name;

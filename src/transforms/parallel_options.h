@@ -36,6 +36,9 @@ struct ParallelOptions {
   int64_t microbatches = 1;  ///< K: microbatches per replica; batch / (D K) >= 1 and integral
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   bool recompute = false;  ///< training: each stage recomputes its forward in its backward task
+  /// With recompute, on the sharding path: only the ops the model marks
+  /// `recompute = 1` (Megatron's selective recomputation of core attention).
+  bool recompute_selective = false;
   int zero_stage = 0;      ///< training with D > 1: ZeRO stage 0 (off), 1, 2 or 3
   /// Devices of the cluster; 0 means exactly D*T*P. Otherwise D*T*P must equal it.
   int64_t num_devices = 0;
