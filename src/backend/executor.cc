@@ -25,7 +25,9 @@ StatusOr<int> NodeLocalRank(MPI_Comm comm) {
   return local;
 }
 
-std::string_view BackendName(BackendKind kind) { return kind == BackendKind::kCpu ? "cpu" : "cuda"; }
+std::string_view BackendName(BackendKind kind) {
+  return kind == BackendKind::kCpu ? "cpu" : "cuda";
+}
 
 StatusOr<BackendKind> ParseBackend(std::string_view name) {
   if (name == "cpu") return BackendKind::kCpu;
@@ -106,10 +108,9 @@ std::vector<HostValue> RandomRankInputs(const RankProgram& program, uint64_t see
 void StoreRandomRankInput(const RankProgram& program, int param, uint64_t seed,
                           const TensorView& view, const RandomInputOptions& options) {
   const Value& p = *program.function->param(param);
-  DrawRandomElements(p.type(), ParamStream(seed, program.origin[p.id()]->index()), options,
-                     [&](int64_t first, std::span<const double> values) {
-                       StoreValues(values, view, first);
-                     });
+  DrawRandomElements(
+      p.type(), ParamStream(seed, program.origin[p.id()]->index()), options,
+      [&](int64_t first, std::span<const double> values) { StoreValues(values, view, first); });
 }
 
 bool ParamsAreTensors(const RankProgram& program) {
@@ -153,8 +154,8 @@ std::vector<std::vector<OpTiming>> GatherOpTimings(const std::vector<OpTiming>& 
     total += counts[r];
   }
   std::string all(static_cast<size_t>(rank == 0 ? total : 0), '\0');
-  MPI_Gatherv(packed.data(), bytes, MPI_CHAR, all.data(), counts.data(), displs.data(), MPI_CHAR,
-              0, comm);
+  MPI_Gatherv(packed.data(), bytes, MPI_CHAR, all.data(), counts.data(), displs.data(), MPI_CHAR, 0,
+              comm);
   std::vector<std::vector<OpTiming>> out;
   if (rank != 0) return out;
   out.resize(static_cast<size_t>(size));
@@ -214,11 +215,18 @@ std::string OpTimingChromeTraceJson(const std::string& name, const RankMap& rank
   for (size_t r = 0; r < per_rank.size(); ++r) {
     const DeviceId d = ranks.DeviceOf(static_cast<int>(r));
     if (!d.has_value()) continue;
-    events.push_back({{"ph", "M"}, {"pid", 0}, {"tid", d.value()}, {"name", "thread_name"},
+    events.push_back({{"ph", "M"},
+                      {"pid", 0},
+                      {"tid", d.value()},
+                      {"name", "thread_name"},
                       {"args", {{"name", d.ToString()}}}});
     for (const OpTiming& t : per_rank[r]) {
-      events.push_back({{"ph", "X"}, {"pid", 0}, {"tid", d.value()}, {"name", t.label},
-                        {"cat", t.category}, {"ts", t.start_s * 1e6},
+      events.push_back({{"ph", "X"},
+                        {"pid", 0},
+                        {"tid", d.value()},
+                        {"name", t.label},
+                        {"cat", t.category},
+                        {"ts", t.start_s * 1e6},
                         {"dur", (t.end_s - t.start_s) * 1e6}});
     }
   }

@@ -202,7 +202,7 @@ struct TimingResult {
   /// Per timed iteration: the slowest rank's time between the barriers.
   std::vector<double> iteration_s;
   double median_s = 0;
-  double throughput = 0;  ///< batch_size / median_s (samples/s)
+  double throughput = 0;           ///< batch_size / median_s (samples/s)
   int64_t planned_peak_bytes = 0;  ///< the largest over ranks
   int64_t live_peak_bytes = 0;     ///< the largest over ranks
   /// With per_op, on rank 0 only: every rank's op intervals, by rank.
@@ -213,7 +213,8 @@ struct TimingResult {
 /// of `iterations`, MPI_Barrier, t0 = MPI_Wtime(), Run(), t1 = MPI_Wtime(),
 /// and the iteration's time is the maximum of t1 - t0 over the ranks
 /// (MPI_Allreduce MAX). Collective over `comm`; every rank gets the result.
-StatusOr<TimingResult> TimeExecutor(Executor& executor, MPI_Comm comm, const TimingOptions& options);
+StatusOr<TimingResult> TimeExecutor(Executor& executor, MPI_Comm comm,
+                                    const TimingOptions& options);
 
 /// Per-op intervals as Chrome trace JSON (the layout of sim/chrome_trace.h:
 /// one process, one thread per device named "d<N>", "X" events with the

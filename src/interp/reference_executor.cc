@@ -128,7 +128,8 @@ void DrawChunks(DType dtype, double scale, int64_t n, SplitMix64& rng,
     double block[kBlock];
     for (int64_t b = begin; b < end; b += kBlock) {
       const int64_t m = std::min(kBlock, end - b);
-      for (int64_t j = 0; j < m; ++j) block[j] = RoundToDType(Draw(local, dtype, scale, options), dtype);
+      for (int64_t j = 0; j < m; ++j)
+        block[j] = RoundToDType(Draw(local, dtype, scale, options), dtype);
       sink(b, std::span<const double>(block, static_cast<size_t>(m)));
     }
   });
@@ -231,8 +232,13 @@ namespace {
 // Ops that hand on (a piece of) their first operand's values unchanged.
 bool MovesValues(OpKind kind) {
   switch (kind) {
-    case OpKind::kShard: case OpKind::kSplit: case OpKind::kSlice: case OpKind::kReshape:
-    case OpKind::kIdentity: case OpKind::kMeshSlice: case OpKind::kMeshAllGather:
+    case OpKind::kShard:
+    case OpKind::kSplit:
+    case OpKind::kSlice:
+    case OpKind::kReshape:
+    case OpKind::kIdentity:
+    case OpKind::kMeshSlice:
+    case OpKind::kMeshAllGather:
       return true;
     default:
       return false;

@@ -33,7 +33,8 @@ bool WriteArray(hid_t g, const char* name, hid_t type, const void* data, hsize_t
 }
 
 template <typename T, typename F>
-bool WriteColumn(hid_t g, const char* name, hid_t type, const std::vector<MeasuredRow>& rows, F get) {
+bool WriteColumn(hid_t g, const char* name, hid_t type, const std::vector<MeasuredRow>& rows,
+                 F get) {
   std::vector<T> col;
   for (const MeasuredRow& r : rows) col.push_back(get(r));
   return WriteArray(g, name, type, col.data(), col.size());
@@ -71,12 +72,14 @@ bool WriteHost(hid_t g, const HostInfo& host) {
   Handle st = Utf8StringType();
   const char* name = host.host.c_str();
   const char* cpu = host.cpu_model.c_str();
-  return WriteScalarAttr(g, "host", st.get(), &name) && WriteScalarAttr(g, "cpu_model", st.get(), &cpu) &&
+  return WriteScalarAttr(g, "host", st.get(), &name) &&
+         WriteScalarAttr(g, "cpu_model", st.get(), &cpu) &&
          WriteScalarAttr(g, "cpus", H5T_NATIVE_INT64, &host.cpus);
 }
 
 bool WriteGroup(hid_t file, const Measurements& m) {
-  if (H5Lexists(file, kMeasuredGroup, H5P_DEFAULT) > 0 && H5Ldelete(file, kMeasuredGroup, H5P_DEFAULT) < 0) {
+  if (H5Lexists(file, kMeasuredGroup, H5P_DEFAULT) > 0 &&
+      H5Ldelete(file, kMeasuredGroup, H5P_DEFAULT) < 0) {
     return false;
   }
   Handle g(H5Gcreate2(file, kMeasuredGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
@@ -86,8 +89,10 @@ bool WriteGroup(hid_t file, const Measurements& m) {
   bool ok = WriteColumn<int64_t>(g.get(), "config", i64, rows, [](auto& r) { return r.config; });
   ok = ok && WriteColumn<double>(g.get(), "iteration_time_s", f64, rows,
                                  [](auto& r) { return r.iteration_time_s; });
-  ok = ok && WriteColumn<double>(g.get(), "throughput", f64, rows, [](auto& r) { return r.throughput; });
-  ok = ok && WriteColumn<int64_t>(g.get(), "iterations", i64, rows, [](auto& r) { return r.iterations; });
+  ok = ok &&
+       WriteColumn<double>(g.get(), "throughput", f64, rows, [](auto& r) { return r.throughput; });
+  ok = ok &&
+       WriteColumn<int64_t>(g.get(), "iterations", i64, rows, [](auto& r) { return r.iterations; });
   ok = ok && WriteColumn<int64_t>(g.get(), "planned_peak_bytes", i64, rows,
                                   [](auto& r) { return r.planned_peak_bytes; });
   ok = ok && WriteStrings(g.get(), "status", rows, &MeasuredRow::status);
@@ -149,7 +154,8 @@ Status ReadSpread(const Hdf5Reader& r, Measurements& m) {
   if (present == 0) return Status::Ok();
   std::vector<double> cols[5];
   for (int i = 0; i < 5; ++i) {
-    DISTIR_ASSIGN_OR_RETURN(cols[i], r.ReadDoubles(std::string(kMeasuredGroup) + "/" + kColumns[i]));
+    DISTIR_ASSIGN_OR_RETURN(cols[i],
+                            r.ReadDoubles(std::string(kMeasuredGroup) + "/" + kColumns[i]));
     if (i < 4 && cols[i].size() != m.rows.size()) {
       return Malformed(r, "datasets of unequal length");
     }
@@ -184,8 +190,8 @@ Status ReadGroup(const Hdf5Reader& r, Measurements& m) {
   DISTIR_ASSIGN_OR_RETURN(std::vector<std::string> status, r.ReadStrings("/measured/status"));
   DISTIR_ASSIGN_OR_RETURN(std::vector<std::string> reason, r.ReadStrings("/measured/reason"));
   const size_t n = config.size();
-  for (size_t size : {time.size(), throughput.size(), iterations.size(), peak.size(),
-                      status.size(), reason.size()}) {
+  for (size_t size : {time.size(), throughput.size(), iterations.size(), peak.size(), status.size(),
+                      reason.size()}) {
     if (size != n) {
       return InvalidArgument() << r.path()
                                << ": malformed /measured group (datasets of unequal length)";
@@ -202,9 +208,8 @@ Status ReadGroup(const Hdf5Reader& r, Measurements& m) {
     if (status[i] == "ok" && !(std::isfinite(time[i]) && time[i] > 0 &&
                                std::isfinite(throughput[i]) && throughput[i] >= 0)) {
       return InvalidArgument() << r.path() << ": /measured row of configuration " << config[i]
-                               << " is ok but its iteration time " << time[i]
-                               << " s or throughput " << throughput[i]
-                               << " is not a finite positive number";
+                               << " is ok but its iteration time " << time[i] << " s or throughput "
+                               << throughput[i] << " is not a finite positive number";
     }
     MeasuredRow row;
     row.config = config[i];

@@ -43,7 +43,7 @@ std::vector<AttrSpec> ParseAttrSpecs(std::string_view spec) {
 
 std::vector<OpInfo> BuildRegistry() {
   std::vector<OpInfo> ops;
-#define DISTIR_OP(name, min_in, max_in, min_out, max_out, cls, attrs) \
+#define DISTIR_OP(name, min_in, max_in, min_out, max_out, cls, attrs)                    \
   ops.push_back({OpKind::k##name, #name, min_in, max_in, min_out, max_out, OpClass::cls, \
                  ParseAttrSpecs(attrs)});
 #include "ir/op_kinds.def"
@@ -92,8 +92,11 @@ bool IsCommunication(OpKind kind) {
 
 bool IsMeshCollective(OpKind kind) {
   switch (kind) {
-    case OpKind::kMeshAllReduce: case OpKind::kMeshReduceScatter: case OpKind::kMeshAllGather:
-    case OpKind::kMeshAllToAll: case OpKind::kMeshTransfer:
+    case OpKind::kMeshAllReduce:
+    case OpKind::kMeshReduceScatter:
+    case OpKind::kMeshAllGather:
+    case OpKind::kMeshAllToAll:
+    case OpKind::kMeshTransfer:
       return true;
     default:
       return false;

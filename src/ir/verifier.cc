@@ -66,15 +66,15 @@ Status FunctionVerifier::CheckArity(const Op& op) const {
   const OpInfo& info = GetOpInfo(op.kind());
   int n_in = op.num_inputs();
   if (n_in < info.min_inputs || (info.max_inputs != kVariadic && n_in > info.max_inputs)) {
-    return InvalidArgument(op.loc()) << info.name << " takes "
-                                     << ArityText(info.min_inputs, info.max_inputs, "input")
-                                     << ", got " << n_in;
+    return InvalidArgument(op.loc())
+           << info.name << " takes " << ArityText(info.min_inputs, info.max_inputs, "input")
+           << ", got " << n_in;
   }
   int n_out = op.num_results();
   if (n_out < info.min_outputs || (info.max_outputs != kVariadic && n_out > info.max_outputs)) {
-    return InvalidArgument(op.loc()) << info.name << " has "
-                                     << ArityText(info.min_outputs, info.max_outputs, "result")
-                                     << ", got " << n_out;
+    return InvalidArgument(op.loc())
+           << info.name << " has " << ArityText(info.min_outputs, info.max_outputs, "result")
+           << ", got " << n_out;
   }
   return Status::Ok();
 }
@@ -87,15 +87,15 @@ Status FunctionVerifier::CheckAttrs(const Op& op) const {
       return InvalidArgument(op.loc()) << "unknown attribute '" << name << "' for op " << info.name;
     }
     if (spec->type != value.type()) {
-      return InvalidArgument(op.loc()) << "attribute '" << name << "' of " << info.name
-                                       << " must be " << AttrTypeName(spec->type) << ", got "
-                                       << AttrTypeName(value.type());
+      return InvalidArgument(op.loc())
+             << "attribute '" << name << "' of " << info.name << " must be "
+             << AttrTypeName(spec->type) << ", got " << AttrTypeName(value.type());
     }
   }
   for (const AttrSpec& spec : info.attrs) {
     if (spec.required && op.FindAttr(std::string(spec.name)) == nullptr) {
-      return InvalidArgument(op.loc()) << "missing required attribute '" << spec.name << "' of "
-                                       << info.name;
+      return InvalidArgument(op.loc())
+             << "missing required attribute '" << spec.name << "' of " << info.name;
     }
   }
   return Status::Ok();
@@ -141,24 +141,24 @@ Status FunctionVerifier::CheckCall(const Op& op) const {
   if (callee == nullptr) return InvalidArgument(op.loc()) << "undefined function @" << op.callee();
   // Calls may only reach functions defined earlier, which keeps the call graph acyclic.
   if (callee == &fn_ || !CalleeComesFirst(*callee)) {
-    return InvalidArgument(op.loc()) << "call of @" << callee->name()
-                                     << " must follow its definition";
+    return InvalidArgument(op.loc())
+           << "call of @" << callee->name() << " must follow its definition";
   }
   if (callee->num_params() != op.num_inputs()) {
-    return InvalidArgument(op.loc()) << "@" << callee->name() << " takes "
-                                     << Plural(callee->num_params(), "argument") << ", got "
-                                     << op.num_inputs();
+    return InvalidArgument(op.loc())
+           << "@" << callee->name() << " takes " << Plural(callee->num_params(), "argument")
+           << ", got " << op.num_inputs();
   }
   if (!op.attrs().empty()) {
-    return InvalidArgument(op.loc()) << "call of @" << callee->name()
-                                     << " takes no attributes, got '" << op.attrs().begin()->first
-                                     << "'";
+    return InvalidArgument(op.loc())
+           << "call of @" << callee->name() << " takes no attributes, got '"
+           << op.attrs().begin()->first << "'";
   }
   int n_ret = static_cast<int>(callee->returns().size());
   if (n_ret != op.num_results()) {
-    return InvalidArgument(op.loc()) << "@" << callee->name() << " returns "
-                                     << Plural(n_ret, "value") << ", but the call has "
-                                     << Plural(op.num_results(), "result");
+    return InvalidArgument(op.loc())
+           << "@" << callee->name() << " returns " << Plural(n_ret, "value")
+           << ", but the call has " << Plural(op.num_results(), "result");
   }
   if (callee->IsDeviceGeneric()) return CheckGenericCallDevices(op);
   return Status::Ok();
@@ -173,9 +173,9 @@ Status FunctionVerifier::CheckDevices(const Op& op) const {
       continue;
     }
     if (v->type().device() != first->type().device()) {
-      return InvalidArgument(op.loc()) << op.Name() << " inputs are on different devices ("
-                                       << first->type().device() << " and " << v->type().device()
-                                       << ")";
+      return InvalidArgument(op.loc())
+             << op.Name() << " inputs are on different devices (" << first->type().device()
+             << " and " << v->type().device() << ")";
     }
   }
   return Status::Ok();
@@ -189,22 +189,25 @@ Status FunctionVerifier::CheckCommunication(const Op& op) const {
     DeviceId d = v->type().device();
     for (DeviceId s : seen) {
       if (s == d) {
-        return InvalidArgument(op.loc()) << op.Name() << " inputs must be on distinct devices: "
-                                         << d << " appears twice";
+        return InvalidArgument(op.loc())
+               << op.Name() << " inputs must be on distinct devices: " << d << " appears twice";
       }
     }
     seen.push_back(d);
   }
   switch (op.kind()) {
-    case OpKind::kAllReduce: case OpKind::kAllGather: case OpKind::kReduceScatter:
+    case OpKind::kAllReduce:
+    case OpKind::kAllGather:
+    case OpKind::kReduceScatter:
     case OpKind::kAllToAll:
       if (op.num_results() != op.num_inputs()) {
-        return InvalidArgument(op.loc()) << op.Name() << " needs one result per input: "
-                                         << op.num_inputs() << " inputs, " << op.num_results()
-                                         << " results";
+        return InvalidArgument(op.loc())
+               << op.Name() << " needs one result per input: " << op.num_inputs() << " inputs, "
+               << op.num_results() << " results";
       }
       break;
-    case OpKind::kBroadcast: case OpKind::kScatter: {
+    case OpKind::kBroadcast:
+    case OpKind::kScatter: {
       size_t n = op.FindAttr("devices")->AsDevices().size();
       if (static_cast<size_t>(op.num_results()) != n) {
         return InvalidArgument(op.loc()) << op.Name() << " needs one result per device: " << n
@@ -220,7 +223,8 @@ Status FunctionVerifier::CheckCommunication(const Op& op) const {
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return Status::Ok();
 }
@@ -239,9 +243,9 @@ Status FunctionVerifier::CheckGeneric(const Op& op) const {
   }
   for (const auto& [name, value] : op.attrs()) {
     if (AttrMentionsDevice(value)) {
-      return InvalidArgument(op.loc()) << "device-generic function @" << fn_.name()
-                                       << " may not name a device (attribute '" << name << "' of "
-                                       << op.Name() << ")";
+      return InvalidArgument(op.loc())
+             << "device-generic function @" << fn_.name() << " may not name a device (attribute '"
+             << name << "' of " << op.Name() << ")";
     }
   }
   for (const auto& r : op.results()) {
@@ -259,16 +263,16 @@ Status FunctionVerifier::CheckShardingOf(const Sharding& sharding, const Type& t
   if (module_ == nullptr) return Status::Ok();
   const Mesh* mesh = module_->LookupMesh(sharding.mesh);
   if (mesh == nullptr)
-    return InvalidArgument(sharding.loc) << "sharding of " << what << " names undeclared mesh @"
-                                         << sharding.mesh;
+    return InvalidArgument(sharding.loc)
+           << "sharding of " << what << " names undeclared mesh @" << sharding.mesh;
   if (type.is_unknown()) return Status::Ok();
   if (!type.is_tensor())
-    return InvalidArgument(sharding.loc) << "sharding of " << what << " must be on a tensor, not "
-                                         << type;
+    return InvalidArgument(sharding.loc)
+           << "sharding of " << what << " must be on a tensor, not " << type;
   Status s = sharding.Validate(*mesh, type.shape());
   if (s.ok()) return s;
-  return InvalidArgument(sharding.loc) << s.message() << " (sharding of " << what << ": "
-                                       << type << ")";
+  return InvalidArgument(sharding.loc)
+         << s.message() << " (sharding of " << what << ": " << type << ")";
 }
 
 Status FunctionVerifier::CheckValueSharding(const Value& v) const {
@@ -293,12 +297,12 @@ Status FunctionVerifier::CheckMeshOp(const Op& op) const {
   const std::vector<std::string>& axes = axes_attr != nullptr ? axes_attr->AsStrings() : kNoAxes;
   for (size_t i = 0; i < axes.size(); ++i) {
     if (mesh->AxisIndex(axes[i]) < 0)
-      return InvalidArgument(op.loc()) << op.Name() << " names unknown axis '" << axes[i]
-                                       << "' of mesh @" << name;
+      return InvalidArgument(op.loc())
+             << op.Name() << " names unknown axis '" << axes[i] << "' of mesh @" << name;
     for (size_t j = 0; j < i; ++j) {
       if (axes[j] == axes[i])
-        return InvalidArgument(op.loc()) << op.Name() << " names mesh axis '" << axes[i]
-                                         << "' twice";
+        return InvalidArgument(op.loc())
+               << op.Name() << " names mesh axis '" << axes[i] << "' twice";
     }
   }
   const Type& t = op.input(0)->type();
@@ -306,8 +310,8 @@ Status FunctionVerifier::CheckMeshOp(const Op& op) const {
     const Attribute* a = op.FindAttr(attr);
     if (a == nullptr || !t.is_tensor()) continue;
     if (a->AsInt() < 0 || a->AsInt() >= t.rank())
-      return InvalidArgument(op.loc()) << op.Name() << " " << attr << " " << a->AsInt()
-                                       << " is out of range for " << t;
+      return InvalidArgument(op.loc())
+             << op.Name() << " " << attr << " " << a->AsInt() << " is out of range for " << t;
   }
   return Status::Ok();
 }

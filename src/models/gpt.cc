@@ -195,15 +195,17 @@ Value* GptBuilder::AddEmbeddings() {
 }
 
 AttentionConstants GptBuilder::AddAttentionConstants(int64_t layer) {
-  auto name = [layer](const std::string& suffix) { return gpt_names::Block(layer, "attn." + suffix); };
+  auto name = [layer](const std::string& suffix) {
+    return gpt_names::Block(layer, "attn." + suffix);
+  };
   const double head_dim = static_cast<double>(o_.d_model / o_.n_head);
   const double s = static_cast<double>(o_.seq_len);
   AttentionConstants c;
   // Reshape targets copy the batch and sequence extents (0) and infer the head
   // count (-1), so splitting the batch (D) or the heads (T) needs no new constants.
-  c.grouped_shape = o_.grouped_qkv ? Constant({DType::kI64, {5}, {0, 0, -1, 3, head_dim}},
-                                              name("grouped_shape"))
-                                   : nullptr;
+  c.grouped_shape =
+      o_.grouped_qkv ? Constant({DType::kI64, {5}, {0, 0, -1, 3, head_dim}}, name("grouped_shape"))
+                     : nullptr;
   c.split_shape = Constant({DType::kI64, {4}, {0, 0, -1, head_dim}}, name("split_shape"));
   c.merge_shape = Constant({DType::kI64, {3}, {0, 0, -1}}, name("merge_shape"));
   c.scale = Scalar(std::sqrt(head_dim), name("scale"));
@@ -232,7 +234,9 @@ std::vector<Value*> GptBuilder::SplitHeads(const std::vector<Value*>& qkv, Value
 // Causal multi-head self-attention of block `layer` on x [b, s, d]; returns the
 // output projection [b, s, d] (before the residual add).
 Value* GptBuilder::AddAttention(int64_t layer, Value* x, const BlockWeights& w) {
-  auto name = [layer](const std::string& suffix) { return gpt_names::Block(layer, "attn." + suffix); };
+  auto name = [layer](const std::string& suffix) {
+    return gpt_names::Block(layer, "attn." + suffix);
+  };
   const AttentionConstants c = AddAttentionConstants(layer);
   Value* qkv = Linear(x, w.c_attn_weight, w.c_attn_bias, name("c_attn"));
   std::vector<Value*> parts;
@@ -260,7 +264,9 @@ Value* GptBuilder::AddAttention(int64_t layer, Value* x, const BlockWeights& w) 
 }
 
 Value* GptBuilder::AddMlp(int64_t layer, Value* x, const BlockWeights& w) {
-  auto name = [layer](const std::string& suffix) { return gpt_names::Block(layer, "mlp." + suffix); };
+  auto name = [layer](const std::string& suffix) {
+    return gpt_names::Block(layer, "mlp." + suffix);
+  };
   Value* fc = Linear(x, w.c_fc_weight, w.c_fc_bias, name("c_fc"));
   // GPT-2's activation is the tanh approximation of GELU ("gelu_new").
   Value* gelu = b_.Add(OpKind::kGelu, {fc}, {{"approximate", "tanh"}}, name("gelu"));
@@ -310,13 +316,9 @@ std::vector<std::string> GptShardingRules() {
   return {"input_ids=[{dp}, {}]",
           // Whole on every device (the token Gather reads it); without this
           // rule the LM head's split would propagate back and gather it.
-          "wte.weight=[{}, {}]",
-          "h.*.attn.c_attn.weight=[{}, {tp}]",
-          "h.*.attn.c_attn.bias=[{tp}]",
-          "h.*.attn.c_proj.weight=[{tp}, {}]",
-          "h.*.mlp.c_fc.weight=[{}, {tp}]",
-          "h.*.mlp.c_fc.bias=[{tp}]",
-          "h.*.mlp.c_proj.weight=[{tp}, {}]",
+          "wte.weight=[{}, {}]", "h.*.attn.c_attn.weight=[{}, {tp}]", "h.*.attn.c_attn.bias=[{tp}]",
+          "h.*.attn.c_proj.weight=[{tp}, {}]", "h.*.mlp.c_fc.weight=[{}, {tp}]",
+          "h.*.mlp.c_fc.bias=[{tp}]", "h.*.mlp.c_proj.weight=[{tp}, {}]",
           // The tied LM head reads the transposed embedding column-parallel
           // (vocab-parallel logits); the token Gather reads it whole.
           "lm_head.weight_t=[{}, {tp}]"};

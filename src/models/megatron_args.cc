@@ -19,7 +19,10 @@ std::vector<std::string> SplitWords(std::string_view line) {
   for (size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     if (quote != 0) {
-      if (c == quote) quote = 0; else word += c;
+      if (c == quote)
+        quote = 0;
+      else
+        word += c;
       continue;
     }
     if (c == '\'' || c == '"') {
@@ -165,9 +168,9 @@ const std::map<std::string, OptionSpec, std::less<>>& OptionTable() {
       {"--disable-bias-linear", {false, Flag(&B::no_bias)}},
       {"--untie-embeddings-and-output-weights", {false, Flag(&B::untie)}},
       {"--use-flash-attn", {false, Flag(&B::flash)}},
-      {"--normalization", {true, Choice({"LayerNorm", "RMSNorm"}, [](State& s, std::string_view v) {
-                             s.blocks.rms_norm = v == "RMSNorm";
-                           })}},
+      {"--normalization",
+       {true, Choice({"LayerNorm", "RMSNorm"},
+                     [](State& s, std::string_view v) { s.blocks.rms_norm = v == "RMSNorm"; })}},
       {"--position-embedding-type",
        {true, Choice({"learned_absolute", "rope"},
                      [](State& s, std::string_view v) { s.blocks.rope = v == "rope"; })}},
@@ -181,9 +184,11 @@ const std::map<std::string, OptionSpec, std::less<>>& OptionTable() {
       {"--adam-eps", {true, Double(&T::adam_eps)}},
       {"--loss-scale", {true, Double(&T::loss_scale)}},
       // Megatron's "adam" is Apex's FusedAdam in AdamW mode (decoupled decay).
-      {"--optimizer", {true, Choice({"adam"}, [](State& s, std::string_view) {
-                         s.args.transformer.optimizer = TransformerOptimizer::kAdamW;
-                       })}},
+      {"--optimizer",
+       {true, Choice({"adam"},
+                     [](State& s, std::string_view) {
+                       s.args.transformer.optimizer = TransformerOptimizer::kAdamW;
+                     })}},
       {"--tensor-model-parallel-size", {true, ArgsInt(&A::tensor_model_parallel_size)}},
       {"--pipeline-model-parallel-size", {true, ArgsInt(&A::pipeline_model_parallel_size)}},
       {"--context-parallel-size", {true, ArgsInt(&A::context_parallel_size)}},
@@ -209,7 +214,8 @@ Status ResolveBlocks(const BlockFlags& b, TransformerOptions& o) {
                            << "modelled together (LLaMA blocks) or not at all (GPT blocks); "
                            << "the line gives " << llama_flags << " of the 4";
   }
-  if (b.bf16 && b.fp16) return InvalidArgument() << "megatron options --bf16 and --fp16 exclude each other";
+  if (b.bf16 && b.fp16)
+    return InvalidArgument() << "megatron options --bf16 and --fp16 exclude each other";
   o.variant = llama_flags == 4 ? TransformerVariant::kLlama : TransformerVariant::kGpt;
   o.params_dtype = b.bf16 ? DType::kBF16 : b.fp16 ? DType::kF16 : DType::kF32;
   o.untie_embeddings_and_output_weights = b.untie;
@@ -296,13 +302,14 @@ StatusOr<MegatronDistribution> MegatronDistributionOf(const MegatronArgs& args,
                              << "size " << model_parallel;
   }
   std::vector<std::string> asks;
-  auto ask = [&asks](bool when, const std::string& what) { if (when) asks.push_back(what); };
+  auto ask = [&asks](bool when, const std::string& what) {
+    if (when) asks.push_back(what);
+  };
   ask(args.context_parallel_size > 1,
       "--context-parallel-size " + std::to_string(args.context_parallel_size));
   ask(args.num_layers_per_virtual_pipeline_stage > 0,
       "--num-layers-per-virtual-pipeline-stage " +
-          std::to_string(args.num_layers_per_virtual_pipeline_stage) +
-          " (interleaved 1F1B)");
+          std::to_string(args.num_layers_per_virtual_pipeline_stage) + " (interleaved 1F1B)");
   ask(args.sequence_parallel, "--sequence-parallel");
   if (!asks.empty()) {
     std::ostringstream os;
@@ -317,8 +324,8 @@ StatusOr<MegatronDistribution> MegatronDistributionOf(const MegatronArgs& args,
   d.global_batch = args.global_batch_size > 0 ? args.global_batch_size : per_step;
   if (d.global_batch % per_step != 0) {
     return InvalidArgument() << "--global-batch-size " << d.global_batch
-                             << " is not a multiple of --micro-batch-size "
-                             << args.micro_batch_size << " x data parallel size " << d.dp;
+                             << " is not a multiple of --micro-batch-size " << args.micro_batch_size
+                             << " x data parallel size " << d.dp;
   }
   d.microbatches = d.global_batch / per_step;
   d.recompute = !args.recompute_granularity.empty();

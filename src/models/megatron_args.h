@@ -61,7 +61,7 @@ struct MegatronDistribution {
   bool recompute = false;  ///< --recompute-granularity full: every layer; selective: see below
   /// --recompute-granularity selective: the core attention only.
   bool recompute_selective = false;
-  int zero_stage = 0;      ///< 1 with --use-distributed-optimizer
+  int zero_stage = 0;  ///< 1 with --use-distributed-optimizer
   int64_t global_batch = 1;
 };
 
@@ -72,7 +72,6 @@ struct MegatronDistribution {
 /// not model yet (--num-layers-per-virtual-pipeline-stage,
 /// --sequence-parallel,
 /// --context-parallel-size), so no line is simulated as something else.
-StatusOr<MegatronDistribution> MegatronDistributionOf(const MegatronArgs& args,
-                                                      int64_t world_size);
+StatusOr<MegatronDistribution> MegatronDistributionOf(const MegatronArgs& args, int64_t world_size);
 
 }  // namespace distir

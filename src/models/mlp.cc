@@ -79,7 +79,8 @@ void AddParams(const MlpOptions& o, FunctionBuilder& b, MlpValues& vals) {
   const Type weight_type = Type::Tensor(o.dtype, {o.d_model, o.d_model}, o.device);
   vals.x = b.Param(mlp_names::kInput, batch_type);
   vals.y = b.Param(mlp_names::kLabels, batch_type);
-  for (int64_t i = 0; i < o.n_layer; ++i) vals.w.push_back(b.Param(mlp_names::Weight(i), weight_type));
+  for (int64_t i = 0; i < o.n_layer; ++i)
+    vals.w.push_back(b.Param(mlp_names::Weight(i), weight_type));
   if (o.optimizer != MlpOptimizer::kAdam) return;
   for (int64_t i = 0; i < o.n_layer; ++i) {
     vals.m.push_back(b.Param(mlp_names::FirstMoment(i), weight_type));
@@ -102,7 +103,8 @@ void AddForward(const MlpOptions& o, FunctionBuilder& b, MlpValues& vals) {
 Value* AddLossAndBackward(const MlpOptions& o, FunctionBuilder& b, MlpValues& vals) {
   const int64_t last = o.n_layer - 1;
   Value* loss = b.Add(OpKind::kMSELoss, {vals.a[last], vals.y}, {}, mlp_names::kLoss);
-  Value* da = b.Add(OpKind::kMSELossGrad, {vals.a[last], vals.y}, {}, mlp_names::ActivationGrad(last));
+  Value* da =
+      b.Add(OpKind::kMSELossGrad, {vals.a[last], vals.y}, {}, mlp_names::ActivationGrad(last));
   vals.dw.assign(o.n_layer, nullptr);
   for (int64_t i = last; i >= 0; --i) {
     Value* dh = b.Add(OpKind::kReluGrad, {vals.h[i], da}, {}, mlp_names::PreActivationGrad(i));

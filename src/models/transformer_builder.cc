@@ -27,7 +27,7 @@ struct Weight {
 // What a block's backward pass reads of its forward pass.
 struct BlockActs {
   Value *x, *norm1, *q, *k, *v, *o, *lse, *context, *residual, *norm2;
-  Value *q_scaled = nullptr, *k_t = nullptr, *probs = nullptr;  // unfused attention
+  Value *q_scaled = nullptr, *k_t = nullptr, *probs = nullptr;            // unfused attention
   Value *fc1 = nullptr, *act = nullptr;                                   // GPT
   Value *gate = nullptr, *up = nullptr, *sig = nullptr, *silu = nullptr;  // LLaMA
 };
@@ -49,7 +49,9 @@ class TransformerBuilder {
 
   void AddWeight(const std::string& name, Shape shape, bool decay);
   Value* W(const std::string& name) { return weights_.at(name).value; }
-  Value* WL(int64_t layer, const std::string& suffix) { return W(transformer_names::Layer(layer, suffix)); }
+  Value* WL(int64_t layer, const std::string& suffix) {
+    return W(transformer_names::Layer(layer, suffix));
+  }
   void AddParams();
   Value* Constant(DenseTensor value, const std::string& name);
   Value* Ints(const Shape& values, const std::string& name);
@@ -120,7 +122,8 @@ void TransformerBuilder::AddParams() {
   tokens_ = b_.Param(transformer_names::kTokens, ids);
   labels_ = b_.Param(transformer_names::kLabels, ids);
   AddWeight(transformer_names::kEmbedding, {o_.vocab_size, h}, true);
-  if (gpt()) AddWeight(transformer_names::kPositionEmbedding, {o_.max_position_embeddings, h}, true);
+  if (gpt())
+    AddWeight(transformer_names::kPositionEmbedding, {o_.max_position_embeddings, h}, true);
   for (int64_t i = 0; i < o_.num_layers; ++i) {
     auto add = [&](const std::string& suffix, Shape shape, bool decay) {
       AddWeight(transformer_names::Layer(i, suffix), std::move(shape), decay);
@@ -207,8 +210,9 @@ void TransformerBuilder::AddCoreAttentionConstants() {
                {Constant(std::move(rows), "attention.query_positions"),
                 Constant(std::move(cols), "attention.key_positions")},
                "attention.future");
-  scale_ = Constant(DenseTensor{o_.params_dtype, {}, {1 / std::sqrt(static_cast<double>(head_width()))}},
-                    "attention.scale");
+  scale_ =
+      Constant(DenseTensor{o_.params_dtype, {}, {1 / std::sqrt(static_cast<double>(head_width()))}},
+               "attention.scale");
   masked_ = Constant(DenseTensor{o_.params_dtype, {}, {-10000.0}}, "attention.masked");
 }
 
@@ -230,10 +234,11 @@ Value* TransformerBuilder::Linear(Value* x, const std::string& weight, const std
 
 Value* TransformerBuilder::Embed() {
   const AttrMap axis0 = {{"axis", int64_t{0}}};
-  Value* tokens = Op(OpKind::kGather, {W(transformer_names::kEmbedding), tokens_}, "embedding.tokens", axis0);
+  Value* tokens =
+      Op(OpKind::kGather, {W(transformer_names::kEmbedding), tokens_}, "embedding.tokens", axis0);
   if (!gpt()) return tokens;
-  Value* positions =
-      Op(OpKind::kGather, {W(transformer_names::kPositionEmbedding), positions_}, "embedding.positions", axis0);
+  Value* positions = Op(OpKind::kGather, {W(transformer_names::kPositionEmbedding), positions_},
+                        "embedding.positions", axis0);
   return Op(OpKind::kAdd, {tokens, positions}, "embedding");
 }
 
@@ -242,7 +247,9 @@ Value* TransformerBuilder::Embed() {
 // query heads, then its key and its value head; so a column split by groups
 // keeps whole groups on a shard.
 Value* TransformerBuilder::Attention(int64_t layer, Value* x, BlockActs& a) {
-  auto name = [layer](const std::string& s) { return transformer_names::Layer(layer, "attention." + s); };
+  auto name = [layer](const std::string& s) {
+    return transformer_names::Layer(layer, "attention." + s);
+  };
   const int64_t r = heads_per_group();
   const AttrMap to_heads = {{"perm", Shape{0, 2, 1, 3}}};
   Value* qkv = Linear(x, transformer_names::Layer(layer, "attention.qkv"), name("qkv"));
@@ -311,15 +318,19 @@ std::string Grad(const std::string& name) { return name + transformer_names::kGr
 // mask and softmax (one fused kernel in Megatron, two ops here), probs · v.
 // Dropout is not modelled.
 Value* TransformerBuilder::CoreAttention(int64_t layer, BlockActs& a) {
-  auto name = [layer](const std::string& s) { return transformer_names::Layer(layer, "attention." + s); };
+  auto name = [layer](const std::string& s) {
+    return transformer_names::Layer(layer, "attention." + s);
+  };
   // `recompute = 1`: what Megatron's selective recomputation recomputes.
   const Attribute again(int64_t{1});
   a.q_scaled = Op(OpKind::kMul, {a.q, scale_}, name("q_scaled"), {{"recompute", again}});
-  a.k_t = Op(OpKind::kTranspose, {a.k}, name("k_t"), {{"perm", Shape{0, 1, 3, 2}}, {"recompute", again}});
+  a.k_t = Op(OpKind::kTranspose, {a.k}, name("k_t"),
+             {{"perm", Shape{0, 1, 3, 2}}, {"recompute", again}});
   Value* scores = Op(OpKind::kMatMul, {a.q_scaled, a.k_t}, name("scores"), {{"recompute", again}});
   Value* masked =
       Op(OpKind::kWhere, {future_, masked_, scores}, name("scores_masked"), {{"recompute", again}});
-  a.probs = Op(OpKind::kSoftmax, {masked}, name("probs"), {{"axis", int64_t{-1}}, {"recompute", again}});
+  a.probs =
+      Op(OpKind::kSoftmax, {masked}, name("probs"), {{"axis", int64_t{-1}}, {"recompute", again}});
   return Op(OpKind::kMatMul, {a.probs, a.v}, name("o"), {{"recompute", again}});
 }
 
@@ -328,11 +339,13 @@ Value* TransformerBuilder::CoreAttention(int64_t layer, BlockActs& a) {
 // so SoftmaxGrad's y (dy - Σ y dy) is already 0 there.
 std::vector<Value*> TransformerBuilder::CoreAttentionGrad(int64_t layer, const BlockActs& a,
                                                           Value* dout) {
-  auto name = [layer](const std::string& s) { return transformer_names::Layer(layer, "attention." + s); };
-  std::vector<Value*> pv = Ops(OpKind::kMatMulGrad, {a.probs, a.v, dout},
-                               {Grad(name("probs")), Grad(name("v"))});
-  Value* dscores = Op(OpKind::kSoftmaxGrad, {a.probs, pv[0]}, Grad(name("scores")),
-                      {{"axis", int64_t{-1}}});
+  auto name = [layer](const std::string& s) {
+    return transformer_names::Layer(layer, "attention." + s);
+  };
+  std::vector<Value*> pv =
+      Ops(OpKind::kMatMulGrad, {a.probs, a.v, dout}, {Grad(name("probs")), Grad(name("v"))});
+  Value* dscores =
+      Op(OpKind::kSoftmaxGrad, {a.probs, pv[0]}, Grad(name("scores")), {{"axis", int64_t{-1}}});
   std::vector<Value*> qk = Ops(OpKind::kMatMulGrad, {a.q_scaled, a.k_t, dscores},
                                {Grad(name("q_scaled")), Grad(name("k_t"))});
   Value* dq = Op(OpKind::kMul, {qk[0], scale_}, Grad(name(gpt() ? "q" : "q_rope")));
@@ -386,25 +399,29 @@ Value* TransformerBuilder::MlpGrad(int64_t layer, const BlockActs& a, Value* dy)
   Value* dsig = Op(OpKind::kMul, {dsilu, a.gate}, Grad(name("gate_sigmoid")));
   Value* through = Op(OpKind::kSigmoidGrad, {a.sig, dsig}, Grad(name("fc1_gate.sigmoid")));
   Value* dgate = Op(OpKind::kAdd, {direct, through}, Grad(name("fc1_gate")));
-  Value* dx_up = LinearGrad(a.norm2, transformer_names::Layer(layer, "mlp.fc1_up"), dup, name("fc1_up"));
+  Value* dx_up =
+      LinearGrad(a.norm2, transformer_names::Layer(layer, "mlp.fc1_up"), dup, name("fc1_up"));
   Value* dx_gate =
       LinearGrad(a.norm2, transformer_names::Layer(layer, "mlp.fc1_gate"), dgate, name("fc1_gate"));
-  return Op(OpKind::kAdd, {dx_gate, dx_up}, Grad(transformer_names::Layer(layer, "post_attention_norm")));
+  return Op(OpKind::kAdd, {dx_gate, dx_up},
+            Grad(transformer_names::Layer(layer, "post_attention_norm")));
 }
 
 Value* TransformerBuilder::AttentionGrad(int64_t layer, const BlockActs& a, Value* dy) {
-  auto name = [layer](const std::string& s) { return transformer_names::Layer(layer, "attention." + s); };
+  auto name = [layer](const std::string& s) {
+    return transformer_names::Layer(layer, "attention." + s);
+  };
   const AttrMap to_heads = {{"perm", Shape{0, 2, 1, 3}}};
-  Value* dcontext = LinearGrad(a.context, transformer_names::Layer(layer, "attention.proj"), dy, name("proj"));
+  Value* dcontext =
+      LinearGrad(a.context, transformer_names::Layer(layer, "attention.proj"), dy, name("proj"));
   Value* do_bshd = Op(OpKind::kReshape, {dcontext, consts_["heads"]}, Grad(name("o_bshd")));
   Value* dout = Op(OpKind::kTranspose, {do_bshd}, Grad(name("o")), to_heads);
-  std::vector<Value*> g =
-      o_.flash_attention
-          ? Ops(OpKind::kFlashAttentionGrad, {a.q, a.k, a.v, a.o, a.lse, dout},
-                {Grad(name(gpt() ? "q" : "q_rope")), Grad(name(gpt() ? "k" : "k_rope")),
-                 Grad(name("v"))},
-                {{"causal", int64_t{1}}})
-          : CoreAttentionGrad(layer, a, dout);
+  std::vector<Value*> g = o_.flash_attention
+                              ? Ops(OpKind::kFlashAttentionGrad, {a.q, a.k, a.v, a.o, a.lse, dout},
+                                    {Grad(name(gpt() ? "q" : "q_rope")),
+                                     Grad(name(gpt() ? "k" : "k_rope")), Grad(name("v"))},
+                                    {{"causal", int64_t{1}}})
+                              : CoreAttentionGrad(layer, a, dout);
   if (!gpt()) {
     // The rotation's adjoint is the inverse rotation: Rope with -sin.
     g[0] = Op(OpKind::kRope, {g[0], cos_, neg_sin_}, Grad(name("q")));
@@ -443,9 +460,9 @@ void TransformerBuilder::EmbedGrad(Value* dx) {
     // The position rows [s, H] were broadcast over the batch: sum it first.
     Value* dpos = Op(OpKind::kReduceSum, {dx}, Grad("embedding.positions"),
                      {{"axes", Shape{0}}, {"keepdims", int64_t{0}}});
-    SetGrad(transformer_names::kPositionEmbedding,
-            Op(OpKind::kEmbeddingGrad, {positions_, dpos}, Grad(transformer_names::kPositionEmbedding),
-               {{"num_rows", o_.max_position_embeddings}}));
+    SetGrad(transformer_names::kPositionEmbedding, Op(OpKind::kEmbeddingGrad, {positions_, dpos},
+                                                      Grad(transformer_names::kPositionEmbedding),
+                                                      {{"num_rows", o_.max_position_embeddings}}));
   }
   const bool tied = !*o_.untie_embeddings_and_output_weights;
   const std::string lookup = Grad(transformer_names::kEmbedding) + (tied ? ".lookup" : "");
@@ -464,7 +481,8 @@ void TransformerBuilder::EmbedGrad(Value* dx) {
 // its own master.
 void TransformerBuilder::Optimize(const std::string& name, std::vector<Value*>& results) {
   const Weight& w = weights_.at(name);
-  Value* master = IsHalf() ? b_.function().LookupValue(name + transformer_names::kMasterSuffix) : w.value;
+  Value* master =
+      IsHalf() ? b_.function().LookupValue(name + transformer_names::kMasterSuffix) : w.value;
   Value* grad = w.grad;
   if (IsHalf()) {
     grad = Op(OpKind::kCast, {grad}, name + ".main_grad", {{"to", DType::kF32}});
@@ -483,19 +501,21 @@ void TransformerBuilder::Optimize(const std::string& name, std::vector<Value*>& 
   Value* m = b_.function().LookupValue(name + transformer_names::kExpAvgSuffix);
   Value* v = b_.function().LookupValue(name + transformer_names::kExpAvgSqSuffix);
   const std::string updated =
-      IsHalf() ? name + transformer_names::kMasterSuffix + transformer_names::kNewSuffix : name + transformer_names::kNewSuffix;
-  std::vector<Value*> out = Ops(OpKind::kAdam, {master, grad, m, v},
-                                {updated, name + transformer_names::kExpAvgSuffix + transformer_names::kNewSuffix,
-                                 name + transformer_names::kExpAvgSqSuffix + transformer_names::kNewSuffix},
-                                {{"lr", o_.lr},
-                                 {"beta1", o_.adam_beta1},
-                                 {"beta2", o_.adam_beta2},
-                                 {"epsilon", o_.adam_eps},
-                                 {"step", o_.step}});
+      IsHalf() ? name + transformer_names::kMasterSuffix + transformer_names::kNewSuffix
+               : name + transformer_names::kNewSuffix;
+  std::vector<Value*> out =
+      Ops(OpKind::kAdam, {master, grad, m, v},
+          {updated, name + transformer_names::kExpAvgSuffix + transformer_names::kNewSuffix,
+           name + transformer_names::kExpAvgSqSuffix + transformer_names::kNewSuffix},
+          {{"lr", o_.lr},
+           {"beta1", o_.adam_beta1},
+           {"beta2", o_.adam_beta2},
+           {"epsilon", o_.adam_eps},
+           {"step", o_.step}});
   results.insert(results.end(), out.begin(), out.end());
   if (IsHalf()) {
-    results.push_back(
-        Op(OpKind::kCast, {out[0]}, name + transformer_names::kNewSuffix, {{"to", o_.params_dtype}}));
+    results.push_back(Op(OpKind::kCast, {out[0]}, name + transformer_names::kNewSuffix,
+                         {{"to", o_.params_dtype}}));
   }
 }
 
@@ -503,7 +523,8 @@ void TransformerBuilder::Optimize(const std::string& name, std::vector<Value*>& 
 // only), then the first moments, then the second.
 void TransformerBuilder::AddOptimizerParams() {
   const Type main_type = Type::Tensor(main_dtype(), {}, o_.device);
-  for (const char* suffix : {transformer_names::kMasterSuffix, transformer_names::kExpAvgSuffix, transformer_names::kExpAvgSqSuffix}) {
+  for (const char* suffix : {transformer_names::kMasterSuffix, transformer_names::kExpAvgSuffix,
+                             transformer_names::kExpAvgSqSuffix}) {
     if (suffix == transformer_names::kMasterSuffix && !IsHalf()) continue;
     for (const std::string& n : order_) {
       b_.Param(n + suffix, main_type.WithShape(weights_.at(n).value->type().shape()));
@@ -523,8 +544,8 @@ void TransformerBuilder::AddOptimizerParams() {
 Value* TransformerBuilder::Head(Value* x) {
   final_norm_ = Norm(x, "final_norm", "final_norm");
   const bool tied = !*o_.untie_embeddings_and_output_weights;
-  output_weight_ = tied ? Op(OpKind::kTranspose, {W(transformer_names::kEmbedding)}, "output_layer.weight_t",
-                             {{"perm", Shape{1, 0}}})
+  output_weight_ = tied ? Op(OpKind::kTranspose, {W(transformer_names::kEmbedding)},
+                             "output_layer.weight_t", {{"perm", Shape{1, 0}}})
                         : W(transformer_names::kOutputLayer);
   logits_ = Op(OpKind::kMatMul, {final_norm_, output_weight_}, "logits");
   return Op(OpKind::kCrossEntropy, {logits_, labels_}, transformer_names::kLoss);
@@ -541,8 +562,9 @@ Value* TransformerBuilder::HeadGrad(Value* x) {
   if (*o_.untie_embeddings_and_output_weights) {
     SetGrad(transformer_names::kOutputLayer, head[1]);
   } else {
-    SetGrad(transformer_names::kEmbedding, Op(OpKind::kTranspose, {head[1]},
-                                  Grad(transformer_names::kEmbedding) + ".output", {{"perm", Shape{1, 0}}}));
+    SetGrad(transformer_names::kEmbedding,
+            Op(OpKind::kTranspose, {head[1]}, Grad(transformer_names::kEmbedding) + ".output",
+               {{"perm", Shape{1, 0}}}));
   }
   return NormGrad(x, "final_norm", head[0], "final_norm");
 }

@@ -5,14 +5,13 @@ namespace distir {
 std::vector<std::string> TransformerShardingRules(TransformerVariant variant) {
   // `*` after a weight's name also matches its .master, .exp_avg and
   // .exp_avg_sq, which are laid out as the weight (the optimizer is elementwise).
-  std::vector<std::string> rules = {"tokens=[{dp}, {}]", "labels=[{dp}, {}]",
-                                    "layers.*.attention.qkv.weight*=[{}, {tp}]",
-                                    "layers.*.attention.proj.weight*=[{tp}, {}]",
-                                    "layers.*.mlp.fc2.weight*=[{tp}, {}]"};
+  std::vector<std::string> rules = {
+      "tokens=[{dp}, {}]", "labels=[{dp}, {}]", "layers.*.attention.qkv.weight*=[{}, {tp}]",
+      "layers.*.attention.proj.weight*=[{tp}, {}]", "layers.*.mlp.fc2.weight*=[{tp}, {}]"};
   if (variant == TransformerVariant::kGpt) {
-    rules.insert(rules.end(), {"layers.*.attention.qkv.bias*=[{tp}]",
-                               "layers.*.mlp.fc1.weight*=[{}, {tp}]",
-                               "layers.*.mlp.fc1.bias*=[{tp}]"});
+    rules.insert(rules.end(),
+                 {"layers.*.attention.qkv.bias*=[{tp}]", "layers.*.mlp.fc1.weight*=[{}, {tp}]",
+                  "layers.*.mlp.fc1.bias*=[{tp}]"});
   } else {
     rules.insert(rules.end(), {"layers.*.mlp.fc1_gate.weight*=[{}, {tp}]",
                                "layers.*.mlp.fc1_up.weight*=[{}, {tp}]"});
@@ -31,8 +30,8 @@ TransformerSharding TransformerShardingOf(const TransformerOptions& o) {
 
 Status CheckTpDivides(int64_t tp, int64_t divisor, const std::string& divisor_name) {
   if (divisor == 0 || divisor % tp == 0) return Status::Ok();
-  return InvalidArgument() << "T = " << tp << " does not divide " << divisor_name << " ("
-                           << divisor << ")";
+  return InvalidArgument() << "T = " << tp << " does not divide " << divisor_name << " (" << divisor
+                           << ")";
 }
 
 }  // namespace distir

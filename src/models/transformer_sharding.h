@@ -39,7 +39,7 @@ struct TransformerSharding {
   std::string layer_pattern;       ///< kTransformerLayerPattern: the blocks
   /// T must divide it: Megatron's shards hold whole key/value groups.
   int64_t tp_divisor = 1;
-  std::string tp_divisor_name;     ///< "the number of query groups"
+  std::string tp_divisor_name;  ///< "the number of query groups"
   /// Recomputation keeps every block's input (Megatron's full recomputation).
   bool recompute_layers = true;
 };

@@ -42,9 +42,10 @@ bool SimulatesOneReplica(const Experiment& e, const Config& c) {
 }
 
 double EstimatedCost(const Experiment& e, const Config& c) {
-  const int64_t layers = e.model.family == ModelFamily::kMlpTraining   ? e.model.mlp.n_layer
-                         : e.model.family == ModelFamily::kGpt2Inference ? e.model.gpt.n_layer
-                                                                         : e.model.transformer.num_layers;
+  const int64_t layers = e.model.family == ModelFamily::kMlpTraining ? e.model.mlp.n_layer
+                         : e.model.family == ModelFamily::kGpt2Inference
+                             ? e.model.gpt.n_layer
+                             : e.model.transformer.num_layers;
   const ParallelOptions& o = c.options;
   const int64_t replicas = SimulatesOneReplica(e, c) ? 1 : o.dp;
   // In double: the knobs come from the experiment and their product may not fit in int64.
@@ -206,7 +207,7 @@ void Evaluator::SimulateSharded(const Config& c, const Function& seq, ConfigResu
   StatusOr<Module> m = Sharded(*program, o, replicas);
   if (!m.ok()) {
     r.status = m.status().code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid
-                                                                  : ConfigStatus::kError;
+                                                                 : ConfigStatus::kError;
     r.reason = m.status().message();
     return;
   }
@@ -218,7 +219,7 @@ void Evaluator::SimulateInto(const Function& seq, const ParallelOptions& o, int6
   StatusOr<DistributedProgram> dist = Parallelize(seq, o);
   if (!dist.ok()) {
     r.status = dist.status().code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid
-                                                                     : ConfigStatus::kError;
+                                                                    : ConfigStatus::kError;
     r.reason = dist.status().message();
     return;
   }

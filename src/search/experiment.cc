@@ -120,8 +120,8 @@ class Reader {
       for (int64_t e = lo; e <= hi; ++e) out.push_back(int64_t{1} << e);
       return out;
     }
-    return InvalidArgument(Loc(node)) << what
-                                      << " must be a number, a list, {pow2: [lo, hi]} or all";
+    return InvalidArgument(Loc(node))
+           << what << " must be a number, a list, {pow2: [lo, hi]} or all";
   }
 
   const std::string& file() const { return yaml_.file(); }
@@ -177,7 +177,8 @@ StatusOr<std::vector<int64_t>> ParseOnnxInputShape(const Reader& rd, const YAML:
       dims.push_back(kBatchExtent);
       continue;
     }
-    DISTIR_ASSIGN_OR_RETURN(int64_t d, rd.Positive(item, what + " (an extent, or B for the batch)"));
+    DISTIR_ASSIGN_OR_RETURN(int64_t d,
+                            rd.Positive(item, what + " (an extent, or B for the batch)"));
     dims.push_back(d);
   }
   return dims;
@@ -208,8 +209,8 @@ Status ParseOnnxModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
     DISTIR_ASSIGN_OR_RETURN(std::string text, rd.String(dtype, "model.dtype"));
     m.dtype = ParseDType(text);
     if (!m.dtype || !IsFloat(*m.dtype)) {
-      return InvalidArgument(rd.Loc(dtype)) << "model.dtype must be f16, bf16, f32 or f64, got '"
-                                            << text << "'";
+      return InvalidArgument(rd.Loc(dtype))
+             << "model.dtype must be f16, bf16, f32 or f64, got '" << text << "'";
     }
   }
   StatusOr<Module> probe = ImportOnnxModel(m, 1);
@@ -239,12 +240,28 @@ StatusOr<double> ParseRate(const Reader& rd, const YAML::Node& node, const std::
 // transformer size with Megatron-LM's options on top (their names as
 // Megatron's command line has them, with '_' for '-'; docs/configs.md).
 Status ParseTransformerModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
-  DISTIR_RETURN_IF_ERROR(rd.CheckMap(
-      node, "model",
-      {"name", "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
-       "num_query_groups", "seq_length", "max_position_embeddings", "vocab_size", "bf16", "fp16",
-       "untie_embeddings_and_output_weights", "lr", "weight_decay", "adam_beta1", "adam_beta2",
-       "adam_eps", "norm_epsilon", "rotary_base", "loss_scale", "use_flash_attn"}));
+  DISTIR_RETURN_IF_ERROR(rd.CheckMap(node, "model",
+                                     {"name",
+                                      "num_layers",
+                                      "hidden_size",
+                                      "ffn_hidden_size",
+                                      "num_attention_heads",
+                                      "num_query_groups",
+                                      "seq_length",
+                                      "max_position_embeddings",
+                                      "vocab_size",
+                                      "bf16",
+                                      "fp16",
+                                      "untie_embeddings_and_output_weights",
+                                      "lr",
+                                      "weight_decay",
+                                      "adam_beta1",
+                                      "adam_beta2",
+                                      "adam_eps",
+                                      "norm_epsilon",
+                                      "rotary_base",
+                                      "loss_scale",
+                                      "use_flash_attn"}));
   TransformerOptions& o = e.model.transformer;
   std::optional<bool> bf16, fp16;
   for (const auto& entry : node) {
@@ -261,10 +278,14 @@ Status ParseTransformerModel(const Reader& rd, const YAML::Node& node, Experimen
       (key == "bf16" ? bf16 : key == "fp16" ? fp16 : o.untie_embeddings_and_output_weights) = flag;
       continue;
     }
-    const std::pair<const char*, double*> rates[] = {
-        {"lr", &o.lr},           {"weight_decay", &o.weight_decay}, {"adam_beta1", &o.adam_beta1},
-        {"adam_beta2", &o.adam_beta2}, {"adam_eps", &o.adam_eps}, {"norm_epsilon", &o.norm_epsilon},
-        {"rotary_base", &o.rotary_base}, {"loss_scale", &o.loss_scale}};
+    const std::pair<const char*, double*> rates[] = {{"lr", &o.lr},
+                                                     {"weight_decay", &o.weight_decay},
+                                                     {"adam_beta1", &o.adam_beta1},
+                                                     {"adam_beta2", &o.adam_beta2},
+                                                     {"adam_eps", &o.adam_eps},
+                                                     {"norm_epsilon", &o.norm_epsilon},
+                                                     {"rotary_base", &o.rotary_base},
+                                                     {"loss_scale", &o.loss_scale}};
     bool rate = false;
     for (const auto& [name, field] : rates) {
       if (key != name) continue;
@@ -415,10 +436,11 @@ Status ParseSharding(const Reader& rd, const YAML::Node& node, Experiment& e) {
     DISTIR_ASSIGN_OR_RETURN(std::string which, rd.String(node, "sharding"));
     if (which != "model")
       return InvalidArgument(rd.Loc(node)) << "sharding must be 'model' or a list of rules "
-                                              "such as \"w*=[{}, {tp}]\", got '" << which << "'";
+                                              "such as \"w*=[{}, {tp}]\", got '"
+                                           << which << "'";
     if (e.onnx.has_value())
-      return InvalidArgument(rd.Loc(node)) << "model '" << e.model.name
-                                           << "' has no sharding rules of its own; list them";
+      return InvalidArgument(rd.Loc(node))
+             << "model '" << e.model.name << "' has no sharding rules of its own; list them";
     if (e.model.family == ModelFamily::kMlpTraining) {
       e.sharding_rules = MlpShardingRules();
     } else if (e.model.family == ModelFamily::kTransformerTraining) {
@@ -455,8 +477,8 @@ Status ParseSharding(const Reader& rd, const YAML::Node& node, Experiment& e) {
 // mesh shapes to search (axes dp, tp, pp; an axis left out has size 1).
 Status ParseMesh(const Reader& rd, const YAML::Node& node, Experiment& e) {
   if (!node.IsMap() && !(node.IsSequence() && node.size() > 0))
-    return InvalidArgument(rd.Loc(node))
-           << "mesh must be a map of axis sizes such as {dp: 4, tp: 4}, or a non-empty list of them";
+    return InvalidArgument(rd.Loc(node)) << "mesh must be a map of axis sizes such as {dp: 4, tp: "
+                                            "4}, or a non-empty list of them";
   for (const YAML::Node& item : node.IsMap() ? YAML::Node(std::vector<YAML::Node>{node}) : node) {
     if (!item.IsMap())
       return InvalidArgument(rd.Loc(item)) << "a mesh shape must be a map such as {dp: 4, tp: 4}";
@@ -464,39 +486,42 @@ Status ParseMesh(const Reader& rd, const YAML::Node& node, Experiment& e) {
       const std::string axis = entry.first.as<std::string>("");
       if (axis != "dp" && axis != "tp" && axis != "pp")
         return InvalidArgument(rd.Loc(entry.first))
-               << "mesh axis '" << axis << "' is not one this version distributes over (dp, tp, pp)";
+               << "mesh axis '" << axis
+               << "' is not one this version distributes over (dp, tp, pp)";
     }
     MeshShape m;
-    for (auto [axis, size] : {std::pair{"dp", &m.dp}, std::pair{"tp", &m.tp}, std::pair{"pp", &m.pp}}) {
+    for (auto [axis, size] :
+         {std::pair{"dp", &m.dp}, std::pair{"tp", &m.tp}, std::pair{"pp", &m.pp}}) {
       if (item[axis]) {
         DISTIR_ASSIGN_OR_RETURN(*size, rd.Positive(item[axis], std::string("mesh.") + axis));
       }
     }
     const int64_t devices = CheckedProduct({m.dp, m.tp, m.pp}).value_or(INT64_MAX);
-    const bool fits = e.world_rule == WorldRule::kEqual ? devices == e.world_size
-                                                         : devices <= e.world_size;
+    const bool fits =
+        e.world_rule == WorldRule::kEqual ? devices == e.world_size : devices <= e.world_size;
     if (!fits)
-      return InvalidArgument(rd.Loc(item)) << "mesh {dp: " << m.dp << ", tp: " << m.tp << ", pp: "
-                                           << m.pp << "} has " << devices << " devices; world_size is "
-                                           << e.world_size
-                                           << (e.world_rule == WorldRule::kEqual ? "" : " at most");
+      return InvalidArgument(rd.Loc(item))
+             << "mesh {dp: " << m.dp << ", tp: " << m.tp << ", pp: " << m.pp << "} has " << devices
+             << " devices; world_size is " << e.world_size
+             << (e.world_rule == WorldRule::kEqual ? "" : " at most");
     if (std::find(e.space.meshes.begin(), e.space.meshes.end(), m) != e.space.meshes.end())
-      return InvalidArgument(rd.Loc(item)) << "mesh lists {dp: " << m.dp << ", tp: " << m.tp
-                                           << ", pp: " << m.pp << "} twice";
+      return InvalidArgument(rd.Loc(item))
+             << "mesh lists {dp: " << m.dp << ", tp: " << m.tp << ", pp: " << m.pp << "} twice";
     e.space.meshes.push_back(m);
   }
   return Status::Ok();
 }
 
 Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool has_mesh) {
-  DISTIR_RETURN_IF_ERROR(rd.CheckMap(node, "space", {"batch", "dp", "tp", "pp", "microbatches",
-                                                     "schedule", "recompute", "zero"}));
+  DISTIR_RETURN_IF_ERROR(rd.CheckMap(
+      node, "space", {"batch", "dp", "tp", "pp", "microbatches", "schedule", "recompute", "zero"}));
   SearchSpace& s = e.space;
-  if (!node["batch"]) return InvalidArgument(rd.Loc(node)) << "space is missing required key 'batch'";
+  if (!node["batch"])
+    return InvalidArgument(rd.Loc(node)) << "space is missing required key 'batch'";
   for (const char* key : {"dp", "tp", "pp"}) {
     if (has_mesh && node[key])
-      return InvalidArgument(rd.Loc(node[key])) << "space." << key << " and mesh both give the "
-                                                << key << " degree; keep one";
+      return InvalidArgument(rd.Loc(node[key]))
+             << "space." << key << " and mesh both give the " << key << " degree; keep one";
     if (!has_mesh && !node[key])
       return InvalidArgument(rd.Loc(node)) << "space is missing required key '" << key
                                            << "' (or give the mesh shapes with mesh:)";
@@ -508,14 +533,16 @@ Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool 
     DISTIR_ASSIGN_OR_RETURN(s.pp, rd.Values(node["pp"], "space.pp", e.world_size));
   }
   if (node["microbatches"]) {
-    DISTIR_ASSIGN_OR_RETURN(s.microbatches, rd.Values(node["microbatches"], "space.microbatches", 0));
+    DISTIR_ASSIGN_OR_RETURN(s.microbatches,
+                            rd.Values(node["microbatches"], "space.microbatches", 0));
   }
   if (const YAML::Node v = node["schedule"]) {
     s.schedule.clear();
     for (const YAML::Node& item : v.IsSequence() ? v : YAML::Node(std::vector<YAML::Node>{v})) {
       DISTIR_ASSIGN_OR_RETURN(std::string text, rd.String(item, "space.schedule"));
       StatusOr<PipelineSchedule> sched = ParseSchedule(text);
-      if (!sched.ok()) return InvalidArgument(rd.Loc(item)) << "space.schedule: " << sched.status().message();
+      if (!sched.ok())
+        return InvalidArgument(rd.Loc(item)) << "space.schedule: " << sched.status().message();
       if (std::find(s.schedule.begin(), s.schedule.end(), *sched) != s.schedule.end()) {
         return InvalidArgument(rd.Loc(item)) << "space.schedule lists " << text << " twice";
       }
@@ -547,15 +574,16 @@ Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool 
   }
   for (int z : s.zero) {
     if (z != 0 && !training) {
-      return InvalidArgument(rd.Loc(node["zero"]))
-             << "space.zero: ZeRO applies to training; " << e.model.name << " is an inference model";
+      return InvalidArgument(rd.Loc(node["zero"])) << "space.zero: ZeRO applies to training; "
+                                                   << e.model.name << " is an inference model";
     }
   }
-  for (const auto& [list, key] : {std::pair{&s.dp, "dp"}, std::pair{&s.tp, "tp"}, std::pair{&s.pp, "pp"}}) {
+  for (const auto& [list, key] :
+       {std::pair{&s.dp, "dp"}, std::pair{&s.tp, "tp"}, std::pair{&s.pp, "pp"}}) {
     for (int64_t v : *list) {
       if (v > e.world_size) {
-        return InvalidArgument(rd.Loc(node[key])) << "space." << key << " value " << v
-                                                 << " exceeds world_size " << e.world_size;
+        return InvalidArgument(rd.Loc(node[key]))
+               << "space." << key << " value " << v << " exceeds world_size " << e.world_size;
       }
     }
   }
@@ -656,7 +684,8 @@ Status ParseHead(const Reader& rd, const YAML::Node& root, Experiment& e) {
 Status ParseLayers(const Reader& rd, const YAML::Node& node, Experiment& e) {
   DISTIR_ASSIGN_OR_RETURN(std::string pattern, rd.String(node, "layers"));
   if (!e.sharding_rules.has_value())
-    return InvalidArgument(rd.Loc(node)) << "layers applies to the sharding path only: add sharding:";
+    return InvalidArgument(rd.Loc(node))
+           << "layers applies to the sharding path only: add sharding:";
   try {
     std::regex re(pattern);
     if (re.mark_count() < 1)

@@ -2,7 +2,8 @@
 //
 //   name: gpt2-1.6b-dgx2
 //   model: gpt2-1.6b                  # or {name: mlp-tiny, n_layer: 4, d_model: 64, ...}
-//                                     # or {onnx: data/onnx/gpt2-small.onnx, inputs: {input_ids: [B, 128]}}
+//                                     # or {onnx: data/onnx/gpt2-small.onnx, inputs: {input_ids:
+//                                     [B, 128]}}
 //   hardware: ../hardware/dgx2-v100.yaml   # relative to this file, or an inline map
 //   world_size: 16
 //   space:

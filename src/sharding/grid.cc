@@ -8,8 +8,8 @@
 #include "sharding/materialize.h"
 #include "sharding/microbatch.h"
 #include "sharding/partition.h"
-#include "sharding/propagate.h"
 #include "sharding/pipeline_task.h"
+#include "sharding/propagate.h"
 #include "sharding/recompute.h"
 #include "sharding/replicate.h"
 #include "sharding/stage_meshes.h"
@@ -50,8 +50,8 @@ StatusOr<GridOptions> ParseGridSpec(const std::string& text) {
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos
-                                                                     : comma - start);
+    std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     size_t eq = item.find('=');
     std::string key = item.substr(0, eq);
     std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
@@ -63,9 +63,10 @@ StatusOr<GridOptions> ParseGridSpec(const std::string& text) {
       DISTIR_ASSIGN_OR_RETURN(grid.schedule, ParseSchedule(value));
     } else if (key == "recompute") {
       if (value != "" && value != "0" && value != "1" && value != "layer" && value != "selective")
-        return InvalidArgument() << "'" << item
-                                 << "' must read recompute, recompute=0, recompute=1, recompute=layer "
-                                    "or recompute=selective";
+        return InvalidArgument()
+               << "'" << item
+               << "' must read recompute, recompute=0, recompute=1, recompute=layer "
+                  "or recompute=selective";
       grid.recompute = value != "0";
       grid.recompute_layers = value == "layer";
       grid.recompute_selective = value == "selective";
@@ -112,10 +113,9 @@ Status CheckBatchPieces(const Function& fn, const std::vector<std::string>& batc
     if (!p->type().is_tensor() || p->type().rank() < 1) continue;  // SplitMicrobatches says why
     const int64_t b = p->type().shape()[0];
     if (b % pieces != 0)
-      return InvalidArgument(p->loc()) << "the batch of " << p->Ref() << " (" << b
-                                       << ") does not divide into D x K = " << dp << " x "
-                                       << grid.microbatches
-                                       << " micro-batches (batch = micro-batch x D x K)";
+      return InvalidArgument(p->loc())
+             << "the batch of " << p->Ref() << " (" << b << ") does not divide into D x K = " << dp
+             << " x " << grid.microbatches << " micro-batches (batch = micro-batch x D x K)";
   }
   return Status::Ok();
 }

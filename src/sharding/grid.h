@@ -33,14 +33,14 @@ struct GridOptions {
   int64_t pp = 1;              ///< P pipeline stages
   int64_t microbatches = 1;    ///< K
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
-  bool recompute = false;      ///< backward tasks recompute their forward values (recompute.h)
+  bool recompute = false;  ///< backward tasks recompute their forward values (recompute.h)
   /// With recompute: every layer's input is a checkpoint (Megatron's full
   /// recomputation), not only the stage's (the paper's); layers by layer_pattern.
   bool recompute_layers = false;
   /// With recompute: only the forward ops marked `recompute = 1` are
   /// recomputed (Megatron's selective recomputation), everything else kept.
   bool recompute_selective = false;
-  int zero_stage = 0;          ///< ZeRO 0..3 over dp (zero.h)
+  int zero_stage = 0;  ///< ZeRO 0..3 over dp (zero.h)
   /// Weights of one layer, for the pipeline stages (stages.h): a regular
   /// expression whose first group names the layer; empty: every weight-reading op.
   std::string layer_pattern;

@@ -88,7 +88,10 @@ Classes Classify(const Function& fn, const std::vector<const Value*>& batch_para
 class Splitter {
  public:
   Splitter(const Function& fn, int64_t k, bool first_only, const Classes& c)
-      : fn_(fn), k_(k), built_(first_only ? 1 : k), c_(c),
+      : fn_(fn),
+        k_(k),
+        built_(first_only ? 1 : k),
+        c_(c),
         out_(std::make_unique<Function>(fn.name())),
         per_(static_cast<size_t>(k), std::vector<Value*>(fn.num_values(), nullptr)),
         shared_(fn.num_values(), nullptr) {}
@@ -100,8 +103,8 @@ class Splitter {
   // What a clone reads for `v`: a per-microbatch op microbatch m's value,
   // an op run once per step the shared one (a sum, for per-microbatch values).
   Value* Get(const Value* v, int64_t m) const {
-    bool per_value = v->def() == nullptr ? c_.batch[v->id()]
-                                         : c_.per_mb[static_cast<size_t>(v->def()->id())];
+    bool per_value =
+        v->def() == nullptr ? c_.batch[v->id()] : c_.per_mb[static_cast<size_t>(v->def()->id())];
     return per_value && m >= 0 ? per_[static_cast<size_t>(m)][v->id()] : shared_[v->id()];
   }
   Op* CloneOp(const Op& op, int64_t m, const std::string& suffix, TaskTag task);
@@ -227,9 +230,9 @@ StatusOr<std::vector<const Value*>> BatchValues(const Function& fn, int64_t k,
       return InvalidArgument(v->loc()) << "batch input " << v->Ref() << " (" << v->type()
                                        << ") must be a tensor with a batch dimension";
     if (v->type().shape()[0] % k != 0)
-      return InvalidArgument(v->loc()) << "the batch of " << v->Ref() << " ("
-                                       << v->type().shape()[0] << ") does not divide into " << k
-                                       << " microbatches";
+      return InvalidArgument(v->loc())
+             << "the batch of " << v->Ref() << " (" << v->type().shape()[0]
+             << ") does not divide into " << k << " microbatches";
     out.push_back(v);
   }
   return out;
@@ -247,8 +250,8 @@ StatusOr<std::vector<std::string>> SplitMicrobatches(Module& module, std::string
     return InvalidArgument() << "microbatches must be >= 1, got " << microbatches;
   for (const auto& op : fn->ops()) {
     if (op->is_call())
-      return InvalidArgument(op->loc()) << "calls cannot be split into microbatches yet ("
-                                        << op->Name() << ")";
+      return InvalidArgument(op->loc())
+             << "calls cannot be split into microbatches yet (" << op->Name() << ")";
   }
   DISTIR_RETURN_IF_ERROR(InferTypes(module));
   DISTIR_ASSIGN_OR_RETURN(std::vector<const Value*> batch,

@@ -12,7 +12,10 @@ namespace {
 class Recomputer {
  public:
   Recomputer(const Function& fn, const std::vector<int64_t>& forward_layers, bool selective)
-      : fn_(fn), b_(fn), layer_(forward_layers), clone_(fn.num_values(), nullptr),
+      : fn_(fn),
+        b_(fn),
+        layer_(forward_layers),
+        clone_(fn.num_values(), nullptr),
         kept_(fn.num_values(), false) {
     if (!layer_.empty()) KeepLayerInputs();
     if (selective) KeepUnmarked();

@@ -20,9 +20,9 @@ StatusOr<const Mesh*> SingleMesh(const Module& module, const Function& fn) {
     if (v.sharding() == nullptr) return Status::Ok();
     const Mesh* m = module.LookupMesh(v.sharding()->mesh);
     if (mesh != nullptr && m != mesh)
-      return FailedPrecondition(v.loc()) << "pipeline stages need a program on one mesh; "
-                                         << v.Ref() << " is on @" << v.sharding()->mesh
-                                         << ", others on @" << mesh->name();
+      return FailedPrecondition(v.loc())
+             << "pipeline stages need a program on one mesh; " << v.Ref() << " is on @"
+             << v.sharding()->mesh << ", others on @" << mesh->name();
     mesh = m;
     return Status::Ok();
   };
@@ -114,8 +114,8 @@ Value* StageSplitter::OnStage(const Value* old, int64_t stage, const Op& reader)
 
 Value* StageSplitter::ParamCopy(const Value* old, int64_t stage) {
   Value* v = b_.Map(old);
-  Value* copy = b_.out().AddParam(b_.Fresh(old->name() + ".s" + std::to_string(stage)),
-                                  v->type(), old->loc());
+  Value* copy = b_.out().AddParam(b_.Fresh(old->name() + ".s" + std::to_string(stage)), v->type(),
+                                  old->loc());
   copy->set_sharding(sharding::OnStage(*v->sharding(), MeshName(stage)));
   return copy;
 }
@@ -135,8 +135,9 @@ Value* StageSplitter::Transfer(const Value* old, int64_t stage, const Op& reader
   Value* v = b_.Map(old);
   std::string base = old->name().empty() ? "moved" : old->name();
   Sharding to = sharding::OnStage(*v->sharding(), MeshName(stage));
-  Value* t = b_.Emit(OpKind::kMeshTransfer, {v}, {{"mesh", Attribute(MeshName(stage))}},
-                     b_.Fresh(base + ".to.s" + std::to_string(stage)), reader.loc(), v->type(), &to);
+  Value* t =
+      b_.Emit(OpKind::kMeshTransfer, {v}, {{"mesh", Attribute(MeshName(stage))}},
+              b_.Fresh(base + ".to.s" + std::to_string(stage)), reader.loc(), v->type(), &to);
   std::optional<TaskTag> task = GetTask(*old->def());
   if (task.has_value()) SetTask(*t->def(), *task);
   return t;
@@ -151,8 +152,9 @@ Op* StageSplitter::CloneOnStage(const Op& op, int64_t stage, const Op& reader) {
   const bool copy = StageOf(op) != stage;
   std::vector<std::string> names;
   for (const auto& r : op.results()) {
-    names.push_back(!copy || r->name().empty() ? r->name()
-                                                 : b_.Fresh(r->name() + ".s" + std::to_string(stage)));
+    names.push_back(!copy || r->name().empty()
+                        ? r->name()
+                        : b_.Fresh(r->name() + ".s" + std::to_string(stage)));
   }
   Op* n = b_.out().AddOp(op.kind(), std::move(inputs), op.attrs(), names, op.loc(),
                          op.is_call() ? op.callee() : std::string());
@@ -220,7 +222,8 @@ StatusOr<std::unique_ptr<Function>> StageSplitter::Run() {
   // the other stages that repeat update op `op`.
   std::vector<std::set<int64_t>> tied(fn_.num_values());
   for (const auto& p : fn_.params()) {
-    if (stages_reading[p->id()].size() > 1 && updated[p->id()]) tied[p->id()] = stages_reading[p->id()];
+    if (stages_reading[p->id()].size() > 1 && updated[p->id()])
+      tied[p->id()] = stages_reading[p->id()];
   }
   std::vector<std::set<int64_t>> repeat(fn_.ops().size());
   for (const auto& op : fn_.ops()) {
@@ -234,7 +237,8 @@ StatusOr<std::unique_ptr<Function>> StageSplitter::Run() {
   for (const auto& p : fn_.params()) {
     Value* v = b_.Map(p.get());
     if (v->sharding() != nullptr)
-      v->set_sharding(sharding::OnStage(*v->sharding(), MeshName(std::max<int64_t>(first_reader[p->id()], 0))));
+      v->set_sharding(
+          sharding::OnStage(*v->sharding(), MeshName(std::max<int64_t>(first_reader[p->id()], 0))));
   }
   for (const auto& op : fn_.ops()) {
     if (SlicedParamCopy(*op, first_reader)) continue;

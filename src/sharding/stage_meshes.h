@@ -33,7 +33,6 @@ namespace distir::sharding {
 /// Errors: values on several meshes (FailedPrecondition), a mesh with
 /// explicit devices or a stage mesh name already taken (Unimplemented,
 /// InvalidArgument).
-Status SplitStageMeshes(Module& module, std::string function,
-                        const std::string& outer_axis = "dp");
+Status SplitStageMeshes(Module& module, std::string function, const std::string& outer_axis = "dp");
 
 }  // namespace distir::sharding

@@ -58,7 +58,8 @@ void PlaceByReaders(const Function& fn, const std::vector<bool>& by_reader,
     if (by_reader[static_cast<size_t>(op.id())]) {
       int64_t s = -1;
       for (const auto& r : op.results()) {
-        if (reader_stage[r->id()] >= 0) s = s < 0 ? reader_stage[r->id()] : std::min(s, reader_stage[r->id()]);
+        if (reader_stage[r->id()] >= 0)
+          s = s < 0 ? reader_stage[r->id()] : std::min(s, reader_stage[r->id()]);
       }
       stage_of[static_cast<size_t>(op.id())] = std::max<int64_t>(s, 0);
     }
@@ -72,25 +73,28 @@ void PlaceByReaders(const Function& fn, const std::vector<bool>& by_reader,
 
 // The weights' layers of `fn` (FindLayers) for AssignStages and ForwardLayers.
 struct WeightLayers {
+  std::vector<bool> is_weight;  // by value id: a parameter that is not a batch input
   std::vector<int64_t> of_value;
   int64_t count = 0;
 };
 
-StatusOr<WeightLayers> LayersOfWeights(const Function& fn, const std::vector<std::string>& batch_params,
+StatusOr<WeightLayers> LayersOfWeights(const Function& fn,
+                                       const std::vector<std::string>& batch_params,
                                        const std::string& layer_pattern) {
+  WeightLayers w;
   std::set<std::string> batch(batch_params.begin(), batch_params.end());
-  std::vector<bool> is_weight(fn.num_values(), false);
-  for (const auto& p : fn.params()) is_weight[p->id()] = batch.count(p->name()) == 0;
+  w.is_weight.assign(fn.num_values(), false);
+  for (const auto& p : fn.params()) w.is_weight[p->id()] = batch.count(p->name()) == 0;
   std::optional<std::regex> pattern;
   if (!layer_pattern.empty()) {
     try {
       pattern.emplace(layer_pattern);
     } catch (const std::regex_error& e) {
-      return InvalidArgument() << "layer pattern '" << layer_pattern << "' is not a regular expression: " << e.what();
+      return InvalidArgument() << "layer pattern '" << layer_pattern
+                               << "' is not a regular expression: " << e.what();
     }
   }
-  WeightLayers w;
-  w.count = FindLayers(fn, is_weight, pattern, w.of_value);
+  w.count = FindLayers(fn, w.is_weight, pattern, w.of_value);
   return w;
 }
 
@@ -107,7 +111,6 @@ StatusOr<std::vector<int64_t>> ForwardLayers(const Function& fn,
                                              const std::vector<std::string>& batch_params,
                                              const std::string& layer_pattern) {
   DISTIR_ASSIGN_OR_RETURN(WeightLayers w, LayersOfWeights(fn, batch_params, layer_pattern));
-  std::set<std::string> batch(batch_params.begin(), batch_params.end());
   std::vector<int64_t> of_op(fn.ops().size(), -1);
   std::vector<int64_t> of_value(fn.num_values(), -1);
   for (const auto& op : fn.ops()) {
@@ -116,7 +119,7 @@ StatusOr<std::vector<int64_t>> ForwardLayers(const Function& fn,
     bool reads_weight = false;
     for (const Value* v : op->inputs()) {
       from_weights = std::max(from_weights, w.of_value[v->id()]);
-      reads_weight = reads_weight || (v->def() == nullptr && batch.count(v->name()) == 0);
+      reads_weight = reads_weight || w.is_weight[v->id()];
       if (v->def() != nullptr) latest = std::max(latest, of_value[v->id()]);
     }
     // An op that reads only weights of no layer is outside the layers.
@@ -128,7 +131,8 @@ StatusOr<std::vector<int64_t>> ForwardLayers(const Function& fn,
 }
 
 Status AssignStages(Module& module, std::string function, int64_t stages,
-                    const std::vector<std::string>& batch_params, const std::string& layer_pattern) {
+                    const std::vector<std::string>& batch_params,
+                    const std::string& layer_pattern) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to pipeline";
   if (stages < 1) return InvalidArgument() << "pipeline stages must be >= 1, got " << stages;
@@ -136,9 +140,9 @@ Status AssignStages(Module& module, std::string function, int64_t stages,
   const std::vector<int64_t>& layer = w.of_value;
   const int64_t layers = w.count;
   if (stages > layers)
-    return InvalidArgument() << "P = " << stages << " pipeline stages, but @" << function
-                             << " has " << layers
-                             << " layers (forward ops that read a weight): at most one stage per layer";
+    return InvalidArgument()
+           << "P = " << stages << " pipeline stages, but @" << function << " has " << layers
+           << " layers (forward ops that read a weight): at most one stage per layer";
   std::vector<int64_t> stage_of(fn->ops().size(), 0);
   // Ops computed from parameters alone (setup, and such update ops: AdamW's
   // decay of a master weight by a factor computed from the learning rate) do

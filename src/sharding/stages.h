@@ -5,17 +5,17 @@
 // microbatch (microbatch.h tags them) that read a weight, in program order;
 // the weights such an op reads first belong to its layer. A weight is a
 // parameter that is not a batch input. A model whose layers hold several
-// weight-reading ops (a transformer block) names them by a pattern instead. The L layers are cut into P
-// contiguous stages, the first L mod P stages one layer longer (as
-// Megatron's uniform split). Then every op, in program order:
+// weight-reading ops (a transformer block) names them by a pattern instead. The L layers are cut
+// into P contiguous stages, the first L mod P stages one layer longer (as Megatron's uniform
+// split). Then every op, in program order:
 //   - reads a weight: the stage of the weight's layer (the latest, if several);
 //   - else a forward or setup op: the latest stage among its operands;
 //   - else (backward, update): the latest stage among its forward operands
 //     (ReluGrad(h, da) runs where h was computed), else the earliest among
 //     its operands (a gradient sum runs where its terms were computed).
 // Setup ops (they read no batch input), and update ops that read parameters
-// only (AdamW's decay), then run on the stage of their first reader. The stage is written into the op's `task` (pipeline_task.h); ops
-// without a task get one.
+// only (AdamW's decay), then run on the stage of their first reader. The stage is written into the
+// op's `task` (pipeline_task.h); ops without a task get one.
 
 #pragma once
 

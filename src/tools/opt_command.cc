@@ -15,11 +15,11 @@
 #include "sharding/cleanup.h"
 #include "sharding/equivalence.h"
 #include "sharding/grid.h"
-#include "sharding/stage_meshes.h"
-#include "sharding/task_order.h"
 #include "sharding/materialize.h"
 #include "sharding/partition.h"
 #include "sharding/propagate.h"
+#include "sharding/stage_meshes.h"
+#include "sharding/task_order.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 
@@ -41,8 +41,8 @@ struct OptOptions {
   bool partition = false;
   bool check_partition = false;
   uint64_t seed = 1;
-  std::vector<std::string> passes;  // --pass, in order
-  std::string parallelize;          // --parallelize dp=2,tp=4
+  std::vector<std::string> passes;       // --pass, in order
+  std::string parallelize;               // --parallelize dp=2,tp=4
   std::vector<std::string> shard_rules;  // --shard PATTERN=[{..}, ..]
   std::string layers;                    // --layers REGEX: the pipeline layers
 
@@ -91,8 +91,10 @@ Status RunNamedPass(const std::string& name, Module& m, const std::string& fn,
       return Status::Ok();
     }
   }
-  std::string known = "propagate-sharding, materialize, cleanup, split-stages, partition, order-tasks";
-  for (const sharding::NamedCleanupPass& p : sharding::CleanupPasses()) known += std::string(", ") + p.name;
+  std::string known =
+      "propagate-sharding, materialize, cleanup, split-stages, partition, order-tasks";
+  for (const sharding::NamedCleanupPass& p : sharding::CleanupPasses())
+    known += std::string(", ") + p.name;
   return InvalidArgument() << "unknown pass '" << name << "' (passes: " << known << ")";
 }
 
@@ -123,9 +125,9 @@ StatusOr<std::string> CheckPartition(const OptOptions& o, const Module& m) {
   DISTIR_ASSIGN_OR_RETURN(sharding::EquivalenceReport r,
                           sharding::CheckPartitionEquivalence(m, copy, fn, o.seed));
   std::ostringstream os;
-  os << "partitioned @" << fn << " on " << r.devices << " devices equals the global program: "
-     << r.outputs << " outputs, " << r.elements << " elements, max |diff| " << r.max_abs_diff
-     << " (seed " << o.seed << ")\n";
+  os << "partitioned @" << fn << " on " << r.devices
+     << " devices equals the global program: " << r.outputs << " outputs, " << r.elements
+     << " elements, max |diff| " << r.max_abs_diff << " (seed " << o.seed << ")\n";
   return os.str();
 }
 
@@ -177,8 +179,8 @@ void DropInferred(LoweredModule& lowered, const Module& m,
   }
 }
 
-int RunLower(const OptOptions& o, const Module& m,
-             const std::vector<std::vector<bool>>& annotated, const std::string& text) {
+int RunLower(const OptOptions& o, const Module& m, const std::vector<std::vector<bool>>& annotated,
+             const std::string& text) {
   LowerOptions options;
   options.function = o.function;
   StatusOr<LoweredModule> lowered = LowerToRanks(m, options);
@@ -241,8 +243,8 @@ int RunOpt(int argc, char** argv) {
       "Parses FILE ('-' for stdin), verifies it, infers the type of every value and\n"
       "prints the program in canonical form, or with --lower its per-rank programs.\n"
       "Errors are printed as file:line:col.\n\noptions");
-  desc.add_options()("help,h", "print this help")(
-      "print-types", po::bool_switch(&o.print_types), "print the inferred type of every value")(
+  desc.add_options()("help,h", "print this help")("print-types", po::bool_switch(&o.print_types),
+                                                  "print the inferred type of every value")(
       "domain", po::value(&o.domain)->default_value("mixed"),
       "type inference domain: mixed (abstract tensors, concrete shapes) or shape")(
       "lower", po::bool_switch(&o.lower),
@@ -250,10 +252,9 @@ int RunOpt(int argc, char** argv) {
       "after a comment saying which ranks run which")(
       "function", po::value(&o.function),
       "with --lower or a sharding pass: the function to work on (default: the last one, "
-      "the entry)")(
-      "propagate-sharding", po::bool_switch(&o.propagate_sharding),
-      "propagate the shardings of parameters and Shard ops to every value; insert "
-      "Shard {for_users = 1} where an op needs an operand laid out otherwise")(
+      "the entry)")("propagate-sharding", po::bool_switch(&o.propagate_sharding),
+                    "propagate the shardings of parameters and Shard ops to every value; insert "
+                    "Shard {for_users = 1} where an op needs an operand laid out otherwise")(
       "materialize", po::bool_switch(&o.materialize),
       "propagate, then replace every reshard by mesh collectives (MeshAllReduce, "
       "MeshReduceScatter, MeshAllGather, MeshAllToAll) and local slices (MeshSlice)")(
@@ -267,7 +268,8 @@ int RunOpt(int argc, char** argv) {
       "all-reduce-to-reduce-scatter, all-gather-sink, all-reduce-fold")(
       "parallelize", po::value(&o.parallelize),
       "distribute a sequential program over a mesh, e.g. dp=2,tp=4 or "
-      "dp=2,tp=2,pp=2,microbatches=4,schedule=gpipe[,recompute[=layer]][,zero=1]: declare mesh @mesh, lay the parameters "
+      "dp=2,tp=2,pp=2,microbatches=4,schedule=gpipe[,recompute[=layer|selective]][,zero=1]: "
+      "declare mesh @mesh, lay the parameters "
       "out by the --shard rules (with pp or microbatches: split the batch inputs, those whose "
       "rule puts dp on dim 0, into microbatches and give every op a pipeline stage), then "
       "propagate, materialise, clean up, move the stages to sub-meshes, partition and order "
@@ -294,9 +296,10 @@ int RunOpt(int argc, char** argv) {
   if (o.input.empty() || (o.domain != "mixed" && o.domain != "shape") ||
       (!o.function.empty() && !o.lower && !o.any_sharding_pass())) {
     std::cerr << "distir opt: "
-              << (o.input.empty()                              ? "missing input FILE"
-                  : o.domain != "mixed" && o.domain != "shape" ? "bad --domain"
-                                                               : "--function needs --lower or a sharding pass")
+              << (o.input.empty() ? "missing input FILE"
+                  : o.domain != "mixed" && o.domain != "shape"
+                      ? "bad --domain"
+                      : "--function needs --lower or a sharding pass")
               << " (see --help)\n";
     return kExitUsage;
   }

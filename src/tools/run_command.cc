@@ -158,7 +158,7 @@ StatusOr<std::pair<Module, std::string>> DistributedProgramOf(const SearchedMode
 // The executor of `flags.backend` ("cpu", or "cuda" in a CUDA build: one GPU
 // per rank, src/backend/gpu/gpu_executor.h).
 StatusOr<std::unique_ptr<backend::Executor>> MakeExecutor(const backend::ExecutionPlan& plan,
-                                                         const RunFlags& flags) {
+                                                          const RunFlags& flags) {
   if (flags.backend != "cuda") return backend::CreateCpuExecutor(plan, MPI_COMM_WORLD);
 #ifdef DISTIR_HAVE_CUDA
   return gpu::MakeGpuExecutor(plan, MPI_COMM_WORLD);
@@ -384,8 +384,8 @@ int RunRun(int argc, char** argv) {
       "time and throughput, the spread of the timed iterations (min, quartiles, max,\n"
       "every time) and this host go to the file's /measured group\n"
       "(docs/results_format.md).\n\noptions");
-  desc.add_options()("help,h", "print this help")(
-      "top", po::value(&f.top)->default_value(3), "the K best configurations")(
+  desc.add_options()("help,h", "print this help")("top", po::value(&f.top)->default_value(3),
+                                                  "the K best configurations")(
       "sample", po::value(&f.sample)->default_value(0), "M more, uniformly among the rest")(
       "seed", po::value(&f.seed)->default_value(0), "seed of the sample and of the inputs")(
       "iterations", po::value(&f.iterations)->default_value(10), "timed iterations")(
@@ -398,7 +398,9 @@ int RunRun(int argc, char** argv) {
   if (std::optional<int> stop = ParseCommandLine("run", argc, argv, desc, vm)) {
     code = *stop;
   } else if (f.results.empty() || f.top < 0 || f.sample < 0 || f.iterations < 1 || f.warmup < 0) {
-    if (rank == 0) std::cerr << "distir run: need RESULTS.h5, --top/--sample >= 0, --iterations >= 1 (see --help)\n";
+    if (rank == 0)
+      std::cerr
+          << "distir run: need RESULTS.h5, --top/--sample >= 0, --iterations >= 1 (see --help)\n";
     code = kExitUsage;
   } else {
     code = RunOn(f, rank, ranks);

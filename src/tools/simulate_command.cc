@@ -63,10 +63,14 @@ std::string DumpJson(const nlohmann::json& j) {
 // The knobs of model mode, for --json.
 nlohmann::json KnobsJson(const SimulateFlags& f) {
   const ParallelOptions& o = f.parallel;
-  return {{"model", f.model},          {"dp", o.dp},
-          {"tp", o.tp},                {"pp", o.pp},
-          {"microbatches", o.microbatches}, {"schedule", std::string(ScheduleName(o.schedule))},
-          {"recompute", o.recompute},  {"zero_stage", o.zero_stage}};
+  return {{"model", f.model},
+          {"dp", o.dp},
+          {"tp", o.tp},
+          {"pp", o.pp},
+          {"microbatches", o.microbatches},
+          {"schedule", std::string(ScheduleName(o.schedule))},
+          {"recompute", o.recompute},
+          {"zero_stage", o.zero_stage}};
 }
 
 // The device that communicated most (the first of them): the one the
@@ -249,8 +253,8 @@ StatusOr<Module> ShardedTransformer(const ModelSpec& spec, const Module& seq,
   DISTIR_RETURN_IF_ERROR(CheckTpDivides(o.tp, t.tp_divisor, t.tp_divisor_name));
   DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules,
                           sharding::ParseParamRules(t.rules));
-  return sharding::DistributedCopy(
-      *seq.entry(), sharding::GridOf(o, t.layer_pattern, t.recompute_layers), rules);
+  return sharding::DistributedCopy(*seq.entry(),
+                                   sharding::GridOf(o, t.layer_pattern, t.recompute_layers), rules);
 }
 
 // The model of model mode: from --megatron-args, or --model's with --batch applied.
@@ -302,8 +306,8 @@ StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwarePro
 }
 
 nlohmann::json MetricsJson(const search::StepMetrics& m) {
-  return {{"tokens_per_step", m.tokens},   {"model_flops_per_step", m.model_flops},
-          {"tokens_per_s", m.tokens_per_s}, {"tflops_per_gpu", m.tflops_per_gpu},
+  return {{"tokens_per_step", m.tokens},          {"model_flops_per_step", m.model_flops},
+          {"tokens_per_s", m.tokens_per_s},       {"tflops_per_gpu", m.tflops_per_gpu},
           {"peak_tflops_per_gpu", m.peak_tflops}, {"mfu", m.mfu}};
 }
 
@@ -313,8 +317,8 @@ void PrintMetrics(const search::StepMetrics& m, std::ostream& os) {
        << m.tokens << " tokens per step)\n"
        << std::setprecision(3) << "model FLOPs     " << m.model_flops / 1e12
        << " TFLOP per step (3 x forward matrix FLOPs, no recomputation)\n"
-       << std::setprecision(1) << "TFLOP/s/GPU     " << m.tflops_per_gpu << " (MFU "
-       << 100 * m.mfu << " % of " << m.peak_tflops << " TFLOP/s peak)\n";
+       << std::setprecision(1) << "TFLOP/s/GPU     " << m.tflops_per_gpu << " (MFU " << 100 * m.mfu
+       << " % of " << m.peak_tflops << " TFLOP/s peak)\n";
   os << line.str();
 }
 
@@ -345,7 +349,8 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
   if (f.json) {
     nlohmann::json j = ResultJson(*m.entry(), hw, *result);
     j.update(KnobsJson(f));
-    if (spec) j["metrics"] = MetricsJson(search::TransformerStepMetrics(spec->transformer, hw, *result));
+    if (spec)
+      j["metrics"] = MetricsJson(search::TransformerStepMetrics(spec->transformer, hw, *result));
     text << DumpJson(j) << "\n";
   } else {
     text << f.model << " " << DescribeParallelOptions(f.parallel) << "\n";
@@ -482,8 +487,7 @@ int RunSimulate(int argc, char** argv) {
       "FILE; options not modelled are named in a warning")(
       "world-size", po::value(&world_size),
       "with --megatron-args: devices as the launcher gives them (default: the product of "
-      "the parallel sizes)")(
-      "dp", po::value(&f.parallel.dp), "data-parallel degree D (default 1)")(
+      "the parallel sizes)")("dp", po::value(&f.parallel.dp), "data-parallel degree D (default 1)")(
       "tp", po::value(&f.parallel.tp), "tensor-parallel degree T (default 1)")(
       "pp", po::value(&f.parallel.pp), "pipeline-parallel degree P (default 1)")(
       "microbatches", po::value(&f.parallel.microbatches), "microbatches K (default 1)")(
@@ -505,18 +509,24 @@ int RunSimulate(int argc, char** argv) {
   const bool model_flags = vm.count("dp") || vm.count("tp") || vm.count("pp") ||
                            vm.count("microbatches") || vm.count("schedule") ||
                            f.parallel.recompute || vm.count("zero") || vm.count("emit-ir");
-  const char* missing = megatron_mode && !f.model.empty() ? "give either --model or --megatron-args, not both"
-                        : megatron_mode && vm.count("batch") ? "--batch does not apply to --megatron-args (give --micro-batch-size in the line)"
-                        : megatron_mode && (vm.count("dp") || vm.count("tp") || vm.count("pp") || vm.count("microbatches") || f.parallel.recompute || vm.count("zero")) ? "the launch line gives the distribution: --dp/--tp/--pp/--microbatches/--recompute/--zero do not apply to --megatron-args"
-                        : vm.count("world-size") && !megatron_mode ? "--world-size needs --megatron-args"
-                        : vm.count("world-size") && world_size <= 0 ? "--world-size must be positive"
-                        : model_mode && !f.input.empty() ? "give either FILE or --model, not both"
-                        : !model_mode && f.input.empty() ? "missing input FILE (or --model NAME)"
-                        : !model_mode && model_flags ? "--dp/--tp/--pp/--microbatches/--schedule/--recompute/--zero/--emit-ir need --model"
-                        : !schedule.ok() ? "--schedule must be gpipe or 1f1b"
-                        : f.hardware.empty() ? "missing --hardware PROFILE.yaml"
-                        : vm.count("batch") && f.batch <= 0 ? "--batch must be positive"
-                                                            : nullptr;
+  const char* missing =
+      megatron_mode && !f.model.empty() ? "give either --model or --megatron-args, not both"
+      : megatron_mode && vm.count("batch")
+          ? "--batch does not apply to --megatron-args (give --micro-batch-size in the line)"
+      : megatron_mode && (vm.count("dp") || vm.count("tp") || vm.count("pp") ||
+                          vm.count("microbatches") || f.parallel.recompute || vm.count("zero"))
+          ? "the launch line gives the distribution: "
+            "--dp/--tp/--pp/--microbatches/--recompute/--zero do not apply to --megatron-args"
+      : vm.count("world-size") && !megatron_mode  ? "--world-size needs --megatron-args"
+      : vm.count("world-size") && world_size <= 0 ? "--world-size must be positive"
+      : model_mode && !f.input.empty()            ? "give either FILE or --model, not both"
+      : !model_mode && f.input.empty()            ? "missing input FILE (or --model NAME)"
+      : !model_mode && model_flags
+          ? "--dp/--tp/--pp/--microbatches/--schedule/--recompute/--zero/--emit-ir need --model"
+      : !schedule.ok()                    ? "--schedule must be gpipe or 1f1b"
+      : f.hardware.empty()                ? "missing --hardware PROFILE.yaml"
+      : vm.count("batch") && f.batch <= 0 ? "--batch must be positive"
+                                          : nullptr;
   if (missing != nullptr) {
     std::cerr << "distir simulate: " << missing << " (see --help)\n";
     return kExitUsage;

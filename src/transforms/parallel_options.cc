@@ -23,8 +23,7 @@ StatusOr<PipelineSchedule> ParseSchedule(std::string_view text) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (lower == "gpipe") return PipelineSchedule::kGpipe;
   if (lower == "1f1b") return PipelineSchedule::k1F1B;
-  return InvalidArgument() << "unknown pipeline schedule '" << text
-                           << "' (expected gpipe or 1f1b)";
+  return InvalidArgument() << "unknown pipeline schedule '" << text << "' (expected gpipe or 1f1b)";
 }
 
 std::string DescribeParallelOptions(const ParallelOptions& o) {

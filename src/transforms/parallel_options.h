@@ -21,7 +21,8 @@ namespace distir {
 /// Order in which each pipeline stage runs its forward and backward microbatch tasks.
 enum class PipelineSchedule {
   kGpipe,  ///< all forwards, then all backwards (FIFO by readiness, forwards first)
-  k1F1B,   ///< synchronous 1F1B (PipeDream-flush): alternate forward and backward when both are ready
+  k1F1B,   ///< synchronous 1F1B (PipeDream-flush): alternate forward and backward when both are
+           ///< ready
 };
 
 /// "gpipe" or "1f1b".
@@ -39,7 +40,7 @@ struct ParallelOptions {
   /// With recompute, on the sharding path: only the ops the model marks
   /// `recompute = 1` (Megatron's selective recomputation of core attention).
   bool recompute_selective = false;
-  int zero_stage = 0;      ///< training with D > 1: ZeRO stage 0 (off), 1, 2 or 3
+  int zero_stage = 0;  ///< training with D > 1: ZeRO stage 0 (off), 1, 2 or 3
   /// Devices of the cluster; 0 means exactly D*T*P. Otherwise D*T*P must equal it.
   int64_t num_devices = 0;
 

@@ -61,7 +61,7 @@ MATCHER_P2(StatusIs, code, substring,
 
 #define ASSERT_OK_AND_ASSIGN(lhs, expr) \
   ASSERT_OK_AND_ASSIGN_IMPL(DISTIR_STATUS_CONCAT(_distir_t_, __LINE__), lhs, expr)
-#define ASSERT_OK_AND_ASSIGN_IMPL(tmp, lhs, expr)        \
-  auto tmp = (expr);                                     \
-  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString();      \
+#define ASSERT_OK_AND_ASSIGN_IMPL(tmp, lhs, expr)   \
+  auto tmp = (expr);                                \
+  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString(); \
   lhs = std::move(tmp).value()

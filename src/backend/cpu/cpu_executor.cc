@@ -65,7 +65,9 @@ Status CpuExecutor::Plan(const ExecutionPlan& plan) {
   plan_ = std::move(mp);
   const auto bytes = static_cast<size_t>(std::max<int64_t>(plan_->arena_bytes(), kArenaAlignment));
   arena_.reset(static_cast<std::byte*>(std::aligned_alloc(kArenaAlignment, bytes)));
-  if (!arena_) return ResourceExhausted() << "cannot allocate the " << bytes << "-byte arena of @" << fn.name();
+  if (!arena_)
+    return ResourceExhausted() << "cannot allocate the " << bytes << "-byte arena of @"
+                               << fn.name();
   std::memset(arena_.get(), 0, bytes);
   views_.resize(static_cast<size_t>(fn.num_values()));
   auto place = [&](const Value& v) {
@@ -108,9 +110,9 @@ Status CpuExecutor::SetInputs(std::span<const HostValue> args) {
     const Value& p = *program_->function->param(static_cast<int>(i));
     const TensorView& view = views_[p.id()];
     if (!args[i].has_tensor() || args[i].tensor().shape != view.shape) {
-      return InvalidArgument(p.loc()) << "input for parameter " << p.Ref() << " has type "
-                                      << args[i].type().ToString() << ", expected "
-                                      << p.type().ToString();
+      return InvalidArgument(p.loc())
+             << "input for parameter " << p.Ref() << " has type " << args[i].type().ToString()
+             << ", expected " << p.type().ToString();
     }
     StoreHostValue(args[i], view);
   }
@@ -138,8 +140,8 @@ Status CpuExecutor::RunProfiled(std::vector<OpTiming>& timings) {
   for (const PlannedOp& op : ops_) {
     const double start = MPI_Wtime() - t0;
     if (op.kernel) DISTIR_RETURN_IF_ERROR(op.kernel());
-    timings.push_back({op.label, op.communication ? "communication" : "compute", start,
-                       MPI_Wtime() - t0});
+    timings.push_back(
+        {op.label, op.communication ? "communication" : "compute", start, MPI_Wtime() - t0});
   }
   return Status::Ok();
 }

@@ -119,7 +119,8 @@ Status GpuExecutor::Plan(const ExecutionPlan& plan, int local_rank) {
   const Function& fn = *program_->function;
   DISTIR_ASSIGN_OR_RETURN(MemoryPlan mp, MemoryPlan::Build(fn));
   plan_ = std::move(mp);
-  const auto bytes = static_cast<size_t>(std::max<int64_t>(plan_->arena_bytes(), backend::kArenaAlignment));
+  const auto bytes =
+      static_cast<size_t>(std::max<int64_t>(plan_->arena_bytes(), backend::kArenaAlignment));
   StatusOr<DeviceBuffer> arena = DeviceBuffer::Allocate(bytes);
   if (!arena.ok()) {
     return ResourceExhausted() << "cannot allocate the " << bytes << "-byte arena of @" << fn.name()
@@ -130,7 +131,9 @@ Status GpuExecutor::Plan(const ExecutionPlan& plan, int local_rank) {
   DISTIR_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(arena_.data(), 0, bytes, stream_));
   auto* base = static_cast<std::byte*>(arena_.data());
   views_.resize(static_cast<size_t>(fn.num_values()));
-  auto place = [&](const Value& v) { views_[v.id()] = TensorView::OfType(v.type(), base + plan_->offset_of(v.id())); };
+  auto place = [&](const Value& v) {
+    views_[v.id()] = TensorView::OfType(v.type(), base + plan_->offset_of(v.id()));
+  };
   for (const auto& p : fn.params()) place(*p);
   for (const auto& op : fn.ops()) {
     for (const auto& r : op->results()) place(*r);
@@ -150,7 +153,8 @@ Status GpuExecutor::PlanOps(const ExecutionPlan& plan) {
     planned.communication = backend::IsRankCommunication(op->kind());
     planned.label = labels.Label(*op, program_->origin);
     if (planned.communication) {
-      DISTIR_ASSIGN_OR_RETURN(planned.kernel, PlanGpuCommOp(*op, program_->device, in, out, nullptr, stream_));
+      DISTIR_ASSIGN_OR_RETURN(planned.kernel,
+                              PlanGpuCommOp(*op, program_->device, in, out, nullptr, stream_));
     } else {
       DISTIR_ASSIGN_OR_RETURN(planned.kernel, PlanGpuComputeOp(*op, in, out, ctx));
     }
@@ -186,7 +190,8 @@ Status GpuExecutor::Connect(const ExecutionPlan& plan) {
   // point-to-point communicator (idle ranks opt out), then one NCCL set-up
   // per group, in the same sorted order, by its members only.
   if (HasPointToPoint(plan)) {
-    if (MPI_Comm_split(comms->world(), program_ ? 0 : MPI_UNDEFINED, me_, &p2p_mpi_) != MPI_SUCCESS) {
+    if (MPI_Comm_split(comms->world(), program_ ? 0 : MPI_UNDEFINED, me_, &p2p_mpi_) !=
+        MPI_SUCCESS) {
       return Internal() << "MPI_Comm_split for the point-to-point communicator failed";
     }
     if (program_ != nullptr) {
@@ -227,14 +232,16 @@ Status GpuExecutor::Synchronize() const {
 
 Status GpuExecutor::SetInputs(std::span<const HostValue> args) {
   const size_t want = program_ ? program_->function->params().size() : 0;
-  if (args.size() != want) return InvalidArgument() << "expected " << want << " inputs, got " << args.size();
+  if (args.size() != want)
+    return InvalidArgument() << "expected " << want << " inputs, got " << args.size();
   DISTIR_RETURN_IF_ERROR(Synchronize());
   for (size_t i = 0; i < want; ++i) {
     const Value& p = *program_->function->param(static_cast<int>(i));
     const TensorView& view = views_[p.id()];
     if (!args[i].has_tensor() || args[i].tensor().shape != view.shape) {
-      return InvalidArgument(p.loc()) << "input for parameter " << p.Ref() << " has type "
-                                      << args[i].type().ToString() << ", expected " << p.type().ToString();
+      return InvalidArgument(p.loc())
+             << "input for parameter " << p.Ref() << " has type " << args[i].type().ToString()
+             << ", expected " << p.type().ToString();
     }
     // Converted to the parameter's dtype on the host, exactly as the CPU executor stores it.
     std::vector<std::byte> host(static_cast<size_t>(view.bytes()));
@@ -260,9 +267,8 @@ Status GpuExecutor::SetRandomInputs(uint64_t seed) {
     TensorView staged = view;
     staged.data = host.get();
     StoreRandomRankInput(*program_, i, seed, staged);
-    DISTIR_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(view.data, host.get(),
-                                                static_cast<size_t>(view.bytes()),
-                                                cudaMemcpyHostToDevice, stream_));
+    DISTIR_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+        view.data, host.get(), static_cast<size_t>(view.bytes()), cudaMemcpyHostToDevice, stream_));
     DISTIR_RETURN_IF_ERROR(Synchronize());
   }
   return Status::Ok();
@@ -311,7 +317,8 @@ StatusOr<std::vector<HostValue>> GpuExecutor::Outputs() const {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<backend::Executor>> MakeGpuExecutor(const ExecutionPlan& plan, MPI_Comm comm) {
+StatusOr<std::unique_ptr<backend::Executor>> MakeGpuExecutor(const ExecutionPlan& plan,
+                                                             MPI_Comm comm) {
   auto exec = std::make_unique<GpuExecutor>();
   DISTIR_ASSIGN_OR_RETURN(exec->comms, CommContext::Create(comm, plan));
   StatusOr<int> local = backend::NodeLocalRank(exec->comms->world());

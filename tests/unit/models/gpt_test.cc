@@ -57,9 +57,11 @@ TEST(GptTest, TinyModelTypeChecksWithTheExpectedShapes) {
   EXPECT_EQ(testing::EntryValueType(m, "embed.positions"), "tensor<4x8xf32, d0>");
   EXPECT_EQ(testing::EntryValueType(m, "embed"), "tensor<2x4x8xf32, d0>");
   EXPECT_EQ(testing::EntryValueType(m, "h.1.attn.c_attn"), "tensor<2x4x24xf32, d0>");
-  EXPECT_EQ(testing::EntryValueType(m, "h.1.attn.q_t"), "tensor<2x2x4x4xf32, d0>");       // [b, h, s, hd]
+  EXPECT_EQ(testing::EntryValueType(m, "h.1.attn.q_t"),
+            "tensor<2x2x4x4xf32, d0>");  // [b, h, s, hd]
   EXPECT_EQ(testing::EntryValueType(m, "h.1.attn.causal_mask"), "tensor<4x4xbool, d0>");  // [s, s]
-  EXPECT_EQ(testing::EntryValueType(m, "h.1.attn.probs"), "tensor<2x2x4x4xf32, d0>");     // [b, h, s, s]
+  EXPECT_EQ(testing::EntryValueType(m, "h.1.attn.probs"),
+            "tensor<2x2x4x4xf32, d0>");  // [b, h, s, s]
   EXPECT_EQ(testing::EntryValueType(m, "h.1.attn.context"), "tensor<2x4x8xf32, d0>");
   EXPECT_EQ(testing::EntryValueType(m, "h.1.mlp.gelu"), "tensor<2x4x32xf32, d0>");  // [b, s, 4d]
   EXPECT_EQ(testing::EntryValueType(m, "h.2.out"), "tensor<2x4x8xf32, d0>");
@@ -93,9 +95,11 @@ TEST(GptTest, GroupedQkvSplitsPerHead) {
   o.n_head = 4;  // head dim 3
   Module m = BuildAndInfer(o);
   EXPECT_EQ(m.entry()->ops().size(), 4u + kGroupedBlockOps * 3 + 3);
-  EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.qkv_grouped"), "tensor<2x4x4x3x3xf32, d0>");  // [b, s, h, 3, hd]
+  EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.qkv_grouped"),
+            "tensor<2x4x4x3x3xf32, d0>");  // [b, s, h, 3, hd]
   EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.q"), "tensor<2x4x4x1x3xf32, d0>");
-  EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.q_t"), "tensor<2x4x4x3xf32, d0>");  // [b, h, s, hd] as before
+  EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.q_t"),
+            "tensor<2x4x4x3xf32, d0>");  // [b, h, s, hd] as before
   EXPECT_EQ(testing::EntryValueType(m, "logits"), "tensor<2x4x10xf32, d0>");
 }
 

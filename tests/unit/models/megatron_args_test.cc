@@ -21,7 +21,8 @@ constexpr char kLlamaLine[] =
     "  --swiglu --normalization RMSNorm --position-embedding-type rope \\\n"
     "  --disable-bias-linear --untie-embeddings-and-output-weights --padded-vocab-size 32000 \\\n"
     "  --use-flash-attn \\\n"
-    "  --lr 3e-4 --train-iters 100 --data-path '/data/my corpus' --log-interval=10 --no-gradient-accumulation-fusion";
+    "  --lr 3e-4 --train-iters 100 --data-path '/data/my corpus' --log-interval=10 "
+    "--no-gradient-accumulation-fusion";
 
 TEST(MegatronArgsTest, ReadsALlamaLaunchLine) {
   ASSERT_OK_AND_ASSIGN(MegatronArgs args, ParseMegatronArgs(kLlamaLine));
@@ -69,8 +70,9 @@ TEST(MegatronArgsTest, BadValuesNameTheOption) {
               StatusIs(StatusCode::kInvalidArgument, "--hidden-size needs a value"));
   EXPECT_THAT(ParseMegatronArgs("--bf16 --fp16"),
               StatusIs(StatusCode::kInvalidArgument, "exclude each other"));
-  EXPECT_THAT(ParseMegatronArgs("--num-attention-heads 4 --group-query-attention --num-query-groups 2"),
-              StatusIs(StatusCode::kUnimplemented, "add --use-flash-attn"));
+  EXPECT_THAT(
+      ParseMegatronArgs("--num-attention-heads 4 --group-query-attention --num-query-groups 2"),
+      StatusIs(StatusCode::kUnimplemented, "add --use-flash-attn"));
   EXPECT_THAT(ParseMegatronArgs("--swiglu"),
               StatusIs(StatusCode::kUnimplemented, "the line gives 1 of the 4"));
   EXPECT_THAT(ParseMegatronArgs("--normalization LayerNorm1P"),

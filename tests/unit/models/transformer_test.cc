@@ -182,7 +182,8 @@ TEST(TransformerTest, Llama7bWithTwoLayersHasLlama7bShapes) {
   ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel("llama-7b-2l"));
   ASSERT_OK_AND_ASSIGN(Module m, BuildModel(spec));
   ASSERT_OK(InferTypes(m));
-  EXPECT_EQ(testing::EntryValueType(m, "layers.1.mlp.fc1_gate.weight"), "tensor<4096x11008xbf16, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "layers.1.mlp.fc1_gate.weight"),
+            "tensor<4096x11008xbf16, d0>");
   EXPECT_EQ(testing::EntryValueType(m, "layers.1.attention.o"), "tensor<1x32x2048x128xbf16, d0>");
   EXPECT_EQ(testing::EntryValueType(m, "logits"), "tensor<1x2048x32000xbf16, d0>");
   EXPECT_EQ(m.entry()->LookupValue("layers.2.input_norm.weight"), nullptr);

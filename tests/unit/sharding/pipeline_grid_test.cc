@@ -237,24 +237,25 @@ TEST_P(PipelineGridTest, ScheduledPartitionComputesTheGlobalView) {
 
 INSTANTIATE_TEST_SUITE_P(
     Grid, PipelineGridTest,
-    ::testing::Values(PipelinePoint{1, 1, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
-                      PipelinePoint{1, 1, 4, 4, PipelineSchedule::kGpipe, MlpOptimizer::kSgd},
-                      PipelinePoint{2, 1, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
-                      PipelinePoint{1, 2, 2, 4, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
-                      PipelinePoint{2, 2, 2, 2, PipelineSchedule::kGpipe, MlpOptimizer::kSgd},
-                      PipelinePoint{2, 2, 3, 2, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
-                      PipelinePoint{2, 1, 1, 4, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
-                      PipelinePoint{2, 2, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam},
-                      PipelinePoint{1, 1, 4, 8, PipelineSchedule::k1F1B, MlpOptimizer::kAdam},
-                      PipelinePoint{1, 1, 1, 1, PipelineSchedule::k1F1B, MlpOptimizer::kSgd, true},
-                      PipelinePoint{2, 2, 2, 4, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, true},
-                      PipelinePoint{1, 2, 4, 2, PipelineSchedule::kGpipe, MlpOptimizer::kSgd, true},
-                      PipelinePoint{2, 1, 1, 1, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, false, 1},
-                      PipelinePoint{2, 2, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, false, 1},
-                      PipelinePoint{2, 2, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, false, 2},
-                      PipelinePoint{4, 1, 1, 2, PipelineSchedule::k1F1B, MlpOptimizer::kSgd, false, 2},
-                      PipelinePoint{2, 2, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, true, 3},
-                      PipelinePoint{2, 1, 2, 4, PipelineSchedule::kGpipe, MlpOptimizer::kSgd, false, 3}));
+    ::testing::Values(
+        PipelinePoint{1, 1, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
+        PipelinePoint{1, 1, 4, 4, PipelineSchedule::kGpipe, MlpOptimizer::kSgd},
+        PipelinePoint{2, 1, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
+        PipelinePoint{1, 2, 2, 4, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
+        PipelinePoint{2, 2, 2, 2, PipelineSchedule::kGpipe, MlpOptimizer::kSgd},
+        PipelinePoint{2, 2, 3, 2, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
+        PipelinePoint{2, 1, 1, 4, PipelineSchedule::k1F1B, MlpOptimizer::kSgd},
+        PipelinePoint{2, 2, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam},
+        PipelinePoint{1, 1, 4, 8, PipelineSchedule::k1F1B, MlpOptimizer::kAdam},
+        PipelinePoint{1, 1, 1, 1, PipelineSchedule::k1F1B, MlpOptimizer::kSgd, true},
+        PipelinePoint{2, 2, 2, 4, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, true},
+        PipelinePoint{1, 2, 4, 2, PipelineSchedule::kGpipe, MlpOptimizer::kSgd, true},
+        PipelinePoint{2, 1, 1, 1, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, false, 1},
+        PipelinePoint{2, 2, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, false, 1},
+        PipelinePoint{2, 2, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, false, 2},
+        PipelinePoint{4, 1, 1, 2, PipelineSchedule::k1F1B, MlpOptimizer::kSgd, false, 2},
+        PipelinePoint{2, 2, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, true, 3},
+        PipelinePoint{2, 1, 2, 4, PipelineSchedule::kGpipe, MlpOptimizer::kSgd, false, 3}));
 
 // MLP 1B at batch 8192 on a DGX-2, pipelines with D x T x P = 16, with and
 // without recomputation and ZeRO: the same
@@ -270,13 +271,16 @@ TEST(PipelineGridSimulationTest, MatchesThePerModelEmitterOnMlp1b) {
   o.d_model = 8192;
   o.batch = 8192;
   o.dtype = DType::kF16;
-  struct Point { int64_t dp, tp, pp, k; bool recompute; int zero; };
-  for (Point p : {Point{1, 1, 16, 4, false, 0}, Point{2, 2, 4, 8, false, 0},
-                  Point{8, 1, 2, 2, false, 0}, Point{1, 4, 4, 16, false, 0},
-                  Point{2, 4, 2, 32, false, 0}, Point{1, 1, 16, 4, true, 0},
-                  Point{2, 2, 4, 8, true, 0}, Point{16, 1, 1, 1, true, 0},
-                  Point{16, 1, 1, 1, false, 3}, Point{2, 2, 2, 4, false, 3},
-                  Point{4, 1, 2, 4, false, 1}, Point{8, 2, 1, 2, false, 2}}) {
+  struct Point {
+    int64_t dp, tp, pp, k;
+    bool recompute;
+    int zero;
+  };
+  for (Point p :
+       {Point{1, 1, 16, 4, false, 0}, Point{2, 2, 4, 8, false, 0}, Point{8, 1, 2, 2, false, 0},
+        Point{1, 4, 4, 16, false, 0}, Point{2, 4, 2, 32, false, 0}, Point{1, 1, 16, 4, true, 0},
+        Point{2, 2, 4, 8, true, 0}, Point{16, 1, 1, 1, true, 0}, Point{16, 1, 1, 1, false, 3},
+        Point{2, 2, 2, 4, false, 3}, Point{4, 1, 2, 4, false, 1}, Point{8, 2, 1, 2, false, 2}}) {
     ASSERT_OK_AND_ASSIGN(Module seq, BuildMlpTraining(o));
     ASSERT_OK(InferTypes(seq));
     ParallelOptions po;
@@ -324,7 +328,8 @@ TEST(RecomputeLayersTest, BlockInputsAreKeptAndTheActivationPeakDrops) {
   so.record_trace = false;
   so.record_memory_timeline = false;
   auto run = [&](bool per_layer) -> StatusOr<sim::SimulationResult> {
-    DISTIR_ASSIGN_OR_RETURN(Module m, DistributedCopy(*seq.entry(), GridOf(po, t.layer_pattern, per_layer), rules));
+    DISTIR_ASSIGN_OR_RETURN(
+        Module m, DistributedCopy(*seq.entry(), GridOf(po, t.layer_pattern, per_layer), rules));
     return sim::Simulate(m, *m.entry(), hw, so);
   };
   ASSERT_OK_AND_ASSIGN(sim::SimulationResult stage, run(false));
