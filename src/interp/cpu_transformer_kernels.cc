@@ -1,7 +1,7 @@
 // Reference kernels of the fused transformer ops (docs/ir.md "Transformer
 // ops"), in double: FlashAttention and its gradient (computed row by row from
 // the log-sum-exp, as FlashAttention-2 does, so no s x s tensor is formed),
-// Rope, CrossEntropy and its gradient, and EmbeddingGrad. Each gradient is
+// Rope, LogSumExp, CrossEntropy and its gradient, and EmbeddingGrad. Each gradient is
 // the adjoint of its forward kernel, checked by central differences in
 // tests/unit/interp/cpu_transformer_ops_test.cc. Part of RegisterCpuKernels().
 
@@ -144,36 +144,6 @@ Result RopeKernel(const Op& op, Args in) {
   return One(MakeResult(types[0], std::move(y)));
 }
 
-// The tokens of CrossEntropy(logits [..., V], labels [...]) and their
-// denominator: the `denominator` attribute (a microbatch of a larger batch
-// divides by the global token count) or the token count.
-struct Tokens {
-  int64_t n = 0;
-  int64_t vocab = 0;
-  double denominator = 1;
-  Shape labels;
-};
-
-StatusOr<Tokens> TokensOf(const Op& op, Args in) {
-  Tokens t;
-  t.vocab = in[0].tensor().shape.back();
-  t.labels = Ints(in[1]);
-  t.n = static_cast<int64_t>(t.labels.size());
-  const int64_t denominator = op.GetInt("denominator", std::max<int64_t>(t.n, 1));
-  if (denominator < 1) {
-    return InvalidArgument(op.loc())
-           << op.Name() << " denominator must be >= 1, got " << denominator;
-  }
-  t.denominator = static_cast<double>(denominator);
-  for (int64_t r = 0; r < t.n; ++r) {
-    if (t.labels[r] < 0 || t.labels[r] >= t.vocab) {
-      return InvalidArgument(op.loc()) << op.Name() << " label " << t.labels[r] << " of token " << r
-                                       << " is outside the vocabulary [0, " << t.vocab << ")";
-    }
-  }
-  return t;
-}
-
 // log sum_c exp(row[c]), stably.
 double LogSumExp(const double* row, int64_t n) {
   double m = -std::numeric_limits<double>::infinity(), sum = 0;
@@ -182,15 +152,75 @@ double LogSumExp(const double* row, int64_t n) {
   return m + std::log(sum);
 }
 
-// sum over tokens of (logsumexp(logits_r) - logits_r[label_r]) / denominator.
+// The tokens of CrossEntropy(logits [..., V], labels [...][, lse [...]]) and
+// their denominator: the `denominator` attribute (a microbatch of a larger
+// batch divides by the global token count) or the token count. With `lse`
+// (the log-sum-exp of each token's whole row) and `vocab_start` the logits
+// are the columns [vocab_start, vocab_start + V) of a vocabulary split across
+// devices: labels outside them are another piece's (Megatron's
+// vocab-parallel loss). Without `vocab_start` they are the whole vocabulary.
+struct Tokens {
+  int64_t n = 0;
+  int64_t vocab = 0;
+  int64_t vocab_start = 0;
+  bool piece = false;  // `vocab_start` given: labels beyond the columns are others'
+  double denominator = 1;
+  Shape labels;
+  const std::vector<double>* lse = nullptr;
+
+  bool Here(int64_t r) const {
+    return labels[r] >= vocab_start && labels[r] < vocab_start + vocab;
+  }
+  double Lse(int64_t r, const double* row) const {
+    return lse != nullptr ? (*lse)[r] : LogSumExp(row, vocab);
+  }
+};
+
+StatusOr<Tokens> TokensOf(const Op& op, Args in) {
+  Tokens t;
+  t.vocab = in[0].tensor().shape.back();
+  t.labels = Ints(in[1]);
+  t.n = static_cast<int64_t>(t.labels.size());
+  if (in.size() == 3) t.lse = &in[2].tensor().values;
+  t.vocab_start = op.GetInt("vocab_start", 0);
+  t.piece = op.FindAttr("vocab_start") != nullptr;
+  const int64_t denominator = op.GetInt("denominator", std::max<int64_t>(t.n, 1));
+  if (denominator < 1) {
+    return InvalidArgument(op.loc())
+           << op.Name() << " denominator must be >= 1, got " << denominator;
+  }
+  t.denominator = static_cast<double>(denominator);
+  for (int64_t r = 0; r < t.n; ++r) {
+    if (t.labels[r] < 0 || (!t.piece && t.labels[r] >= t.vocab)) {
+      return InvalidArgument(op.loc()) << op.Name() << " label " << t.labels[r] << " of token " << r
+                                       << " is outside the vocabulary [0, " << t.vocab << ")";
+    }
+  }
+  return t;
+}
+
+// log sum_c exp(x[c]) over the last dim: the rows of a [..., n] tensor.
+Result LogSumExpKernel(const Op& op, Args in) {
+  DISTIR_ASSIGN_OR_RETURN(std::vector<Type> types, ResultTypes(op, in));
+  const DenseTensor& x = in[0].tensor();
+  const int64_t n = x.shape.back();
+  DenseTensor y{DType::kF64, types[0].shape(), {}};
+  for (int64_t r = 0; r < y.NumElements(); ++r) y.values.push_back(LogSumExp(x.values.data() + r * n, n));
+  return One(MakeResult(types[0], std::move(y)));
+}
+
+// sum over tokens of (logsumexp(logits_r) - logits_r[label_r]) / denominator,
+// over the tokens whose label is in this piece of the vocabulary (all of
+// them without `lse`).
 Result CrossEntropyKernel(const Op& op, Args in) {
   DISTIR_ASSIGN_OR_RETURN(std::vector<Type> types, ResultTypes(op, in));
   DISTIR_ASSIGN_OR_RETURN(Tokens t, TokensOf(op, in));
   const std::vector<double>& logits = in[0].tensor().values;
   double sum = 0;
   for (int64_t r = 0; r < t.n; ++r) {
+    if (!t.Here(r)) continue;
     const double* row = logits.data() + r * t.vocab;
-    sum += LogSumExp(row, t.vocab) - row[t.labels[r]];
+    sum += t.Lse(r, row) - row[t.labels[r] - t.vocab_start];
   }
   return One(MakeResult(types[0], DenseTensor{DType::kF64, {}, {sum / t.denominator}}));
 }
@@ -204,9 +234,9 @@ Result CrossEntropyGradKernel(const Op& op, Args in) {
   DenseTensor dl = in[0].tensor();
   for (int64_t r = 0; r < t.n; ++r) {
     double* row = dl.values.data() + r * t.vocab;
-    const double lse = LogSumExp(row, t.vocab);
+    const double lse = t.Lse(r, row);
     for (int64_t c = 0; c < t.vocab; ++c) row[c] = factor * std::exp(row[c] - lse);
-    row[t.labels[r]] -= factor;
+    if (t.Here(r)) row[t.labels[r] - t.vocab_start] -= factor;
   }
   return One(MakeResult(types[0], std::move(dl)));
 }
@@ -236,6 +266,7 @@ void RegisterTransformerKernels(CpuDomain& domain) {
   domain.Register(OpKind::kFlashAttention, FlashAttentionKernel);
   domain.Register(OpKind::kFlashAttentionGrad, FlashAttentionGradKernel);
   domain.Register(OpKind::kRope, RopeKernel);
+  domain.Register(OpKind::kLogSumExp, LogSumExpKernel);
   domain.Register(OpKind::kCrossEntropy, CrossEntropyKernel);
   domain.Register(OpKind::kCrossEntropyGrad, CrossEntropyGradKernel);
   domain.Register(OpKind::kEmbeddingGrad, EmbeddingGradKernel);

@@ -121,7 +121,26 @@ StatusOr<Type> CrossEntropyLossType(const Op& op, Args in) {
            << OpName(op) << " labels must have the shape of logits "
            << "without the vocabulary dim, got " << in[1].ToString() << " for " << in[0].ToString();
   }
+  if (in.size() == 3) {
+    DISTIR_RETURN_IF_ERROR(RequireFloat(op, in[2], "lse"));
+    if (!ShapesFit(labels, ShapeOf(in[2]))) {
+      return InvalidArgument(op.loc()) << OpName(op) << " lse must have the shape of labels, got "
+                                       << in[2].ToString() << " for " << in[1].ToString();
+    }
+  }
   return in[0].WithShape(Shape{}).WithDType(AccumulationType(in[0].dtype()));
+}
+
+// LogSumExp(x [..., n]) -> [...], in x's accumulation type (f32 for 16-bit x).
+Result InferLogSumExp(const Op& op, Args in) {
+  DISTIR_RETURN_IF_ERROR(CheckCompute(op, in).status());
+  DISTIR_RETURN_IF_ERROR(RequireFloat(op, in[0], "x"));
+  if (in[0].rank() < 1) {
+    return InvalidArgument(op.loc()) << OpName(op) << " x must have rank >= 1, got "
+                                     << in[0].ToString();
+  }
+  const Shape& x = ShapeOf(in[0]);
+  return One(in[0].WithShape(Shape(x.begin(), x.end() - 1)).WithDType(AccumulationType(in[0].dtype())));
 }
 
 Result InferCrossEntropy(const Op& op, Args in) {
@@ -159,6 +178,7 @@ void RegisterTransformerShapeRules(ShapeDomain& domain) {
   domain.Register(OpKind::kFlashAttention, InferFlashAttention);
   domain.Register(OpKind::kFlashAttentionGrad, InferFlashAttentionGrad);
   domain.Register(OpKind::kRope, InferRope);
+  domain.Register(OpKind::kLogSumExp, InferLogSumExp);
   domain.Register(OpKind::kCrossEntropy, InferCrossEntropy);
   domain.Register(OpKind::kCrossEntropyGrad, InferCrossEntropyGrad);
   domain.Register(OpKind::kEmbeddingGrad, InferEmbeddingGrad);

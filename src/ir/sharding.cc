@@ -16,6 +16,8 @@ const char* ReductionKindName(ReductionKind kind) {
       return "max";
     case ReductionKind::kMin:
       return "min";
+    case ReductionKind::kLogSumExp:
+      return "logsumexp";
   }
   return "sum";
 }
@@ -24,6 +26,7 @@ bool ParseReductionKind(const std::string& text, ReductionKind* kind) {
   if (text == "sum") *kind = ReductionKind::kSum;
   else if (text == "max") *kind = ReductionKind::kMax;
   else if (text == "min") *kind = ReductionKind::kMin;
+  else if (text == "logsumexp") *kind = ReductionKind::kLogSumExp;
   else return false;
   return true;
 }

@@ -30,11 +30,13 @@
 
 namespace distir {
 
-enum class ReductionKind { kSum, kMax, kMin };
+/// How partial values combine. kLogSumExp: log(sum_i exp(x_i)), the pieces of
+/// a log-sum-exp over a split axis (a vocabulary-parallel cross-entropy's).
+enum class ReductionKind { kSum, kMax, kMin, kLogSumExp };
 
-/// "sum", "max", "min".
+/// "sum", "max", "min", "logsumexp".
 const char* ReductionKindName(ReductionKind kind);
-/// Parses "sum", "max" or "min"; false otherwise.
+/// Parses "sum", "max", "min" or "logsumexp"; false otherwise.
 bool ParseReductionKind(const std::string& text, ReductionKind* kind);
 
 struct Sharding {

@@ -106,6 +106,7 @@ class TransformerBuilder {
   Value* output_weight_ = nullptr;  // [H, V]: output_layer.weight or the transposed embedding
   Value* final_norm_ = nullptr;
   Value* logits_ = nullptr;
+  Value* lse_ = nullptr;  // each token's log-sum-exp over the vocabulary
   std::map<std::string, Value*> consts_;  // Reshape targets and optimizer scalars by name
 };
 
@@ -548,7 +549,11 @@ Value* TransformerBuilder::Head(Value* x) {
                              "output_layer.weight_t", {{"perm", Shape{1, 0}}})
                         : W(transformer_names::kOutputLayer);
   logits_ = Op(OpKind::kMatMul, {final_norm_, output_weight_}, "logits");
-  return Op(OpKind::kCrossEntropy, {logits_, labels_}, transformer_names::kLoss);
+  // The log-sum-exp apart, so that a vocabulary split over tp (Megatron's
+  // vocab-parallel cross-entropy) reduces it across the pieces and the loss
+  // and its gradient then run on each piece (sharding_rules.cc).
+  lse_ = Op(OpKind::kLogSumExp, {logits_}, "logits.lse");
+  return Op(OpKind::kCrossEntropy, {logits_, labels_, lse_}, transformer_names::kLoss);
 }
 
 // The loss gradient (scaled under fp16) back through the head; returns the
@@ -556,7 +561,7 @@ Value* TransformerBuilder::Head(Value* x) {
 Value* TransformerBuilder::HeadGrad(Value* x) {
   AttrMap ce;
   if (o_.params_dtype == DType::kF16) ce["scale"] = o_.loss_scale;
-  Value* dlogits = Op(OpKind::kCrossEntropyGrad, {logits_, labels_}, Grad("logits"), ce);
+  Value* dlogits = Op(OpKind::kCrossEntropyGrad, {logits_, labels_, lse_}, Grad("logits"), ce);
   std::vector<Value*> head = Ops(OpKind::kMatMulGrad, {final_norm_, output_weight_, dlogits},
                                  {Grad("final_norm"), Grad(output_weight_->name())});
   if (*o_.untie_embeddings_and_output_weights) {

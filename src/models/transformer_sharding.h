@@ -12,9 +12,13 @@
 // g/T groups locally (FlashAttention's rule). A weight's master copy and
 // Adam moments follow it. Data parallelism splits tokens and labels over dp;
 // the weight gradients are then partial over dp and all-reduced before the
-// optimizer. The embedding, the output layer, the norms and the row-parallel
-// biases are replicated: a vocabulary-parallel cross-entropy (Megatron's) is
-// not a factor rule yet, so the logits stay whole.
+// optimizer. The vocabulary is split over tp as in Megatron's
+// VocabParallelEmbedding and ColumnParallelLinear output layer: the embedding
+// table by rows (a lookup is masked to the rows a device holds, then summed),
+// the untied output layer by columns, so the logits are split by vocabulary
+// and the loss is Megatron's vocab-parallel cross-entropy (each token's
+// log-sum-exp reduced across the pieces). The position embedding, the norms
+// and the row-parallel biases are replicated.
 
 #pragma once
 
@@ -26,10 +30,11 @@
 
 namespace distir {
 
-/// The rules of `variant` (GPT: biased QKV and MLP; LLaMA: SwiGLU's two
-/// column-parallel projections), for BuildTransformerTraining's names
-/// (docs/models.md). Every rule matches a parameter of that variant.
-std::vector<std::string> TransformerShardingRules(TransformerVariant variant);
+/// The rules of `o`'s variant (GPT: biased QKV and MLP; LLaMA: SwiGLU's two
+/// column-parallel projections; an untied output layer's), for
+/// BuildTransformerTraining's names (docs/models.md). Every rule matches a
+/// parameter of the model.
+std::vector<std::string> TransformerShardingRules(const TransformerOptions& o);
 
 /// Everything the sharding path takes to distribute a transformer training
 /// step as Megatron does; the search (`sharding: model`) and `distir

@@ -12,7 +12,9 @@ bool ToReduceScatter(const Op& op, const std::vector<int>& uses, Rebuilder& b) {
   const Op* ar = op.kind() == OpKind::kMeshSlice
                      ? SingleUseProducer(op.input(0), OpKind::kMeshAllReduce, uses)
                      : nullptr;
-  if (ar == nullptr || MeshNameOf(*ar) != MeshNameOf(op) || !SameAxisSet(AxesOf(*ar), AxesOf(op)))
+  // A log-sum-exp is reduced whole (partition.cc), never scattered.
+  if (ar == nullptr || MeshNameOf(*ar) != MeshNameOf(op) || !SameAxisSet(AxesOf(*ar), AxesOf(op)) ||
+      ReductionOf(*ar) == "logsumexp")
     return false;
   AttrMap attrs = {{"mesh", Attribute(MeshNameOf(op))},
                    {"axes", Attribute(AxesOf(op))},

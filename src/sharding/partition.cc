@@ -61,6 +61,14 @@ class Partitioner {
   Status EmitCompute(const Op& op);
   bool GathersSplitRows(const Op& op) const;
   Value* EmitMaskedGather(const Op& op, int dev, Value* data, Value* ids);
+  Value* EmitMaskedEmbeddingGrad(const Op& op, int dev, Value* ids, Value* dy);
+  struct MaskedIds {
+    Value* in;    ///< the ids this device's rows hold
+    Value* safe;  ///< shifted to the local rows; 0 where not `in`
+  };
+  MaskedIds EmitMaskIds(const Op& op, int dev, Value* ids, DType idt, int64_t lo, int64_t hi);
+  int64_t VocabStart(const Op& op, int dev) const;
+  Status EmitLogSumExpReduce(const Op& op);
   Status EmitCollective(const Op& op);
   Status EmitSlice(const Op& op, const Value* in, int dim, int dev, Value*& out_value);
   Status EmitTransfer(const Op& op);
@@ -152,6 +160,9 @@ Status Partitioner::EmitCollective(const Op& op) {
   const Value& res = *op.result(0);
   const std::vector<std::string>& axes = op.FindAttr("axes")->AsStrings();
   const Attribute* reduction = op.FindAttr("reduction");
+  if (reduction != nullptr && reduction->AsString() == "logsumexp" &&
+      op.kind() == OpKind::kMeshAllReduce)
+    return EmitLogSumExpReduce(op);
   if (reduction != nullptr && reduction->AsString() != "sum")
     return Unimplemented(op.loc()) << op.Name() << " with reduction " << reduction->AsString()
                                    << " across devices is not supported yet";
@@ -271,9 +282,17 @@ Status Partitioner::EmitCompute(const Op& op) {
           attrs["denominator"] = Attribute(op.input(0)->type().NumElements());
         break;
       case OpKind::kCrossEntropy: case OpKind::kCrossEntropyGrad:
-        // The mean over the global tokens (the labels), not this device's.
+        // The mean over the global tokens (the labels), not this device's;
+        // a piece of a split vocabulary says where its columns start.
         if (attrs.count("denominator") == 0)
           attrs["denominator"] = Attribute(op.input(1)->type().NumElements());
+        if (op.num_inputs() == 3) attrs["vocab_start"] = Attribute(VocabStart(op, dev));
+        break;
+      case OpKind::kEmbeddingGrad:
+        if (!r0.sharding()->dims[0].empty()) {
+          local_[r0.id()][dev] = EmitMaskedEmbeddingGrad(op, dev, inputs[0], inputs[1]);
+          continue;
+        }
         break;
       default:
         break;
@@ -295,14 +314,37 @@ bool Partitioner::GathersSplitRows(const Op& op) const {
   return !data.sharding()->dims[static_cast<size_t>(axis < 0 ? axis + rank : axis)].empty();
 }
 
+// The ids of a table split by rows that device `dev`'s rows [lo, hi) hold,
+// and the ids shifted to those rows (0 for the others, so a lookup or a
+// scatter with them stays in range):
+//   shifted = ids - lo; t = below 0 ? rows : shifted; in = t < rows;
+//   safe = in ? t : 0.
+// Elementwise on the ids, as in Megatron's masked input
+// (vocab_parallel_embedding.py).
+// `idt` is the ids' dtype (the local ids' types are inferred after partitioning).
+Partitioner::MaskedIds Partitioner::EmitMaskIds(const Op& op, int dev, Value* ids, DType idt,
+                                                int64_t lo, int64_t hi) {
+  const Value& r0 = *op.result(0);
+  const std::string base = r0.name().empty() ? "ids" : r0.name();
+  Value* lo_c = Constant(dev, Scalar(idt, static_cast<double>(lo)), base + ".lo");
+  Value* rows = Constant(dev, Scalar(idt, static_cast<double>(hi - lo)), base + ".rows");
+  Value* zero = Constant(dev, Scalar(idt, 0), base + ".zero");
+  auto emit = [&](OpKind kind, std::vector<Value*> in, const std::string& name) {
+    return Emit(kind, std::move(in), {}, {name}, op)->result(0);
+  };
+  const std::string at = "." + Device(dev).ToString();
+  Value* shifted = emit(OpKind::kSub, {ids, lo_c}, base + ".ids" + at);
+  Value* below = emit(OpKind::kLess, {shifted, zero}, base + ".below" + at);
+  Value* t = emit(OpKind::kWhere, {below, rows, shifted}, base + ".t" + at);
+  Value* in = emit(OpKind::kLess, {t, rows}, base + ".in" + at);
+  Value* safe = emit(OpKind::kWhere, {in, t, zero}, base + ".local_ids" + at);
+  return {in, safe};
+}
+
 // Megatron's VocabParallelEmbedding (golden G31): device `dev` holds rows
 // [lo, hi) of the table along the gathered axis. It looks up the ids in its
-// range, shifted to its local rows, and zeroes the rows of the others, so
-// the sum over the split axes (the result's partial) is the global lookup:
-//   shifted = ids - lo; t = below 0 ? rows : shifted; in = t < rows;
-//   e = Gather(local, in ? t : 0); result = in ? e : 0.
-// Every op is elementwise on the ids except the lookup itself, as in
-// Megatron's masked input (vocab_parallel_embedding.py).
+// range and zeroes the rows of the others, so the sum over the split axes
+// (the result's partial) is the global lookup.
 Value* Partitioner::EmitMaskedGather(const Op& op, int dev, Value* data, Value* ids) {
   const Value& table = *op.input(0);
   const Value& r0 = *op.result(0);
@@ -312,30 +354,81 @@ Value* Partitioner::EmitMaskedGather(const Op& op, int dev, Value* data, Value* 
   const auto [lo, hi] =
       ShardBox(*table.sharding(), m, table.type().shape(), m.Coords(dev))[static_cast<size_t>(axis)];
   const std::string base = r0.name().empty() ? "gather" : r0.name();
-  const DType idt = op.input(1)->type().dtype();
-  Value* lo_c = Constant(dev, Scalar(idt, static_cast<double>(lo)), base + ".lo");
-  Value* rows = Constant(dev, Scalar(idt, static_cast<double>(hi - lo)), base + ".rows");
-  Value* zero = Constant(dev, Scalar(idt, 0), base + ".zero");
-  auto emit = [&](OpKind kind, std::vector<Value*> in, const std::string& name, AttrMap attrs = {}) {
-    return Emit(kind, std::move(in), std::move(attrs), {name}, op)->result(0);
-  };
   const std::string at = "." + Device(dev).ToString();
-  Value* shifted = emit(OpKind::kSub, {ids, lo_c}, base + ".ids" + at);
-  Value* below = emit(OpKind::kLess, {shifted, zero}, base + ".below" + at);
-  Value* t = emit(OpKind::kWhere, {below, rows, shifted}, base + ".t" + at);
-  Value* in = emit(OpKind::kLess, {t, rows}, base + ".in" + at);
-  Value* safe = emit(OpKind::kWhere, {in, t, zero}, base + ".local_ids" + at);
-  Value* e = emit(OpKind::kGather, {data, safe}, base + ".rows_found" + at, op.attrs());
+  const MaskedIds ids_here = EmitMaskIds(op, dev, ids, op.input(1)->type().dtype(), lo, hi);
+  Value* e = Emit(OpKind::kGather, {data, ids_here.safe}, op.attrs(), {base + ".rows_found" + at}, op)
+                 ->result(0);
   // The mask has the ids' dims; the table's dims after the axis follow them.
   std::vector<int64_t> trailing;
   const int64_t ids_rank = op.input(1)->type().rank();
   for (int64_t d = 0; d < rank - axis - 1; ++d) trailing.push_back(ids_rank + d);
   Value* mask = trailing.empty()
-                    ? in
-                    : emit(OpKind::kUnsqueeze, {in}, base + ".mask" + at,
-                           {{"axes", Attribute(trailing)}});
+                    ? ids_here.in
+                    : Emit(OpKind::kUnsqueeze, {ids_here.in}, {{"axes", Attribute(trailing)}},
+                           {base + ".mask" + at}, op)
+                          ->result(0);
   Value* fzero = Constant(dev, Scalar(table.type().dtype(), 0), base + ".zero_rows");
-  return emit(OpKind::kWhere, {mask, e, fzero}, LocalName(r0, dev));
+  return Emit(OpKind::kWhere, {mask, e, fzero}, {}, {LocalName(r0, dev)}, op)->result(0);
+}
+
+// EmbeddingGrad(ids, dy) {num_rows} with its rows split (the table of a
+// VocabParallelEmbedding): device `dev` scatters the rows of the ids its rows
+// [lo, hi) hold; the others' gradient rows are zeroed first (as Megatron's
+// masked output zeroes them, so autograd does) and land on local row 0.
+Value* Partitioner::EmitMaskedEmbeddingGrad(const Op& op, int dev, Value* ids, Value* dy) {
+  const Value& r0 = *op.result(0);
+  const auto [lo, hi] = ShardBox(*r0.sharding(), mesh(), r0.type().shape(), mesh().Coords(dev))[0];
+  const std::string base = r0.name().empty() ? "embedding_grad" : r0.name();
+  const std::string at = "." + Device(dev).ToString();
+  const MaskedIds ids_here = EmitMaskIds(op, dev, ids, op.input(0)->type().dtype(), lo, hi);
+  const int64_t ids_rank = op.input(0)->type().rank();
+  Value* mask = Emit(OpKind::kUnsqueeze, {ids_here.in}, {{"axes", Attribute(std::vector<int64_t>{ids_rank})}},
+                     {base + ".mask" + at}, op)
+                    ->result(0);
+  Value* fzero = Constant(dev, Scalar(op.input(1)->type().dtype(), 0), base + ".zero_rows");
+  Value* dy_here = Emit(OpKind::kWhere, {mask, dy, fzero}, {}, {base + ".dy" + at}, op)->result(0);
+  AttrMap attrs = op.attrs();
+  attrs["num_rows"] = Attribute(hi - lo);
+  return Emit(OpKind::kEmbeddingGrad, {ids_here.safe, dy_here}, std::move(attrs),
+              {LocalName(r0, dev)}, op)
+      ->result(0);
+}
+
+// Where the columns of device `dev`'s piece of CrossEntropy's logits start.
+int64_t Partitioner::VocabStart(const Op& op, int dev) const {
+  const Value& logits = *op.input(0);
+  const Mesh& m = MeshOfValue(logits);
+  return ShardBox(*logits.sharding(), m, logits.type().shape(), m.Coords(dev)).back().first;
+}
+
+// An all-reduce of partial log-sum-exps (a split vocabulary's row pieces):
+// each group gathers its pieces along a new last dim and takes their
+// log-sum-exp, log(sum_i exp(lse_i)), on every device.
+Status Partitioner::EmitLogSumExpReduce(const Op& op) {
+  const Value* in = op.input(0);
+  const Value& res = *op.result(0);
+  const std::vector<std::string>& axes = op.FindAttr("axes")->AsStrings();
+  const int64_t rank = in->type().rank();
+  const std::string base = res.name().empty() ? "lse" : res.name();
+  for (const std::vector<int>& group : Groups(axes)) {
+    std::vector<Value*> pieces;
+    std::vector<std::string> names;
+    for (int dev : group) {
+      pieces.push_back(Emit(OpKind::kUnsqueeze, {Local(in, dev)},
+                            {{"axes", Attribute(std::vector<int64_t>{rank})}},
+                            {base + ".piece." + Device(dev).ToString()}, op)
+                           ->result(0));
+      names.push_back(base + ".pieces." + Device(dev).ToString());
+    }
+    Op* gather = Emit(OpKind::kAllGather, std::move(pieces), {{"axis", Attribute(rank)}}, names, op);
+    for (size_t i = 0; i < group.size(); ++i) {
+      local_[res.id()][group[i]] =
+          Emit(OpKind::kLogSumExp, {gather->result(static_cast<int>(i))}, {},
+               {LocalName(res, group[i])}, op)
+              ->result(0);
+    }
+  }
+  return Status::Ok();
 }
 
 Status Partitioner::PartitionOp(const Op& op) {

@@ -78,8 +78,9 @@ void Planner::Reduce() {
     std::erase_if(cur_.partial, [&](const std::string& a) { return Contains(axes, a); });
   };
   // A dim the target splits over reduced axes right after what it has now:
-  // reduce-scatter along it.
-  for (size_t d = 0; d < cur_.dims.size(); ++d) {
+  // reduce-scatter along it (not for log-sum-exps: partition.cc reduces those
+  // by an all-gather of the pieces, whole).
+  for (size_t d = 0; d < cur_.dims.size() && kind != ReductionKind::kLogSumExp; ++d) {
     const Axes& have = cur_.dims[d];
     const Axes& want = to_.dims[d];
     if (want.size() <= have.size() || !std::equal(have.begin(), have.end(), want.begin()))

@@ -1,6 +1,8 @@
 #include "sharding/shard_data.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace distir::sharding {
 namespace {
@@ -83,10 +85,15 @@ std::vector<DenseTensor> ShardDense(const DenseTensor& global, const Sharding& s
   for (int64_t dev = 0; dev < mesh.num_devices(); ++dev) {
     std::vector<int64_t> coords = mesh.Coords(dev);
     DenseTensor piece = SliceDense(global, ShardBox(s, mesh, global.shape, coords));
-    // A partial sum: the whole value on one device of each group, 0 elsewhere.
-    if (s.is_partial() && s.partial_kind == ReductionKind::kSum &&
-        !OnPartialOrigin(s, mesh, coords))
-      std::fill(piece.values.begin(), piece.values.end(), 0.0);
+    // A partial sum (log-sum-exp): the whole value on one device of each
+    // group, the reduction's identity 0 (-inf) elsewhere.
+    if (s.is_partial() && !OnPartialOrigin(s, mesh, coords)) {
+      if (s.partial_kind == ReductionKind::kSum)
+        std::fill(piece.values.begin(), piece.values.end(), 0.0);
+      if (s.partial_kind == ReductionKind::kLogSumExp)
+        std::fill(piece.values.begin(), piece.values.end(),
+                  -std::numeric_limits<double>::infinity());
+    }
     pieces.push_back(std::move(piece));
   }
   return pieces;
@@ -115,6 +122,10 @@ StatusOr<DenseTensor> UnshardDense(const std::vector<DenseTensor>& pieces, const
         out.values[g] = std::max(out.values[g], v);
       } else if (s.partial_kind == ReductionKind::kMin) {
         out.values[g] = std::min(out.values[g], v);
+      } else if (s.partial_kind == ReductionKind::kLogSumExp) {
+        const double hi = std::max(out.values[g], v), lo = std::min(out.values[g], v);
+        if (lo != -std::numeric_limits<double>::infinity()) out.values[g] = hi + std::log1p(std::exp(lo - hi));
+        else out.values[g] = hi;
       } else {
         out.values[g] += v;
       }

@@ -437,17 +437,39 @@ FactorRule RopeRule(const Op& op) {
   return rule;
 }
 
-// CrossEntropy(logits [..., V], labels [...]) -> loss and CrossEntropyGrad ->
-// dlogits: the vocabulary needs replication (the log-sum-exp is not a sum);
-// the token dims pass through to dlogits and are summed over by the loss
-// (partial(sum), like MSELoss: a `denominator` of the global token count
-// makes the partial losses sum to the global mean).
+// LogSumExp(x [..., n]) -> [...]: the leading dims pass through; the last
+// is reduced with kind logsumexp (pieces of a split row combine as
+// log(sum exp(piece))), so a vocabulary split leaves the result partial.
+FactorRule LogSumExpRule(const Op& op) {
+  FactorRule rule;
+  Shape x = ShapeOf(op.input(0));
+  TensorFactors xf = OneFactorPerDim(rule, x);
+  for (int f : xf.back()) rule.factors[f].reduction = ReductionKind::kLogSumExp;
+  rule.operands = {xf};
+  rule.results = {TensorFactors(xf.begin(), xf.end() - 1)};
+  return rule;
+}
+
+// CrossEntropy(logits [..., V], labels [...][, lse [...]]) -> loss and
+// CrossEntropyGrad -> dlogits: the token dims pass through to dlogits and are
+// summed over by the loss (partial(sum), like MSELoss: a `denominator` of the
+// global token count makes the partial losses sum to the global mean).
+// Without lse the vocabulary needs replication (the log-sum-exp is not a
+// sum). Given each token's lse, a piece of the vocabulary holds the label
+// term of the tokens whose label falls in it (partition.cc sets its
+// `vocab_start`), so V is summed over by the loss and passes through to
+// dlogits: Megatron's vocab-parallel cross-entropy.
 FactorRule CrossEntropyRule(const Op& op) {
   FactorRule rule;
   Shape logits = ShapeOf(op.input(0));
   TensorFactors lf = OneFactorPerDim(rule, logits);
-  for (int f : lf.back()) rule.factors[f].need_replication = true;
-  rule.operands = {lf, TensorFactors(lf.begin(), lf.end() - 1)};
+  const bool given_lse = op.num_inputs() == 3;
+  if (!given_lse) {
+    for (int f : lf.back()) rule.factors[f].need_replication = true;
+  }
+  const TensorFactors tokens(lf.begin(), lf.end() - 1);
+  rule.operands = {lf, tokens};
+  if (given_lse) rule.operands.push_back(tokens);
   if (op.kind() == OpKind::kCrossEntropy) {
     rule.results = {TensorFactors(ShapeOf(op.result(0)).size())};
   } else {
@@ -457,13 +479,14 @@ FactorRule CrossEntropyRule(const Op& op) {
 }
 
 // EmbeddingGrad(ids [...], dy [..., d]) -> dW [num_rows, d]: the token dims
-// are summed over (partial(sum)); d passes through; the rows need
-// replication (a scatter into a row shard would need masking).
+// are summed over (partial(sum)); d passes through; the rows may be split
+// (a VocabParallelEmbedding's table): each device scatters the ids its rows
+// hold, the others masked (partition.cc's EmitMaskedEmbeddingGrad).
 FactorRule EmbeddingGradRule(const Op& op) {
   FactorRule rule;
   Shape dy = ShapeOf(op.input(1));
   TensorFactors df = OneFactorPerDim(rule, dy);
-  const int rows = FactorOf(rule, ShapeOf(op.result(0))[0], true);
+  const int rows = FactorOf(rule, ShapeOf(op.result(0))[0], false);
   rule.operands = {TensorFactors(df.begin(), df.end() - 1), df};
   rule.results = {{Dim({rows}), df.back()}};
   return rule;
@@ -496,6 +519,7 @@ StatusOr<FactorRule> BuildRule(const Op& op) {
   if (IsIn(k, {K::kLayerNormalizationGrad, K::kRMSNormalizationGrad})) return NormGradRule(op);
   if (IsIn(k, {K::kFlashAttention, K::kFlashAttentionGrad})) return FlashAttentionRule(op);
   if (k == K::kRope) return RopeRule(op);
+  if (k == K::kLogSumExp) return LogSumExpRule(op);
   if (IsIn(k, {K::kCrossEntropy, K::kCrossEntropyGrad})) return CrossEntropyRule(op);
   if (k == K::kEmbeddingGrad) return EmbeddingGradRule(op);
   if (k == K::kMatMul) return MatMulRule(op);

@@ -243,6 +243,26 @@ StatusOr<double> EmbeddingGrad(const Op& op, const HardwareProfile& hw) {
   return RooflineTime(hw.device, bytes, static_cast<double>(Elements(op.input(1)->type())));
 }
 
+// CrossEntropy per logit: max, subtract, exp, sum (the label's logit is one
+// read per token); reads the logits once. Given each token's log-sum-exp (a
+// third operand) it only reads the label's logit, the label and the lse per
+// token and subtracts.
+StatusOr<double> CrossEntropy(const Op& op, const HardwareProfile& hw) {
+  if (op.num_inputs() == 2) return Streaming<4, PerElementOf::kFirstInput>(op, hw);
+  const Type& logits = op.input(0)->type();
+  const double tokens = static_cast<double>(Elements(op.input(1)->type()));
+  const double bytes = static_cast<double>(InputBytes(op, 1) + ResultBytes(op)) +
+                       tokens * static_cast<double>(ByteWidth(logits.dtype()));
+  return RooflineTime(hw.device, bytes, 2 * tokens);
+}
+
+// CrossEntropyGrad per logit: the log-sum-exp again (4) unless given, then
+// exp, subtract, scale (3).
+StatusOr<double> CrossEntropyGrad(const Op& op, const HardwareProfile& hw) {
+  if (op.num_inputs() == 2) return Streaming<7, PerElementOf::kFirstInput>(op, hw);
+  return Streaming<3, PerElementOf::kFirstInput>(op, hw);
+}
+
 void RegisterTransformer(CostRuleTable& t) {
   constexpr PerElementOf kIn = PerElementOf::kFirstInput;
   constexpr PerElementOf kOut = PerElementOf::kFirstResult;
@@ -251,11 +271,10 @@ void RegisterTransformer(CostRuleTable& t) {
   // Rope: y1 = x1·cos − x2·sin, y2 = x2·cos + x1·sin: two multiplies and an add
   // per element.
   t.Register(OpKind::kRope, Streaming<3, kOut>);
-  // CrossEntropy per logit: max, subtract, exp, sum (the label's logit is one
-  // read per token); reads the logits once.
-  t.Register(OpKind::kCrossEntropy, Streaming<4, kIn>);
-  // CrossEntropyGrad: the log-sum-exp again (4), then exp, subtract, scale.
-  t.Register(OpKind::kCrossEntropyGrad, Streaming<7, kIn>);
+  // LogSumExp per element: max, subtract, exp, sum.
+  t.Register(OpKind::kLogSumExp, Streaming<4, kIn>);
+  t.Register(OpKind::kCrossEntropy, CrossEntropy);
+  t.Register(OpKind::kCrossEntropyGrad, CrossEntropyGrad);
   t.Register(OpKind::kEmbeddingGrad, EmbeddingGrad);
 }
 

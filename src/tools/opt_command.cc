@@ -41,6 +41,7 @@ struct OptOptions {
   bool partition = false;
   bool check_partition = false;
   uint64_t seed = 1;
+  int64_t int_max = 1;  // integer inputs of --check-partition in [0, int_max]
   std::vector<std::string> passes;       // --pass, in order
   std::string parallelize;               // --parallelize dp=2,tp=4
   std::vector<std::string> shard_rules;  // --shard PATTERN=[{..}, ..]
@@ -115,15 +116,25 @@ Status RunShardingPasses(const OptOptions& o, Module& m) {
   return Status::Ok();
 }
 
+// --check-partition's random inputs: integers (ids, labels) in [0, int_max].
+StatusOr<RandomInputOptions> InputOptionsOf(const OptOptions& o) {
+  if (o.int_max < 0) return InvalidArgument() << "--int-max must be >= 0, got " << o.int_max;
+  RandomInputOptions options;
+  options.int_max = o.int_max;
+  return options;
+}
+
 // Partitions a copy of the materialised module `m` and checks it against `m`
 // on the reference executor; the summary line is the command's output.
 StatusOr<std::string> CheckPartition(const OptOptions& o, const Module& m) {
   std::string fn = o.function.empty() ? m.entry()->name() : o.function;
+  DISTIR_ASSIGN_OR_RETURN(RandomInputOptions inputs, InputOptionsOf(o));
   DISTIR_ASSIGN_OR_RETURN(Module copy, ParseModule(PrintModule(m), "<materialized>"));
   DISTIR_RETURN_IF_ERROR(sharding::PartitionShardings(copy, fn));
   DISTIR_RETURN_IF_ERROR(sharding::OrderPipelineTasks(copy, fn, ScheduleOf(o)));
   DISTIR_ASSIGN_OR_RETURN(sharding::EquivalenceReport r,
-                          sharding::CheckPartitionEquivalence(m, copy, fn, o.seed));
+                          sharding::CheckPartitionEquivalence(m, copy, fn, o.seed, 1e-5, 1e-6,
+                                                              inputs));
   std::ostringstream os;
   os << "partitioned @" << fn << " on " << r.devices
      << " devices equals the global program: " << r.outputs << " outputs, " << r.elements
@@ -289,6 +300,9 @@ int RunOpt(int argc, char** argv) {
       "programs on the same random inputs (reference executor) and compare the outputs; "
       "prints one summary line, exit 1 when they differ")(
       "seed", po::value(&o.seed)->default_value(1), "with --check-partition: the input seed")(
+      "int-max", po::value(&o.int_max)->default_value(1),
+      "with --check-partition: integer inputs (token ids, labels) are drawn uniformly from "
+      "[0, N]; N must be below every table they index")(
       "output,o", po::value(&o.output)->default_value("-"), "output file ('-' for stdout)")(
       "input", po::value(&o.input), "input file");
   po::variables_map vm;

@@ -169,11 +169,12 @@ double LogSumExp(const auto* row, int64_t n) {
   return m + std::log(sum);
 }
 
-// The label of every token, range-checked.
+// The label of every token, range-checked: in [0, vocab), or only >= 0 for a
+// piece of a split vocabulary (`piece`: other labels are other pieces').
 Status CheckLabels(const SourceLoc& loc, const std::string& name, const int64_t* labels, int64_t n,
-                   int64_t vocab) {
+                   int64_t vocab, bool piece) {
   for (int64_t r = 0; r < n; ++r) {
-    if (labels[r] < 0 || labels[r] >= vocab) {
+    if (labels[r] < 0 || (!piece && labels[r] >= vocab)) {
       return InvalidArgument(loc) << name << " label " << labels[r] << " of token " << r
                                   << " is outside the vocabulary [0, " << vocab << ")";
     }
@@ -181,6 +182,21 @@ Status CheckLabels(const SourceLoc& loc, const std::string& name, const int64_t*
   return Status::Ok();
 }
 
+// LogSumExp(x [..., n]) -> [...].
+template <typename T>
+StatusOr<CpuKernel> PlanLogSumExp(Views in, Views out) {
+  const TensorView x = in[0], y = out[0];
+  const int64_t n = x.shape.back(), rows = y.num_elements();
+  return CpuKernel([=]() -> Status {
+    for (int64_t r = 0; r < rows; ++r) y.as<T>()[r] = static_cast<T>(LogSumExp(x.as<T>() + r * n, n));
+    return Status::Ok();
+  });
+}
+
+// CrossEntropy and its gradient; a third operand gives each token's
+// log-sum-exp over the whole vocabulary; with `vocab_start` the logits are
+// the columns [vocab_start, vocab_start + V) of a split vocabulary, and only
+// the tokens whose label falls there take their label's term.
 template <typename T>
 StatusOr<CpuKernel> PlanCrossEntropy(const Op& op, Views in, Views out) {
   const TensorView logits = in[0], labels = in[1], y = out[0];
@@ -193,23 +209,31 @@ StatusOr<CpuKernel> PlanCrossEntropy(const Op& op, Views in, Views out) {
   }
   const double scale = op.GetFloat("scale", 1.0) / static_cast<double>(denominator);
   const bool loss = op.kind() == OpKind::kCrossEntropy;
+  const bool given_lse = in.size() == 3;
+  const bool piece = op.FindAttr("vocab_start") != nullptr;  // of a split vocabulary
+  const TensorView lse_in = given_lse ? in[2] : TensorView{};
+  const int64_t start = op.GetInt("vocab_start", 0);
   const SourceLoc loc = op.loc();
   const std::string name = op.Name();
   return CpuKernel([=]() -> Status {
     const T* l = logits.as<T>();
     const int64_t* lab = labels.as<int64_t>();
-    DISTIR_RETURN_IF_ERROR(CheckLabels(loc, name, lab, n, vocab));
+    DISTIR_RETURN_IF_ERROR(CheckLabels(loc, name, lab, n, vocab, piece));
     double sum = 0;
     for (int64_t r = 0; r < n; ++r) {
-      const double lse = LogSumExp(l + r * vocab, vocab);
+      const T* row = l + r * vocab;
+      const double lse =
+          given_lse ? static_cast<double>(lse_in.as<T>()[r]) : LogSumExp(row, vocab);
+      const int64_t label = lab[r] - start;  // in [0, vocab) when this piece holds it
+      const bool here = label >= 0 && label < vocab;
       if (loss) {
-        sum += lse - static_cast<double>(l[r * vocab + lab[r]]);
+        if (here) sum += lse - static_cast<double>(row[label]);
         continue;
       }
       T* dl = y.as<T>() + r * vocab;
       for (int64_t c = 0; c < vocab; ++c) {
-        const double p = std::exp(static_cast<double>(l[r * vocab + c]) - lse);
-        dl[c] = static_cast<T>(scale * (p - (c == lab[r] ? 1.0 : 0.0)));
+        const double p = std::exp(static_cast<double>(row[c]) - lse);
+        dl[c] = static_cast<T>(scale * (p - (c == label ? 1.0 : 0.0)));
       }
     }
     if (loss) *y.as<T>() = static_cast<T>(sum * scale);
@@ -245,6 +269,7 @@ bool IsTransformerOp(OpKind kind) {
     case OpKind::kFlashAttention:
     case OpKind::kFlashAttentionGrad:
     case OpKind::kRope:
+    case OpKind::kLogSumExp:
     case OpKind::kCrossEntropy:
     case OpKind::kCrossEntropyGrad:
     case OpKind::kEmbeddingGrad:
@@ -262,6 +287,8 @@ StatusOr<CpuKernel> PlanTransformerOp(const Op& op, Views in, Views out) {
       return PlanFlashAttention<T>(op, in, out);
     case OpKind::kRope:
       return PlanRope<T>(op, in, out);
+    case OpKind::kLogSumExp:
+      return PlanLogSumExp<T>(in, out);
     case OpKind::kCrossEntropy:
     case OpKind::kCrossEntropyGrad:
       return PlanCrossEntropy<T>(op, in, out);

@@ -1,7 +1,7 @@
 // CPU-executor planners of the fused transformer ops (docs/ir.md "Transformer
 // ops"): FlashAttention and FlashAttentionGrad (grouped-query, optionally
 // causal; one row of scores at a time, never an s x s buffer), Rope,
-// CrossEntropy, CrossEntropyGrad and EmbeddingGrad. Same semantics as the
+// LogSumExp, CrossEntropy, CrossEntropyGrad and EmbeddingGrad. Same semantics as the
 // reference kernels (interp/cpu_transformer_kernels.cc), in the compute type
 // T (float or double); compute_ops.cc dispatches here and handles f16/bf16
 // through f32 copies, as for every other op.

@@ -234,6 +234,54 @@ TEST(CpuTransformerOpsTest, CrossEntropyRejectsALabelOutsideTheVocabulary) {
                                      "label 5 of token 5 is outside the vocabulary [0, 5)"));
 }
 
+TEST(CpuTransformerOpsTest, LogSumExpHandComputed) {
+  // Rows (0, ln 3) and (ln 2, ln 2, ln 4): ln 4 and ln 8.
+  const char* text = R"(func @f(%a: tensor<2xf64, d0>, %b: tensor<1x3xf64, d0>) {
+    %x = LogSumExp(%a)
+    %y = LogSumExp(%b)
+    return %x, %y
+  })";
+  StatusOr<std::vector<HostValue>> out = testing::RunText(
+      text, {F64({2}, {0, std::log(3.0)}), F64({1, 3}, {std::log(2.0), std::log(2.0), std::log(4.0)})});
+  ASSERT_OK(out.status());
+  EXPECT_TRUE((*out)[0].type().shape().empty());
+  EXPECT_NEAR((*out)[0].tensor().values[0], std::log(4.0), 1e-15);
+  EXPECT_OK(AllClose((*out)[1], F64({1}, {std::log(8.0)}), 1e-15, 1e-15));
+}
+
+// Megatron's vocab-parallel cross-entropy: the vocabulary of 5 cut into
+// columns [0, 3) and [3, 5); given each token's log-sum-exp over all 5, the
+// pieces' losses (each over the tokens whose label it holds) sum to the
+// whole loss, and the pieces' gradients are the columns of the whole one.
+TEST(CpuTransformerOpsTest, CrossEntropyOverVocabularyPiecesSumsToTheWholeLoss) {
+  const char* text = R"(func @f(%l: tensor<2x3x5xf64, d0>, %a: tensor<2x3x3xf64, d0>,
+      %b: tensor<2x3x2xf64, d0>, %y: tensor<2x3xi64, d0>) {
+    %lse = LogSumExp(%l)
+    %whole = CrossEntropy(%l, %y) {denominator = 4}
+    %la = CrossEntropy(%a, %y, %lse) {denominator = 4, vocab_start = 0}
+    %lb = CrossEntropy(%b, %y, %lse) {denominator = 4, vocab_start = 3}
+    %loss = Add(%la, %lb)
+    %g = CrossEntropyGrad(%l, %y) {denominator = 4, scale = 2.0}
+    %ga = CrossEntropyGrad(%a, %y, %lse) {denominator = 4, scale = 2.0, vocab_start = 0}
+    %gb = CrossEntropyGrad(%b, %y, %lse) {denominator = 4, scale = 2.0, vocab_start = 3}
+    %pieces = Concat(%ga, %gb) {axis = 2}
+    return %whole, %loss, %la, %g, %pieces
+  })";
+  const HostValue logits = Inputs(kLossForward, 211, {Labels()})[0];
+  const DenseTensor& l = logits.tensor();
+  DenseTensor a{DType::kF64, {2, 3, 3}, {}}, b{DType::kF64, {2, 3, 2}, {}};
+  for (int64_t r = 0; r < 6; ++r) {
+    for (int64_t c = 0; c < 5; ++c) (c < 3 ? a : b).values.push_back(l.values[r * 5 + c]);
+  }
+  StatusOr<std::vector<HostValue>> out = testing::RunText(
+      text, {logits, HostValue::Tensor(a, logits.device()), HostValue::Tensor(b, logits.device()), Labels()});
+  ASSERT_OK(out.status());
+  EXPECT_NEAR((*out)[1].tensor().values[0], (*out)[0].tensor().values[0], 1e-14);
+  // Labels 0, 2, 1, 1 are in the first piece, 4 and 3 in the second: neither piece alone is the loss.
+  EXPECT_GT(std::fabs((*out)[2].tensor().values[0] - (*out)[0].tensor().values[0]), 1e-3);
+  EXPECT_OK(AllClose((*out)[4], (*out)[3], 1e-14, 1e-14));
+}
+
 TEST(CpuTransformerOpsTest, EmbeddingGradIsTheAdjointOfGather) {
   const char* forward = R"(func @f(%w: tensor<5x3xf64, d0>, %ids: tensor<2x3xi64, d0>) {
     %y = Gather(%w, %ids) {axis = 0}

@@ -133,8 +133,35 @@ func @f(%l: tensor<4x8x32xf32>, %y: tensor<4x8xi64>, %dy: tensor<4x8x16xf32>) {
   EXPECT_EQ(ce.operands[1][0], ce.operands[0][0]);
   EXPECT_TRUE(ce.results[0].empty());  // rank 0: the token factors are summed over
   ASSERT_OK_AND_ASSIGN(FactorRule eg, BuildFactorRule(*m.entry()->ops()[1]));
-  EXPECT_TRUE(eg.factors[eg.results[0][0][0]].need_replication);  // the 64 rows
-  EXPECT_EQ(eg.results[0][1], eg.operands[1][2]);                 // the width passes
+  // The 64 rows may be split (a vocab-parallel table): no operand has them.
+  EXPECT_FALSE(eg.factors[eg.results[0][0][0]].need_replication);
+  EXPECT_EQ(eg.results[0][1], eg.operands[1][2]);  // the width passes
+}
+
+// Megatron's vocab-parallel loss: LogSumExp reduces the vocabulary with
+// kind logsumexp; given the lse, CrossEntropy sums the vocabulary (partial
+// sum) and CrossEntropyGrad passes it through.
+TEST(FactorRuleTest, GivenTheLogSumExpTheVocabularyMayBeSplit) {
+  Module m = ParseOrDie(R"(
+func @f(%l: tensor<4x8x32xf32>, %y: tensor<4x8xi64>) {
+  %lse = LogSumExp(%l)
+  %loss = CrossEntropy(%l, %y, %lse)
+  %g = CrossEntropyGrad(%l, %y, %lse)
+  return %loss, %g
+})");
+  ASSERT_OK(InferTypes(m));
+  ASSERT_OK_AND_ASSIGN(FactorRule lse, BuildFactorRule(*m.entry()->ops()[0]));
+  const int v = lse.operands[0][2][0];
+  EXPECT_FALSE(lse.factors[v].need_replication);
+  EXPECT_EQ(lse.factors[v].reduction, ReductionKind::kLogSumExp);
+  EXPECT_EQ(lse.results[0], (TensorFactors{lse.operands[0][0], lse.operands[0][1]}));
+  ASSERT_OK_AND_ASSIGN(FactorRule ce, BuildFactorRule(*m.entry()->ops()[1]));
+  EXPECT_FALSE(ce.factors[ce.operands[0][2][0]].need_replication);
+  EXPECT_EQ(ce.factors[ce.operands[0][2][0]].reduction, ReductionKind::kSum);
+  EXPECT_EQ(ce.operands[2], ce.operands[1]);  // lse has the labels' token dims
+  EXPECT_TRUE(ce.results[0].empty());
+  ASSERT_OK_AND_ASSIGN(FactorRule g, BuildFactorRule(*m.entry()->ops()[2]));
+  EXPECT_EQ(g.results[0], g.operands[0]);
 }
 
 TEST(FactorRuleTest, CallsHaveNoRule) {
