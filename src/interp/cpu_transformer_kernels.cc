@@ -168,9 +168,7 @@ struct Tokens {
   Shape labels;
   const std::vector<double>* lse = nullptr;
 
-  bool Here(int64_t r) const {
-    return labels[r] >= vocab_start && labels[r] < vocab_start + vocab;
-  }
+  bool Here(int64_t r) const { return labels[r] >= vocab_start && labels[r] < vocab_start + vocab; }
   double Lse(int64_t r, const double* row) const {
     return lse != nullptr ? (*lse)[r] : LogSumExp(row, vocab);
   }
@@ -205,7 +203,8 @@ Result LogSumExpKernel(const Op& op, Args in) {
   const DenseTensor& x = in[0].tensor();
   const int64_t n = x.shape.back();
   DenseTensor y{DType::kF64, types[0].shape(), {}};
-  for (int64_t r = 0; r < y.NumElements(); ++r) y.values.push_back(LogSumExp(x.values.data() + r * n, n));
+  for (int64_t r = 0; r < y.NumElements(); ++r)
+    y.values.push_back(LogSumExp(x.values.data() + r * n, n));
   return One(MakeResult(types[0], std::move(y)));
 }
 

@@ -136,11 +136,12 @@ Result InferLogSumExp(const Op& op, Args in) {
   DISTIR_RETURN_IF_ERROR(CheckCompute(op, in).status());
   DISTIR_RETURN_IF_ERROR(RequireFloat(op, in[0], "x"));
   if (in[0].rank() < 1) {
-    return InvalidArgument(op.loc()) << OpName(op) << " x must have rank >= 1, got "
-                                     << in[0].ToString();
+    return InvalidArgument(op.loc())
+           << OpName(op) << " x must have rank >= 1, got " << in[0].ToString();
   }
   const Shape& x = ShapeOf(in[0]);
-  return One(in[0].WithShape(Shape(x.begin(), x.end() - 1)).WithDType(AccumulationType(in[0].dtype())));
+  return One(
+      in[0].WithShape(Shape(x.begin(), x.end() - 1)).WithDType(AccumulationType(in[0].dtype())));
 }
 
 Result InferCrossEntropy(const Op& op, Args in) {

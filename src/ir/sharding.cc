@@ -23,11 +23,16 @@ const char* ReductionKindName(ReductionKind kind) {
 }
 
 bool ParseReductionKind(const std::string& text, ReductionKind* kind) {
-  if (text == "sum") *kind = ReductionKind::kSum;
-  else if (text == "max") *kind = ReductionKind::kMax;
-  else if (text == "min") *kind = ReductionKind::kMin;
-  else if (text == "logsumexp") *kind = ReductionKind::kLogSumExp;
-  else return false;
+  if (text == "sum")
+    *kind = ReductionKind::kSum;
+  else if (text == "max")
+    *kind = ReductionKind::kMax;
+  else if (text == "min")
+    *kind = ReductionKind::kMin;
+  else if (text == "logsumexp")
+    *kind = ReductionKind::kLogSumExp;
+  else
+    return false;
   return true;
 }
 
@@ -131,12 +136,12 @@ Status ValidateOffsets(const Sharding& s, const Mesh& m, const std::vector<int64
     if (o.empty()) continue;
     int64_t n = s.NumShards(m, static_cast<int>(d));
     if (static_cast<int64_t>(o.size()) != n + 1)
-      return InvalidArgument(s.loc) << "sharding offsets of dim " << d << " have " << o.size()
-                                    << " entries, expected " << n + 1 << " (dim split " << n
-                                    << " ways)";
+      return InvalidArgument(s.loc)
+             << "sharding offsets of dim " << d << " have " << o.size() << " entries, expected "
+             << n + 1 << " (dim split " << n << " ways)";
     if (o.front() != 0 || o.back() != shape[d])
-      return InvalidArgument(s.loc) << "sharding offsets of dim " << d
-                                    << " must run from 0 to the extent " << shape[d];
+      return InvalidArgument(s.loc)
+             << "sharding offsets of dim " << d << " must run from 0 to the extent " << shape[d];
     if (!std::is_sorted(o.begin(), o.end()))
       return InvalidArgument(s.loc) << "sharding offsets of dim " << d << " decrease";
   }
@@ -149,8 +154,8 @@ Status Sharding::Validate(const Mesh& m, const std::vector<int64_t>& shape) cons
   if (m.name() != mesh)
     return InvalidArgument(loc) << "sharding names mesh @" << mesh << ", expected @" << m.name();
   if (dims.size() != shape.size())
-    return InvalidArgument(loc) << "sharding has " << dims.size()
-                                << " dims, the tensor has rank " << shape.size();
+    return InvalidArgument(loc) << "sharding has " << dims.size() << " dims, the tensor has rank "
+                                << shape.size();
   std::set<std::string> used;
   auto use = [&](const std::string& a, const char* where) -> Status {
     if (m.AxisIndex(a) < 0)

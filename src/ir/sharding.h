@@ -40,9 +40,9 @@ const char* ReductionKindName(ReductionKind kind);
 bool ParseReductionKind(const std::string& text, ReductionKind* kind);
 
 struct Sharding {
-  std::string mesh;                           ///< mesh name without '@'
+  std::string mesh;                            ///< mesh name without '@'
   std::vector<std::vector<std::string>> dims;  ///< per tensor dim, axes major -> minor
-  std::vector<std::string> partial;           ///< axes holding unreduced partial values
+  std::vector<std::string> partial;            ///< axes holding unreduced partial values
   ReductionKind partial_kind = ReductionKind::kSum;
   /// Empty, or one entry per dim: empty (ceil-chunks) or the n + 1 shard
   /// boundaries 0 = o_0 <= ... <= o_n = extent for a dim split n ways.
@@ -66,8 +66,7 @@ struct Sharding {
   /// Which shard of dim `d` the device at `coords` holds (major axis first).
   int64_t ShardIndex(const Mesh& m, int d, const std::vector<int64_t>& coords) const;
   /// [begin, end) of shard `index` of dim `d`, whose global extent is `extent`.
-  std::pair<int64_t, int64_t> ShardRange(const Mesh& m, int d, int64_t extent,
-                                         int64_t index) const;
+  std::pair<int64_t, int64_t> ShardRange(const Mesh& m, int d, int64_t extent, int64_t index) const;
   /// The local shape on the device at `coords` of a tensor of global `shape`.
   std::vector<int64_t> LocalShape(const Mesh& m, const std::vector<int64_t>& shape,
                                   const std::vector<int64_t>& coords) const;

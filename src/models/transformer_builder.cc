@@ -106,7 +106,7 @@ class TransformerBuilder {
   Value* output_weight_ = nullptr;  // [H, V]: output_layer.weight or the transposed embedding
   Value* final_norm_ = nullptr;
   Value* logits_ = nullptr;
-  Value* lse_ = nullptr;  // each token's log-sum-exp over the vocabulary
+  Value* lse_ = nullptr;                  // each token's log-sum-exp over the vocabulary
   std::map<std::string, Value*> consts_;  // Reshape targets and optimizer scalars by name
 };
 

@@ -6,10 +6,12 @@ std::vector<std::string> TransformerShardingRules(const TransformerOptions& o) {
   const TransformerVariant variant = o.variant;
   // `*` after a weight's name also matches its .master, .exp_avg and
   // .exp_avg_sq, which are laid out as the weight (the optimizer is elementwise).
-  std::vector<std::string> rules = {
-      "tokens=[{dp}, {}]", "labels=[{dp}, {}]", "embedding.weight*=[{tp}, {}]",
-      "layers.*.attention.qkv.weight*=[{}, {tp}]",
-      "layers.*.attention.proj.weight*=[{tp}, {}]", "layers.*.mlp.fc2.weight*=[{tp}, {}]"};
+  std::vector<std::string> rules = {"tokens=[{dp}, {}]",
+                                    "labels=[{dp}, {}]",
+                                    "embedding.weight*=[{tp}, {}]",
+                                    "layers.*.attention.qkv.weight*=[{}, {tp}]",
+                                    "layers.*.attention.proj.weight*=[{tp}, {}]",
+                                    "layers.*.mlp.fc2.weight*=[{tp}, {}]"};
   if (variant == TransformerVariant::kGpt) {
     rules.insert(rules.end(),
                  {"layers.*.attention.qkv.bias*=[{tp}]", "layers.*.mlp.fc1.weight*=[{}, {tp}]",

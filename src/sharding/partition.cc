@@ -116,7 +116,8 @@ std::vector<std::vector<int>> Partitioner::Groups(const std::vector<std::string>
       key.push_back(in_group ? -1 : coords[a]);
     }
     int64_t index = 0;
-    for (const std::string& a : axes) index = index * mesh().AxisSize(a) + coords[mesh().AxisIndex(a)];
+    for (const std::string& a : axes)
+      index = index * mesh().AxisSize(a) + coords[mesh().AxisIndex(a)];
     by_key[key].emplace_back(index, dev);
   }
   std::vector<std::vector<int>> groups;
@@ -149,8 +150,8 @@ Status Partitioner::EmitSlice(const Op& op, const Value* in, int dim, int dev, V
   Value* starts = Constant(dev, I64Vector({begin}), base + ".start");
   Value* ends = Constant(dev, I64Vector({end}), base + ".end");
   Value* axes = Constant(dev, I64Vector({dim}), base + ".axis");
-  Op* slice = Emit(OpKind::kSlice, {Local(in, dev), starts, ends, axes}, {},
-                   {LocalName(res, dev)}, op);
+  Op* slice =
+      Emit(OpKind::kSlice, {Local(in, dev), starts, ends, axes}, {}, {LocalName(res, dev)}, op);
   out_value = slice->result(0);
   return Status::Ok();
 }
@@ -172,7 +173,9 @@ Status Partitioner::EmitCollective(const Op& op) {
   // reduce (or gather) whole, then slice locally.
   bool uneven_rs = kind == OpKind::kMeshReduceScatter && !EvenOver(res, axis);
   int split = static_cast<int>(op.GetInt("split_axis", -1));
-  bool uneven_a2a = kind == OpKind::kMeshAllToAll && (!EvenOver(res, split) || !EvenOver(*in, static_cast<int>(op.GetInt("concat_axis", 0))));
+  bool uneven_a2a =
+      kind == OpKind::kMeshAllToAll &&
+      (!EvenOver(res, split) || !EvenOver(*in, static_cast<int>(op.GetInt("concat_axis", 0))));
   AttrMap attrs;
   OpKind global = OpKind::kAllReduce;
   if (kind == OpKind::kMeshAllGather || uneven_a2a) {
@@ -195,7 +198,8 @@ Status Partitioner::EmitCollective(const Op& op) {
       names.push_back(then_slice ? LocalName(res, dev) + ".whole" : LocalName(res, dev));
     }
     Op* c = Emit(global, std::move(inputs), attrs, names, op);
-    for (size_t i = 0; i < group.size(); ++i) local_[res.id()][group[i]] = c->result(static_cast<int>(i));
+    for (size_t i = 0; i < group.size(); ++i)
+      local_[res.id()][group[i]] = c->result(static_cast<int>(i));
   }
   if (!then_slice) return Status::Ok();
   // The whole (reduced or gathered) value: slice each device's piece out of it.
@@ -261,7 +265,9 @@ Status Partitioner::EmitCompute(const Op& op) {
         attrs["device"] = Attribute(Device(dev));
         break;
       }
-      case OpKind::kReshape: case OpKind::kExpand: case OpKind::kConstantOfShape: {
+      case OpKind::kReshape:
+      case OpKind::kExpand:
+      case OpKind::kConstantOfShape: {
         int shape_input = op.kind() == OpKind::kConstantOfShape ? 0 : 1;
         inputs[shape_input] = Constant(dev, I64Vector(LocalShape(r0, dev)), base + ".shape");
         break;
@@ -277,11 +283,13 @@ Status Partitioner::EmitCompute(const Op& op) {
           continue;
         }
         break;
-      case OpKind::kMSELoss: case OpKind::kMSELossGrad:
+      case OpKind::kMSELoss:
+      case OpKind::kMSELossGrad:
         if (attrs.count("denominator") == 0)
           attrs["denominator"] = Attribute(op.input(0)->type().NumElements());
         break;
-      case OpKind::kCrossEntropy: case OpKind::kCrossEntropyGrad:
+      case OpKind::kCrossEntropy:
+      case OpKind::kCrossEntropyGrad:
         // The mean over the global tokens (the labels), not this device's;
         // a piece of a split vocabulary says where its columns start.
         if (attrs.count("denominator") == 0)
@@ -349,24 +357,25 @@ Value* Partitioner::EmitMaskedGather(const Op& op, int dev, Value* data, Value* 
   const Value& table = *op.input(0);
   const Value& r0 = *op.result(0);
   const int64_t rank = table.type().rank();
-  const int64_t axis = op.GetInt("axis", 0) < 0 ? op.GetInt("axis", 0) + rank : op.GetInt("axis", 0);
+  const int64_t axis =
+      op.GetInt("axis", 0) < 0 ? op.GetInt("axis", 0) + rank : op.GetInt("axis", 0);
   const Mesh& m = MeshOfValue(table);
-  const auto [lo, hi] =
-      ShardBox(*table.sharding(), m, table.type().shape(), m.Coords(dev))[static_cast<size_t>(axis)];
+  const auto [lo, hi] = ShardBox(*table.sharding(), m, table.type().shape(),
+                                 m.Coords(dev))[static_cast<size_t>(axis)];
   const std::string base = r0.name().empty() ? "gather" : r0.name();
   const std::string at = "." + Device(dev).ToString();
   const MaskedIds ids_here = EmitMaskIds(op, dev, ids, op.input(1)->type().dtype(), lo, hi);
-  Value* e = Emit(OpKind::kGather, {data, ids_here.safe}, op.attrs(), {base + ".rows_found" + at}, op)
-                 ->result(0);
+  Value* e =
+      Emit(OpKind::kGather, {data, ids_here.safe}, op.attrs(), {base + ".rows_found" + at}, op)
+          ->result(0);
   // The mask has the ids' dims; the table's dims after the axis follow them.
   std::vector<int64_t> trailing;
   const int64_t ids_rank = op.input(1)->type().rank();
   for (int64_t d = 0; d < rank - axis - 1; ++d) trailing.push_back(ids_rank + d);
-  Value* mask = trailing.empty()
-                    ? ids_here.in
-                    : Emit(OpKind::kUnsqueeze, {ids_here.in}, {{"axes", Attribute(trailing)}},
-                           {base + ".mask" + at}, op)
-                          ->result(0);
+  Value* mask = trailing.empty() ? ids_here.in
+                                 : Emit(OpKind::kUnsqueeze, {ids_here.in},
+                                        {{"axes", Attribute(trailing)}}, {base + ".mask" + at}, op)
+                                       ->result(0);
   Value* fzero = Constant(dev, Scalar(table.type().dtype(), 0), base + ".zero_rows");
   return Emit(OpKind::kWhere, {mask, e, fzero}, {}, {LocalName(r0, dev)}, op)->result(0);
 }
@@ -382,9 +391,10 @@ Value* Partitioner::EmitMaskedEmbeddingGrad(const Op& op, int dev, Value* ids, V
   const std::string at = "." + Device(dev).ToString();
   const MaskedIds ids_here = EmitMaskIds(op, dev, ids, op.input(0)->type().dtype(), lo, hi);
   const int64_t ids_rank = op.input(0)->type().rank();
-  Value* mask = Emit(OpKind::kUnsqueeze, {ids_here.in}, {{"axes", Attribute(std::vector<int64_t>{ids_rank})}},
-                     {base + ".mask" + at}, op)
-                    ->result(0);
+  Value* mask =
+      Emit(OpKind::kUnsqueeze, {ids_here.in}, {{"axes", Attribute(std::vector<int64_t>{ids_rank})}},
+           {base + ".mask" + at}, op)
+          ->result(0);
   Value* fzero = Constant(dev, Scalar(op.input(1)->type().dtype(), 0), base + ".zero_rows");
   Value* dy_here = Emit(OpKind::kWhere, {mask, dy, fzero}, {}, {base + ".dy" + at}, op)->result(0);
   AttrMap attrs = op.attrs();
@@ -420,12 +430,12 @@ Status Partitioner::EmitLogSumExpReduce(const Op& op) {
                            ->result(0));
       names.push_back(base + ".pieces." + Device(dev).ToString());
     }
-    Op* gather = Emit(OpKind::kAllGather, std::move(pieces), {{"axis", Attribute(rank)}}, names, op);
+    Op* gather =
+        Emit(OpKind::kAllGather, std::move(pieces), {{"axis", Attribute(rank)}}, names, op);
     for (size_t i = 0; i < group.size(); ++i) {
-      local_[res.id()][group[i]] =
-          Emit(OpKind::kLogSumExp, {gather->result(static_cast<int>(i))}, {},
-               {LocalName(res, group[i])}, op)
-              ->result(0);
+      local_[res.id()][group[i]] = Emit(OpKind::kLogSumExp, {gather->result(static_cast<int>(i))},
+                                        {}, {LocalName(res, group[i])}, op)
+                                       ->result(0);
     }
   }
   return Status::Ok();
@@ -449,7 +459,9 @@ Status Partitioner::PartitionOp(const Op& op) {
                                          dev, local_[op.result(0)->id()][dev]));
       }
       return Status::Ok();
-    case OpKind::kMeshAllReduce: case OpKind::kMeshReduceScatter: case OpKind::kMeshAllGather:
+    case OpKind::kMeshAllReduce:
+    case OpKind::kMeshReduceScatter:
+    case OpKind::kMeshAllGather:
     case OpKind::kMeshAllToAll:
       return EmitCollective(op);
     default:

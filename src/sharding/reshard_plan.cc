@@ -83,8 +83,7 @@ void Planner::Reduce() {
   for (size_t d = 0; d < cur_.dims.size() && kind != ReductionKind::kLogSumExp; ++d) {
     const Axes& have = cur_.dims[d];
     const Axes& want = to_.dims[d];
-    if (want.size() <= have.size() || !std::equal(have.begin(), have.end(), want.begin()))
-      continue;
+    if (want.size() <= have.size() || !std::equal(have.begin(), have.end(), want.begin())) continue;
     if (!SameOffsets(cur_, to_, d) && !have.empty()) continue;
     Axes extra(want.begin() + static_cast<std::ptrdiff_t>(have.size()), want.end());
     Axes scatter;
@@ -177,9 +176,9 @@ void Planner::Gathers() {
 StatusOr<std::vector<ReshardStep>> Planner::Run() {
   for (const std::string& a : to_.partial) {
     if (!Contains(cur_.partial, a))
-      return Unimplemented(to_.loc) << "cannot reshard " << cur_.ToString() << " to "
-                                    << to_.ToString() << ": axis '" << a
-                                    << "' would have to become partial";
+      return Unimplemented(to_.loc)
+             << "cannot reshard " << cur_.ToString() << " to " << to_.ToString() << ": axis '" << a
+             << "' would have to become partial";
   }
   if (!cur_.partial.empty() && !to_.partial.empty() && cur_.partial_kind != to_.partial_kind)
     return Unimplemented(to_.loc) << "cannot reshard " << cur_.ToString() << " to "

@@ -124,8 +124,10 @@ StatusOr<DenseTensor> UnshardDense(const std::vector<DenseTensor>& pieces, const
         out.values[g] = std::min(out.values[g], v);
       } else if (s.partial_kind == ReductionKind::kLogSumExp) {
         const double hi = std::max(out.values[g], v), lo = std::min(out.values[g], v);
-        if (lo != -std::numeric_limits<double>::infinity()) out.values[g] = hi + std::log1p(std::exp(lo - hi));
-        else out.values[g] = hi;
+        if (lo != -std::numeric_limits<double>::infinity())
+          out.values[g] = hi + std::log1p(std::exp(lo - hi));
+        else
+          out.values[g] = hi;
       } else {
         out.values[g] += v;
       }

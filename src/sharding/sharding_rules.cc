@@ -248,8 +248,10 @@ FactorRule ReduceRule(const Op& op, bool is_sum) {
   TensorFactors out;
   for (size_t d = 0; d < x.size(); ++d) {
     bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
-    if (!reduced) out.push_back(xf[d]);
-    else if (keep) out.emplace_back();
+    if (!reduced)
+      out.push_back(xf[d]);
+    else if (keep)
+      out.emplace_back();
     if (reduced) {
       for (int f : xf[d]) rule.factors[f].reducible = is_sum;
     }
@@ -375,7 +377,8 @@ FactorRule SourceRule(const Op& op) {
   FactorRule rule;
   for (const Value* in : op.inputs()) rule.operands.push_back(TensorFactors(ShapeOf(in).size()));
   rule.shardable.assign(op.num_inputs(), false);
-  for (const auto& r : op.results()) rule.results.push_back(OneFactorPerDim(rule, ShapeOf(r.get())));
+  for (const auto& r : op.results())
+    rule.results.push_back(OneFactorPerDim(rule, ShapeOf(r.get())));
   return rule;
 }
 
@@ -508,9 +511,10 @@ StatusOr<FactorRule> BuildRule(const Op& op) {
     rule.flow_kind = k == K::kMax ? ReductionKind::kMax : ReductionKind::kMin;
     return rule;
   }
-  if (IsIn(k, {K::kPow, K::kEqual, K::kLess, K::kWhere, K::kNot, K::kSqrt, K::kExp, K::kRelu,
-               K::kGelu, K::kErf, K::kTanh, K::kReluGrad, K::kGeluGrad, K::kMSELossGrad, K::kSGD,
-               K::kAdam, K::kSigmoid, K::kSin, K::kCos, K::kSigmoidGrad}))
+  if (IsIn(k, {K::kPow,  K::kEqual,    K::kLess,     K::kWhere,       K::kNot,
+               K::kSqrt, K::kExp,      K::kRelu,     K::kGelu,        K::kErf,
+               K::kTanh, K::kReluGrad, K::kGeluGrad, K::kMSELossGrad, K::kSGD,
+               K::kAdam, K::kSigmoid,  K::kSin,      K::kCos,         K::kSigmoidGrad}))
     return Elementwise(op, PartialFlow::kNone);
   if (IsIn(k, {K::kSoftmax, K::kSoftmaxGrad})) return SoftmaxRule(op);
   if (k == K::kTrilu) return TriluRule(op);
@@ -542,15 +546,15 @@ StatusOr<FactorRule> BuildRule(const Op& op) {
 StatusOr<FactorRule> BuildFactorRule(const Op& op) {
   for (const Value* v : op.inputs()) {
     if (!v->type().is_tensor() || !v->type().HasStaticShape())
-      return InvalidArgument(op.loc()) << op.Name() << " operand " << v->Ref()
-                                       << " needs a static tensor type to be sharded, got "
-                                       << v->type();
+      return InvalidArgument(op.loc())
+             << op.Name() << " operand " << v->Ref()
+             << " needs a static tensor type to be sharded, got " << v->type();
   }
   for (const auto& r : op.results()) {
     if (!r->type().is_tensor() || !r->type().HasStaticShape())
-      return InvalidArgument(op.loc()) << op.Name() << " result " << r->Ref()
-                                       << " needs a static tensor type to be sharded, got "
-                                       << r->type();
+      return InvalidArgument(op.loc())
+             << op.Name() << " result " << r->Ref()
+             << " needs a static tensor type to be sharded, got " << r->type();
   }
   DISTIR_ASSIGN_OR_RETURN(FactorRule rule, BuildRule(op));
   if (rule.shardable.empty()) rule.shardable.assign(op.num_inputs(), true);

@@ -144,10 +144,10 @@ StatusOr<double> MatMulGrad(const Op& op, const HardwareProfile& hw) {
   const Type& w = op.input(1)->type();
   const Type& dy = op.input(2)->type();
   double flops = MatMulGradFlops(op);
-  double dx_bytes = static_cast<double>(dy.SizeInBytes() + w.SizeInBytes() +
-                                        op.result(0)->type().SizeInBytes());
-  double dw_bytes = static_cast<double>(x.SizeInBytes() + dy.SizeInBytes() +
-                                        op.result(1)->type().SizeInBytes());
+  double dx_bytes =
+      static_cast<double>(dy.SizeInBytes() + w.SizeInBytes() + op.result(0)->type().SizeInBytes());
+  double dw_bytes =
+      static_cast<double>(x.SizeInBytes() + dy.SizeInBytes() + op.result(1)->type().SizeInBytes());
   const double k = static_cast<double>(LastExtent(x));
   const double n = static_cast<double>(LastExtent(dy));
   const double batch = BatchOf(w, k, n);
@@ -295,9 +295,9 @@ void RegisterDataMovement(CostRuleTable& t) {
   t.Register(OpKind::kGather, Indexing);
   t.Register(OpKind::kSlice, Indexing);
   // Metadata only: no kernel runs (views, shape queries, tuples, host constants).
-  for (OpKind k : {OpKind::kShape, OpKind::kReshape, OpKind::kUnsqueeze, OpKind::kSqueeze,
-                   OpKind::kConstant, OpKind::kTuple, OpKind::kUnpackTuple, OpKind::kIdentity,
-                   OpKind::kShard}) {
+  for (OpKind k :
+       {OpKind::kShape, OpKind::kReshape, OpKind::kUnsqueeze, OpKind::kSqueeze, OpKind::kConstant,
+        OpKind::kTuple, OpKind::kUnpackTuple, OpKind::kIdentity, OpKind::kShard}) {
     t.Register(k, Free);
   }
   for (OpKind k : {OpKind::kMeshAllReduce, OpKind::kMeshReduceScatter, OpKind::kMeshAllGather,

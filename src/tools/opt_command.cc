@@ -41,7 +41,7 @@ struct OptOptions {
   bool partition = false;
   bool check_partition = false;
   uint64_t seed = 1;
-  int64_t int_max = 1;  // integer inputs of --check-partition in [0, int_max]
+  int64_t int_max = 1;                   // integer inputs of --check-partition in [0, int_max]
   std::vector<std::string> passes;       // --pass, in order
   std::string parallelize;               // --parallelize dp=2,tp=4
   std::vector<std::string> shard_rules;  // --shard PATTERN=[{..}, ..]
@@ -132,9 +132,9 @@ StatusOr<std::string> CheckPartition(const OptOptions& o, const Module& m) {
   DISTIR_ASSIGN_OR_RETURN(Module copy, ParseModule(PrintModule(m), "<materialized>"));
   DISTIR_RETURN_IF_ERROR(sharding::PartitionShardings(copy, fn));
   DISTIR_RETURN_IF_ERROR(sharding::OrderPipelineTasks(copy, fn, ScheduleOf(o)));
-  DISTIR_ASSIGN_OR_RETURN(sharding::EquivalenceReport r,
-                          sharding::CheckPartitionEquivalence(m, copy, fn, o.seed, 1e-5, 1e-6,
-                                                              inputs));
+  DISTIR_ASSIGN_OR_RETURN(
+      sharding::EquivalenceReport r,
+      sharding::CheckPartitionEquivalence(m, copy, fn, o.seed, 1e-5, 1e-6, inputs));
   std::ostringstream os;
   os << "partitioned @" << fn << " on " << r.devices
      << " devices equals the global program: " << r.outputs << " outputs, " << r.elements

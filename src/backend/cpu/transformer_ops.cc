@@ -188,7 +188,8 @@ StatusOr<CpuKernel> PlanLogSumExp(Views in, Views out) {
   const TensorView x = in[0], y = out[0];
   const int64_t n = x.shape.back(), rows = y.num_elements();
   return CpuKernel([=]() -> Status {
-    for (int64_t r = 0; r < rows; ++r) y.as<T>()[r] = static_cast<T>(LogSumExp(x.as<T>() + r * n, n));
+    for (int64_t r = 0; r < rows; ++r)
+      y.as<T>()[r] = static_cast<T>(LogSumExp(x.as<T>() + r * n, n));
     return Status::Ok();
   });
 }
@@ -222,8 +223,7 @@ StatusOr<CpuKernel> PlanCrossEntropy(const Op& op, Views in, Views out) {
     double sum = 0;
     for (int64_t r = 0; r < n; ++r) {
       const T* row = l + r * vocab;
-      const double lse =
-          given_lse ? static_cast<double>(lse_in.as<T>()[r]) : LogSumExp(row, vocab);
+      const double lse = given_lse ? static_cast<double>(lse_in.as<T>()[r]) : LogSumExp(row, vocab);
       const int64_t label = lab[r] - start;  // in [0, vocab) when this piece holds it
       const bool here = label >= 0 && label < vocab;
       if (loss) {

@@ -17,12 +17,11 @@ namespace distir {
 namespace {
 
 using testing::F64;
-using testing::NumericGradient;
-using testing::RunOrDie;
 using testing::I64;
+using testing::NumericGradient;
 using testing::ParseAndInferOrDie;
+using testing::RunOrDie;
 using testing::StatusIs;
-
 
 // Uniform random f64 inputs for every float parameter of `text`; integer
 // parameters take `ints` in order.
@@ -242,7 +241,8 @@ TEST(CpuTransformerOpsTest, LogSumExpHandComputed) {
     return %x, %y
   })";
   StatusOr<std::vector<HostValue>> out = testing::RunText(
-      text, {F64({2}, {0, std::log(3.0)}), F64({1, 3}, {std::log(2.0), std::log(2.0), std::log(4.0)})});
+      text,
+      {F64({2}, {0, std::log(3.0)}), F64({1, 3}, {std::log(2.0), std::log(2.0), std::log(4.0)})});
   ASSERT_OK(out.status());
   EXPECT_TRUE((*out)[0].type().shape().empty());
   EXPECT_NEAR((*out)[0].tensor().values[0], std::log(4.0), 1e-15);
@@ -273,11 +273,13 @@ TEST(CpuTransformerOpsTest, CrossEntropyOverVocabularyPiecesSumsToTheWholeLoss) 
   for (int64_t r = 0; r < 6; ++r) {
     for (int64_t c = 0; c < 5; ++c) (c < 3 ? a : b).values.push_back(l.values[r * 5 + c]);
   }
-  StatusOr<std::vector<HostValue>> out = testing::RunText(
-      text, {logits, HostValue::Tensor(a, logits.device()), HostValue::Tensor(b, logits.device()), Labels()});
+  StatusOr<std::vector<HostValue>> out =
+      testing::RunText(text, {logits, HostValue::Tensor(a, logits.device()),
+                              HostValue::Tensor(b, logits.device()), Labels()});
   ASSERT_OK(out.status());
   EXPECT_NEAR((*out)[1].tensor().values[0], (*out)[0].tensor().values[0], 1e-14);
-  // Labels 0, 2, 1, 1 are in the first piece, 4 and 3 in the second: neither piece alone is the loss.
+  // Labels 0, 2, 1, 1 are in the first piece, 4 and 3 in the second: neither piece alone is the
+  // loss.
   EXPECT_GT(std::fabs((*out)[2].tensor().values[0] - (*out)[0].tensor().values[0]), 1e-3);
   EXPECT_OK(AllClose((*out)[4], (*out)[3], 1e-14, 1e-14));
 }

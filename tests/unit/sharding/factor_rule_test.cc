@@ -108,7 +108,7 @@ func @f(%q: tensor<2x8x16x4xf32>, %k: tensor<2x2x16x4xf32>, %v: tensor<2x2x16x4x
   const int g = fwd.operands[0][1][0], r = fwd.operands[0][1][1];
   EXPECT_EQ(Sizes(fwd, {g, r}), (std::vector<int64_t>{2, 4}));
   EXPECT_EQ(fwd.operands[1][1], std::vector<int>{g});
-  EXPECT_EQ(fwd.results[1][1], (std::vector<int>{g, r}));  // lse [b, h, s]
+  EXPECT_EQ(fwd.results[1][1], (std::vector<int>{g, r}));             // lse [b, h, s]
   EXPECT_FALSE(fwd.factors[fwd.operands[0][0][0]].need_replication);  // batch
   EXPECT_TRUE(fwd.factors[fwd.operands[0][2][0]].need_replication);   // sequence
   EXPECT_TRUE(fwd.factors[fwd.operands[0][3][0]].need_replication);   // head width
