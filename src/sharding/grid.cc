@@ -138,6 +138,11 @@ Status Annotate(Module& module, const std::string& function, const GridOptions& 
   std::vector<std::string> batch = BatchParams(*fn, rules);
   DISTIR_RETURN_IF_ERROR(CheckBatchPieces(*fn, batch, grid));
   DISTIR_RETURN_IF_ERROR(CheckInterleaving(grid.pp, grid.virtual_stages, grid.microbatches));
+  // Megatron interleaves 1F1B only; GPipe's order of chunks is not modelled.
+  if (grid.virtual_stages > 1 && grid.schedule != PipelineSchedule::k1F1B)
+    return InvalidArgument() << "vpp = " << grid.virtual_stages
+                             << " is Megatron's interleaved 1F1B: schedule="
+                             << ScheduleName(grid.schedule) << " does not interleave";
   DISTIR_RETURN_IF_ERROR(AnnotateMesh(module, function, grid.axes, rules));
   if (grid.pp > 1 || grid.microbatches > 1 || grid.recompute) {
     DISTIR_ASSIGN_OR_RETURN(

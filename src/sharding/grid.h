@@ -73,8 +73,8 @@ std::vector<std::string> BatchParams(const Function& fn, const std::vector<Param
 /// microbatches and stages, then recomputation, then ZeRO. InvalidArgument
 /// when a batch input's dim 0 is not a multiple of D x K (the batch is
 /// micro-batch x D x K, as Megatron's global batch), when v > 1 and
-/// CheckInterleaving refuses P, v, K (interleaved_schedule.h), or as the
-/// passes say.
+/// CheckInterleaving refuses P, v, K (interleaved_schedule.h) or the
+/// schedule is not 1F1B, or as the passes say.
 Status AnnotateGrid(Module& module, std::string function, const GridOptions& grid,
                     const std::vector<ParamRule>& rules);
 
