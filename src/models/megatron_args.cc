@@ -267,6 +267,38 @@ size_t FirstScriptOption(const std::vector<std::string>& words) {
   return i;
 }
 
+// v of --num-layers-per-virtual-pipeline-stage N: the L / P layers of a
+// stage in chunks of N, checked as Megatron's arguments.py and
+// parallel_state.py check them.
+StatusOr<int64_t> VirtualStagesOf(const MegatronArgs& args) {
+  const int64_t n = args.num_layers_per_virtual_pipeline_stage;
+  if (n == 0) return 1;
+  const int64_t layers = args.transformer.num_layers;
+  const int64_t p = args.pipeline_model_parallel_size;
+  if (n < 0)
+    return InvalidArgument() << "--num-layers-per-virtual-pipeline-stage " << n
+                             << " must be positive";
+  if (p <= 2)
+    return InvalidArgument() << "--num-layers-per-virtual-pipeline-stage needs "
+                             << "--pipeline-model-parallel-size greater than 2 (Megatron: "
+                             << "\"pipeline-model-parallel size should be greater than 2 with "
+                             << "interleaved schedule\"), got " << p;
+  if (layers % p != 0 || (layers / p) % n != 0)
+    return InvalidArgument() << "--num-layers " << layers << " do not divide into "
+                             << "--pipeline-model-parallel-size " << p << " stages of chunks of "
+                             << "--num-layers-per-virtual-pipeline-stage " << n << " layers";
+  const int64_t v = layers / p / n;
+  // Megatron runs its interleaved code even with one chunk per stage (a
+  // warm-up of 2 (P - r - 1) forwards), which is not plain 1F1B: refused
+  // rather than simulated as something else.
+  if (v == 1)
+    return Unimplemented() << "--num-layers-per-virtual-pipeline-stage " << n
+                           << " gives one model chunk per stage (L / P = " << layers / p
+                           << "): Megatron's interleaved schedule with one chunk is not "
+                           << "modelled; leave the option out for plain 1F1B";
+  return v;
+}
+
 }  // namespace
 
 int64_t MegatronArgs::ModelParallelSize() const {
@@ -307,9 +339,6 @@ StatusOr<MegatronDistribution> MegatronDistributionOf(const MegatronArgs& args,
   };
   ask(args.context_parallel_size > 1,
       "--context-parallel-size " + std::to_string(args.context_parallel_size));
-  ask(args.num_layers_per_virtual_pipeline_stage > 0,
-      "--num-layers-per-virtual-pipeline-stage " +
-          std::to_string(args.num_layers_per_virtual_pipeline_stage) + " (interleaved 1F1B)");
   ask(args.sequence_parallel, "--sequence-parallel");
   if (!asks.empty()) {
     std::ostringstream os;
@@ -319,6 +348,7 @@ StatusOr<MegatronDistribution> MegatronDistributionOf(const MegatronArgs& args,
   MegatronDistribution d;
   d.tp = args.tensor_model_parallel_size;
   d.pp = args.pipeline_model_parallel_size;
+  DISTIR_ASSIGN_OR_RETURN(d.virtual_stages, VirtualStagesOf(args));
   d.dp = world_size / model_parallel;
   const int64_t per_step = args.micro_batch_size * d.dp;
   d.global_batch = args.global_batch_size > 0 ? args.global_batch_size : per_step;

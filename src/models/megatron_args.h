@@ -58,6 +58,9 @@ StatusOr<MegatronArgs> ParseMegatronArgs(std::string_view line);
 /// ZeRO stage, and the global batch (micro batch x D x K, Megatron's rule).
 struct MegatronDistribution {
   int64_t dp = 1, tp = 1, pp = 1, microbatches = 1;
+  /// v model chunks per stage: L / (P N) with
+  /// --num-layers-per-virtual-pipeline-stage N (interleaved 1F1B); else 1.
+  int64_t virtual_stages = 1;
   bool recompute = false;  ///< --recompute-granularity full: every layer; selective: see below
   /// --recompute-granularity selective: the core attention only.
   bool recompute_selective = false;
@@ -68,10 +71,13 @@ struct MegatronDistribution {
 /// The distribution of `args` on `world_size` devices (the launcher's world:
 /// D = world / (T x P x CP)). InvalidArgument when the world size is not a
 /// multiple of ModelParallelSize() or the global batch not a multiple of
-/// micro batch x D; Unimplemented naming every option the simulator does
-/// not model yet (--num-layers-per-virtual-pipeline-stage,
-/// --sequence-parallel,
-/// --context-parallel-size), so no line is simulated as something else.
+/// micro batch x D, and, with --num-layers-per-virtual-pipeline-stage N, as
+/// Megatron: P <= 2, or L not a multiple of P with L / P a multiple of N;
+/// Unimplemented naming every option the simulator does not model yet
+/// (--sequence-parallel, --context-parallel-size, and N = L / P: one chunk
+/// per stage), so no line is simulated as something else. The
+/// interleaved schedule's K % P == 0 is checked where it is built
+/// (transforms/interleaved_schedule.h).
 StatusOr<MegatronDistribution> MegatronDistributionOf(const MegatronArgs& args, int64_t world_size);
 
 }  // namespace distir

@@ -16,6 +16,7 @@
 #include "sharding/stages.h"
 #include "sharding/task_order.h"
 #include "sharding/zero.h"
+#include "transforms/interleaved_schedule.h"
 
 namespace distir::sharding {
 namespace {
@@ -34,6 +35,7 @@ GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern, bool rec
   GridOptions grid;
   grid.axes = {{"dp", o.dp}, {"tp", o.tp}};
   grid.pp = o.pp;
+  grid.virtual_stages = o.virtual_stages;
   grid.microbatches = o.microbatches;
   grid.schedule = o.schedule;
   grid.recompute = o.recompute;
@@ -57,6 +59,8 @@ StatusOr<GridOptions> ParseGridSpec(const std::string& text) {
     std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
     if (key == "pp") {
       DISTIR_ASSIGN_OR_RETURN(grid.pp, PositiveInt(key, value));
+    } else if (key == "vpp") {
+      DISTIR_ASSIGN_OR_RETURN(grid.virtual_stages, PositiveInt(key, value));
     } else if (key == "microbatches") {
       DISTIR_ASSIGN_OR_RETURN(grid.microbatches, PositiveInt(key, value));
     } else if (key == "schedule") {
@@ -133,11 +137,18 @@ Status Annotate(Module& module, const std::string& function, const GridOptions& 
   if (fn == nullptr) return NotFound() << "no function @" << function << " to distribute";
   std::vector<std::string> batch = BatchParams(*fn, rules);
   DISTIR_RETURN_IF_ERROR(CheckBatchPieces(*fn, batch, grid));
+  DISTIR_RETURN_IF_ERROR(CheckInterleaving(grid.pp, grid.virtual_stages, grid.microbatches));
+  // Megatron interleaves 1F1B only; GPipe's order of chunks is not modelled.
+  if (grid.virtual_stages > 1 && grid.schedule != PipelineSchedule::k1F1B)
+    return InvalidArgument() << "vpp = " << grid.virtual_stages
+                             << " is Megatron's interleaved 1F1B: schedule="
+                             << ScheduleName(grid.schedule) << " does not interleave";
   DISTIR_RETURN_IF_ERROR(AnnotateMesh(module, function, grid.axes, rules));
   if (grid.pp > 1 || grid.microbatches > 1 || grid.recompute) {
     DISTIR_ASSIGN_OR_RETURN(
         mb_params, SplitMicrobatches(module, function, grid.microbatches, batch, first_only));
-    DISTIR_RETURN_IF_ERROR(AssignStages(module, function, grid.pp, mb_params, grid.layer_pattern));
+    DISTIR_RETURN_IF_ERROR(AssignStages(module, function, grid.pp, mb_params, grid.layer_pattern,
+                                        grid.virtual_stages));
     if (grid.recompute) {
       std::vector<int64_t> layers;
       if (grid.recompute_layers) {
@@ -179,9 +190,9 @@ Status DistributeGrid(Module& module, std::string function, const GridOptions& g
   DISTIR_RETURN_IF_ERROR(PropagateShardings(module, function));
   DISTIR_RETURN_IF_ERROR(MaterializeShardings(module, function));
   RunCleanup(module, function);
-  DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function));
+  DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function, "dp", grid.virtual_stages));
   DISTIR_RETURN_IF_ERROR(PartitionShardings(module, function));
-  return OrderPipelineTasks(module, function, grid.schedule);
+  return OrderPipelineTasks(module, function, grid.schedule, grid.virtual_stages);
 }
 
 bool ReplicatesMicrobatches(const GridOptions& grid) {
@@ -196,13 +207,13 @@ Status DistributeGridReplicated(Module& module, std::string function, const Grid
   DISTIR_RETURN_IF_ERROR(PropagateShardings(module, function));
   DISTIR_RETURN_IF_ERROR(MaterializeShardings(module, function));
   RunCleanup(module, function);
-  DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function));
+  DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function, "dp", grid.virtual_stages));
   std::vector<std::string> local = LocalNames(module, *module.Lookup(function), mb);
   DISTIR_RETURN_IF_ERROR(PartitionShardings(module, function));
   InheritTasks(*module.Lookup(function));
   std::vector<std::optional<TaskTag>> tasks;
   DISTIR_RETURN_IF_ERROR(ReplicateMicrobatches(module, function, grid.microbatches, local, &tasks));
-  return OrderByTasks(*module.Lookup(function), tasks, grid.schedule);
+  return OrderByTasks(*module.Lookup(function), tasks, grid.schedule, grid.virtual_stages);
 }
 
 StatusOr<Module> DistributedCopy(const Function& seq, const GridOptions& grid,

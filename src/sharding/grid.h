@@ -31,7 +31,11 @@ namespace distir::sharding {
 struct GridOptions {
   std::vector<MeshAxis> axes;  ///< the mesh of one stage: {dp, D}, {tp, T}, ...
   int64_t pp = 1;              ///< P pipeline stages
-  int64_t microbatches = 1;    ///< K
+  /// v model chunks per stage: the layers cut into P v chunks, chunk c on
+  /// stage c mod P, run by Megatron's interleaved 1F1B
+  /// (transforms/interleaved_schedule.h); 1: P contiguous stages.
+  int64_t virtual_stages = 1;
+  int64_t microbatches = 1;  ///< K
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   bool recompute = false;  ///< backward tasks recompute their forward values (recompute.h)
   /// With recompute: every layer's input is a checkpoint (Megatron's full
@@ -52,8 +56,8 @@ struct GridOptions {
 GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern = "",
                    bool recompute_layers = false);
 
-/// Parses "dp=2,tp=4,pp=2,microbatches=8,schedule=gpipe,recompute,zero=1":
-/// pp, microbatches, schedule, recompute (alone, or =0 / =1; =layer keeps
+/// Parses "dp=2,tp=4,pp=2,vpp=2,microbatches=8,schedule=gpipe,recompute,zero=1":
+/// pp, vpp (virtual_stages), microbatches, schedule, recompute (alone, or =0 / =1; =layer keeps
 /// every layer's input, recompute_layers; =selective, recompute_selective)
 /// and zero (0..3)
 /// are the grid point's, every other NAME=SIZE a mesh axis.
@@ -68,7 +72,9 @@ std::vector<std::string> BatchParams(const Function& fn, const std::vector<Param
 /// and the rules' shardings, then (K > 1, P > 1 or recomputation)
 /// microbatches and stages, then recomputation, then ZeRO. InvalidArgument
 /// when a batch input's dim 0 is not a multiple of D x K (the batch is
-/// micro-batch x D x K, as Megatron's global batch), or as the passes say.
+/// micro-batch x D x K, as Megatron's global batch), when v > 1 and
+/// CheckInterleaving refuses P, v, K (interleaved_schedule.h) or the
+/// schedule is not 1F1B, or as the passes say.
 Status AnnotateGrid(Module& module, std::string function, const GridOptions& grid,
                     const std::vector<ParamRule>& rules);
 

@@ -7,7 +7,9 @@
 // `task = [stage, microbatch, phase]`, which every op may carry
 // (ir/op_registry.h): microbatch passes (microbatch.h) set the microbatch and
 // the phase, stage assignment (stages.h) the stage, and task ordering
-// (task_order.h) sorts each device's ops by it. Ops run once per step, not
+// (task_order.h) sorts each device's ops by it. With interleaving (v model
+// chunks per stage, stages.h) `stage` is the chunk, run on stage chunk mod P.
+// Ops run once per step, not
 // per microbatch, have microbatch -1: setup ops (they read no batch input)
 // before every task, update ops (the optimizer and what follows it) after.
 

@@ -11,7 +11,8 @@
 namespace distir::sharding {
 namespace {
 
-int64_t StageOf(const Op& op) { return GetTask(op).value_or(TaskTag{}).stage; }
+// The task's stage: a chunk when interleaved (stages.h).
+int64_t ChunkOf(const Op& op) { return GetTask(op).value_or(TaskTag{}).stage; }
 
 // The one mesh every sharding of `fn` names.
 StatusOr<const Mesh*> SingleMesh(const Module& module, const Function& fn) {
@@ -70,12 +71,15 @@ Sharding OnStage(const Sharding& s, const std::string& mesh) {
 
 class StageSplitter {
  public:
-  StageSplitter(const Function& fn, const std::string& base) : fn_(fn), base_(base), b_(fn) {}
+  /// `stages`: P, the chunk of an op runs on stage chunk mod P.
+  StageSplitter(const Function& fn, const std::string& base, int64_t stages)
+      : fn_(fn), base_(base), stages_(stages), b_(fn) {}
 
   StatusOr<std::unique_ptr<Function>> Run();
 
  private:
   std::string MeshName(int64_t stage) const { return base_ + ".s" + std::to_string(stage); }
+  int64_t StageOf(const Op& op) const { return ChunkOf(op) % stages_; }
   Value* OnStage(const Value* old, int64_t stage, const Op& reader);
   Value* ParamCopy(const Value* old, int64_t stage);
   Value* Recompute(const Value* old, int64_t stage, const Op& reader);
@@ -86,6 +90,7 @@ class StageSplitter {
 
   const Function& fn_;
   std::string base_;
+  int64_t stages_;
   Rebuilder b_;
   std::map<std::pair<int, int64_t>, Value*> moved_;  // (old value id, stage) -> its copy there
 };
@@ -250,17 +255,25 @@ StatusOr<std::unique_ptr<Function>> StageSplitter::Run() {
 
 }  // namespace
 
-Status SplitStageMeshes(Module& module, std::string function, const std::string& outer_axis) {
+Status SplitStageMeshes(Module& module, std::string function, const std::string& outer_axis,
+                        int64_t virtual_stages) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to split into stages";
   InheritTasks(*fn);
-  int64_t stages = 1;
-  for (const auto& op : fn->ops()) stages = std::max(stages, StageOf(*op) + 1);
+  if (virtual_stages < 1)
+    return InvalidArgument() << "model chunks per stage must be >= 1, got " << virtual_stages;
+  int64_t chunks = 1;
+  for (const auto& op : fn->ops()) chunks = std::max(chunks, ChunkOf(*op) + 1);
+  if (chunks % virtual_stages != 0)
+    return InvalidArgument() << "@" << function << "'s tasks name " << chunks
+                             << " model chunks, not a multiple of v = " << virtual_stages;
+  const int64_t stages = chunks / virtual_stages;
   if (stages == 1) return Status::Ok();
   DISTIR_ASSIGN_OR_RETURN(const Mesh* base, SingleMesh(module, *fn));
   const std::string base_name = base->name();
   DISTIR_RETURN_IF_ERROR(DeclareStages(module, *base, stages, outer_axis));
-  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> split, StageSplitter(*fn, base_name).Run());
+  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> split,
+                          StageSplitter(*fn, base_name, stages).Run());
   module.ReplaceFunction(std::move(split));
   return Status::Ok();
 }

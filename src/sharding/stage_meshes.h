@@ -18,6 +18,12 @@
 // its own copy and optimizer state, from the summed gradient transferred to
 // it (Megatron's embedding group: gradient all-reduce, both copies stepped).
 // Ops without a task inherit one first (pipeline_task.h).
+//
+// With v model chunks per stage (Megatron's interleaving, stages.h) the
+// tasks name P v virtual stages and chunk c runs on stage c mod P: values
+// move between stages (not chunks), so chunk P - 1's output reaches chunk P
+// by a transfer from stage P - 1 to stage 0, and a value two chunks of one
+// stage share stays where it is. The tasks keep their chunks.
 
 #pragma once
 
@@ -28,11 +34,14 @@
 
 namespace distir::sharding {
 
-/// Moves the stages of `function` onto stage meshes. A function whose ops
-/// are all on stage 0 is left unchanged.
+/// Moves the stages of `function` onto stage meshes; with `virtual_stages`
+/// v the tasks' stages are chunks, P v of them. A function whose ops are all
+/// on stage 0 is left unchanged.
 /// Errors: values on several meshes (FailedPrecondition), a mesh with
 /// explicit devices or a stage mesh name already taken (Unimplemented,
-/// InvalidArgument).
-Status SplitStageMeshes(Module& module, std::string function, const std::string& outer_axis = "dp");
+/// InvalidArgument), v < 1 or a chunk count that is not a multiple of v
+/// (InvalidArgument).
+Status SplitStageMeshes(Module& module, std::string function, const std::string& outer_axis = "dp",
+                        int64_t virtual_stages = 1);
 
 }  // namespace distir::sharding

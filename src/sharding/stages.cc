@@ -98,6 +98,20 @@ StatusOr<WeightLayers> LayersOfWeights(const Function& fn,
   return w;
 }
 
+// P stages (P v chunks) of `layers` layers: at most one per layer and, when
+// interleaved, chunks of equal length, as Megatron requires.
+Status CheckChunks(const std::string& function, int64_t layers, int64_t stages, int64_t chunks) {
+  if (chunks == 1 && stages > layers)
+    return InvalidArgument()
+           << "P = " << stages << " pipeline stages, but @" << function << " has " << layers
+           << " layers (forward ops that read a weight): at most one stage per layer";
+  if (chunks > 1 && (layers == 0 || layers % (stages * chunks) != 0))
+    return InvalidArgument() << "L = " << layers << " layers of @" << function
+                             << " do not divide into P x v = " << stages << " x " << chunks
+                             << " model chunks of equal length (interleaved schedule)";
+  return Status::Ok();
+}
+
 }  // namespace
 
 int64_t StageOfLayer(int64_t layer, int64_t layers, int64_t stages) {
@@ -130,19 +144,21 @@ StatusOr<std::vector<int64_t>> ForwardLayers(const Function& fn,
   return of_op;
 }
 
-Status AssignStages(Module& module, std::string function, int64_t stages,
-                    const std::vector<std::string>& batch_params,
-                    const std::string& layer_pattern) {
+Status AssignStages(Module& module, std::string function, int64_t physical_stages,
+                    const std::vector<std::string>& batch_params, const std::string& layer_pattern,
+                    int64_t virtual_stages) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to pipeline";
-  if (stages < 1) return InvalidArgument() << "pipeline stages must be >= 1, got " << stages;
+  if (physical_stages < 1)
+    return InvalidArgument() << "pipeline stages must be >= 1, got " << physical_stages;
+  if (virtual_stages < 1)
+    return InvalidArgument() << "model chunks per stage must be >= 1, got " << virtual_stages;
   DISTIR_ASSIGN_OR_RETURN(WeightLayers w, LayersOfWeights(*fn, batch_params, layer_pattern));
   const std::vector<int64_t>& layer = w.of_value;
   const int64_t layers = w.count;
-  if (stages > layers)
-    return InvalidArgument()
-           << "P = " << stages << " pipeline stages, but @" << function << " has " << layers
-           << " layers (forward ops that read a weight): at most one stage per layer";
+  DISTIR_RETURN_IF_ERROR(CheckChunks(function, layers, physical_stages, virtual_stages));
+  // From here on a stage is a model chunk (a virtual stage).
+  const int64_t stages = physical_stages * virtual_stages;
   std::vector<int64_t> stage_of(fn->ops().size(), 0);
   // Ops computed from parameters alone (setup, and such update ops: AdamW's
   // decay of a master weight by a factor computed from the learning rate) do

@@ -16,6 +16,13 @@
 // Setup ops (they read no batch input), and update ops that read parameters
 // only (AdamW's decay), then run on the stage of their first reader. The stage is written into the
 // op's `task` (pipeline_task.h); ops without a task get one.
+//
+// With v > 1 model chunks per stage (Megatron's interleaving) the same rules
+// cut the layers into P v contiguous chunks of L / (P v) layers each, and
+// the task's stage is the chunk (the virtual stage); chunk c runs on stage
+// c mod P (stage_meshes.h), so the embedding is on chunk 0 (stage 0), the
+// output layer and loss on chunk P v - 1 (stage P - 1), and chunk P - 1
+// feeds chunk P across the wrap from stage P - 1 to stage 0.
 
 #pragma once
 
@@ -34,11 +41,13 @@ namespace distir::sharding {
 /// `layer_pattern` (a regular expression searched in weight names, e.g.
 /// `^h\.([0-9]+)\.` for GPT-2's blocks) groups the weights into layers by its
 /// first capture group; weights it does not match belong to no layer.
-/// Errors (InvalidArgument): stages < 1; more stages than layers (naming both
-/// counts); a pattern that is not a regular expression.
+/// With `virtual_stages` v > 1 the stages written are the P v chunks, of
+/// equal length. Errors (InvalidArgument): stages or v < 1; more stages
+/// (chunks) than layers (naming both counts); v > 1 and L not a multiple of
+/// P v (naming L, P and v); a pattern that is not a regular expression.
 Status AssignStages(Module& module, std::string function, int64_t stages,
                     const std::vector<std::string>& batch_params,
-                    const std::string& layer_pattern = "");
+                    const std::string& layer_pattern = "", int64_t virtual_stages = 1);
 
 /// The layer of every forward op of `function`, by op position: the layer of
 /// the weights it reads (the latest, if several); -1 when it reads weights of

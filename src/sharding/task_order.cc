@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "sharding/pipeline_task.h"
+#include "support/status_or.h"
+#include "transforms/interleaved_schedule.h"
 #include "transforms/pipeline_schedule.h"
 
 namespace distir::sharding {
@@ -19,9 +21,10 @@ constexpr int64_t kLast = std::numeric_limits<int64_t>::max();
 // (stage * microbatches + microbatch) * 2 + backward; -1 for none.
 class Timesteps {
  public:
-  Timesteps(int64_t stages, int64_t microbatches, PipelineSchedule schedule, bool training)
+  /// `steps`: a schedule's timesteps of `stages` stages (chunks).
+  Timesteps(int64_t stages, int64_t microbatches,
+            const std::vector<std::vector<PipelineTask>>& steps)
       : microbatches_(microbatches), at_(static_cast<size_t>(stages * microbatches * 2), -1) {
-    auto steps = SchedulePipeline(stages, microbatches, schedule, training);
     num_steps_ = static_cast<int64_t>(steps.size());
     for (size_t i = 0; i < steps.size(); ++i) {
       for (const PipelineTask& t : steps[i])
@@ -44,19 +47,36 @@ class Timesteps {
   std::vector<int64_t> at_;
 };
 
+// The timesteps of `chunks` stages (P v chunks with v = `virtual_stages`):
+// `schedule`'s, or the interleaved schedule's when v > 1.
+StatusOr<std::vector<std::vector<PipelineTask>>> ScheduleOfTasks(int64_t chunks,
+                                                                 int64_t microbatches,
+                                                                 PipelineSchedule schedule,
+                                                                 int64_t virtual_stages,
+                                                                 bool training) {
+  if (virtual_stages == 1) return SchedulePipeline(chunks, microbatches, schedule, training);
+  if (virtual_stages < 1 || chunks % virtual_stages != 0)
+    return InvalidArgument() << "the tasks name " << chunks
+                             << " model chunks, not a multiple of v = " << virtual_stages;
+  const int64_t stages = chunks / virtual_stages;
+  DISTIR_RETURN_IF_ERROR(CheckInterleaving(stages, virtual_stages, microbatches));
+  return ScheduleInterleaved(stages, virtual_stages, microbatches, training);
+}
+
 }  // namespace
 
-Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule schedule) {
+Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule schedule,
+                          int64_t virtual_stages) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to schedule";
   InheritTasks(*fn);
   std::vector<std::optional<TaskTag>> tasks(fn->ops().size());
   for (size_t i = 0; i < tasks.size(); ++i) tasks[i] = GetTask(*fn->ops()[i]);
-  return OrderByTasks(*fn, tasks, schedule);
+  return OrderByTasks(*fn, tasks, schedule, virtual_stages);
 }
 
 Status OrderByTasks(Function& fn, const std::vector<std::optional<TaskTag>>& tasks,
-                    PipelineSchedule schedule) {
+                    PipelineSchedule schedule, int64_t virtual_stages) {
   const auto& ops = fn.ops();
   int64_t stages = 0, microbatches = 0;
   bool training = false;
@@ -67,7 +87,9 @@ Status OrderByTasks(Function& fn, const std::vector<std::optional<TaskTag>>& tas
     training = training || t->phase == TaskPhase::kBackward;
   }
   if (stages == 0 || microbatches == 0) return Status::Ok();
-  const Timesteps at(stages, microbatches, schedule, training);
+  DISTIR_ASSIGN_OR_RETURN(
+      auto timesteps, ScheduleOfTasks(stages, microbatches, schedule, virtual_stages, training));
+  const Timesteps at(stages, microbatches, timesteps);
   std::vector<int64_t> key(ops.size(), kFirst);
   for (size_t i = 0; i < ops.size(); ++i) {
     const std::optional<TaskTag>& t = tasks[i];

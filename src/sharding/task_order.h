@@ -11,6 +11,11 @@
 // timestep the tasks' own ops come first, then the Sends between stages in
 // stage order (as the emitter orders them): a device that receives does not
 // wait for the sender's task before starting its own.
+//
+// With v model chunks per stage the tasks' stages are chunks (stages.h) and
+// the timesteps are those of Megatron's interleaved 1F1B
+// (transforms/interleaved_schedule.h), whatever `schedule` says: each
+// device's ops then run in Megatron's order of its chunks' tasks.
 
 #pragma once
 
@@ -25,15 +30,19 @@
 
 namespace distir::sharding {
 
-/// Orders the ops of `function` by `schedule`; stages and microbatches are
+/// Orders the ops of `function` by `schedule`, or with `virtual_stages`
+/// v > 1 by the interleaved schedule; stages (chunks) and microbatches are
 /// read from the tasks. A function without tasks is left unchanged.
 /// Errors: Internal when the order would read a value before its definition
-/// (a task read from a later one), naming both ops.
-Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule schedule);
+/// (a task read from a later one), naming both ops; InvalidArgument when
+/// v > 1 and the chunk count is not a multiple of v, or CheckInterleaving
+/// refuses P, v, K.
+Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule schedule,
+                          int64_t virtual_stages = 1);
 
 /// The same order, from the task of each op of `fn` (by position) as given:
 /// for a pass that knows them (replicate.h) without reading the attributes.
 Status OrderByTasks(Function& fn, const std::vector<std::optional<TaskTag>>& tasks,
-                    PipelineSchedule schedule);
+                    PipelineSchedule schedule, int64_t virtual_stages = 1);
 
 }  // namespace distir::sharding

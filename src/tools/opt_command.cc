@@ -68,18 +68,21 @@ struct OptOptions {
   }
 };
 
-// The schedule of --parallelize (schedule=...), 1F1B when it names none.
-PipelineSchedule ScheduleOf(const OptOptions& o) {
+// The grid point of --parallelize for the pipeline passes: its schedule
+// (1F1B when it names none) and model chunks per stage (vpp, 1 when none).
+sharding::GridOptions PipelineOf(const OptOptions& o) {
   StatusOr<sharding::GridOptions> grid = sharding::ParseGridSpec(o.parallelize);
-  return grid.ok() ? grid->schedule : PipelineSchedule::k1F1B;
+  return grid.ok() ? *grid : sharding::GridOptions{};
 }
 
-// Runs the sharding pass `name` on function `fn` of `m`.
+// Runs the sharding pass `name` on function `fn` of `m`; `grid` gives the
+// pipeline passes their schedule and chunks.
 Status RunNamedPass(const std::string& name, Module& m, const std::string& fn,
-                    PipelineSchedule schedule) {
+                    const sharding::GridOptions& grid) {
   if (name == "propagate-sharding") return sharding::PropagateShardings(m, fn);
-  if (name == "split-stages") return sharding::SplitStageMeshes(m, fn);
-  if (name == "order-tasks") return sharding::OrderPipelineTasks(m, fn, schedule);
+  if (name == "split-stages") return sharding::SplitStageMeshes(m, fn, "dp", grid.virtual_stages);
+  if (name == "order-tasks")
+    return sharding::OrderPipelineTasks(m, fn, grid.schedule, grid.virtual_stages);
   if (name == "materialize") return sharding::MaterializeShardings(m, fn);
   if (name == "partition") return sharding::PartitionShardings(m, fn);
   if (name == "cleanup") {
@@ -112,7 +115,7 @@ Status RunShardingPasses(const OptOptions& o, Module& m) {
     DISTIR_RETURN_IF_ERROR(sharding::AnnotateGrid(m, fn, grid, rules));
   }
   for (const std::string& pass : o.Pipeline())
-    DISTIR_RETURN_IF_ERROR(RunNamedPass(pass, m, fn, ScheduleOf(o)));
+    DISTIR_RETURN_IF_ERROR(RunNamedPass(pass, m, fn, PipelineOf(o)));
   return Status::Ok();
 }
 
@@ -131,7 +134,9 @@ StatusOr<std::string> CheckPartition(const OptOptions& o, const Module& m) {
   DISTIR_ASSIGN_OR_RETURN(RandomInputOptions inputs, InputOptionsOf(o));
   DISTIR_ASSIGN_OR_RETURN(Module copy, ParseModule(PrintModule(m), "<materialized>"));
   DISTIR_RETURN_IF_ERROR(sharding::PartitionShardings(copy, fn));
-  DISTIR_RETURN_IF_ERROR(sharding::OrderPipelineTasks(copy, fn, ScheduleOf(o)));
+  const sharding::GridOptions grid = PipelineOf(o);
+  DISTIR_RETURN_IF_ERROR(
+      sharding::OrderPipelineTasks(copy, fn, grid.schedule, grid.virtual_stages));
   DISTIR_ASSIGN_OR_RETURN(
       sharding::EquivalenceReport r,
       sharding::CheckPartitionEquivalence(m, copy, fn, o.seed, 1e-5, 1e-6, inputs));
@@ -284,7 +289,9 @@ int RunOpt(int argc, char** argv) {
       "out by the --shard rules (with pp or microbatches: split the batch inputs, those whose "
       "rule puts dp on dim 0, into microbatches and give every op a pipeline stage), then "
       "propagate, materialise, clean up, move the stages to sub-meshes, partition and order "
-      "each device's ops by the schedule (with --check-partition: check instead of printing)")(
+      "each device's ops by the schedule (with --check-partition: check instead of printing); "
+      "vpp=V: V model chunks per stage, the layers cut into pp x V equal chunks, chunk c on "
+      "stage c mod pp, run by Megatron's interleaved 1F1B (microbatches a multiple of pp)")(
       "shard", po::value(&o.shard_rules)->composing(),
       "with --parallelize: a parameter rule PATTERN=[{axes}, ...] (repeatable, first match "
       "wins), e.g. 'x=[{dp}, {}]' or 'w*[02468]=[{}, {tp}]'")(

@@ -60,17 +60,20 @@ std::string DumpJson(const nlohmann::json& j) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// The knobs of model mode, for --json.
+// The knobs of model mode, for --json; virtual_stages only when interleaved,
+// so that other JSON stays as it was.
 nlohmann::json KnobsJson(const SimulateFlags& f) {
   const ParallelOptions& o = f.parallel;
-  return {{"model", f.model},
-          {"dp", o.dp},
-          {"tp", o.tp},
-          {"pp", o.pp},
-          {"microbatches", o.microbatches},
-          {"schedule", std::string(ScheduleName(o.schedule))},
-          {"recompute", o.recompute},
-          {"zero_stage", o.zero_stage}};
+  nlohmann::json j = {{"model", f.model},
+                      {"dp", o.dp},
+                      {"tp", o.tp},
+                      {"pp", o.pp},
+                      {"microbatches", o.microbatches},
+                      {"schedule", std::string(ScheduleName(o.schedule))},
+                      {"recompute", o.recompute},
+                      {"zero_stage", o.zero_stage}};
+  if (o.virtual_stages != 1) j["virtual_stages"] = o.virtual_stages;
+  return j;
 }
 
 // The device that communicated most (the first of them): the one the
@@ -391,6 +394,7 @@ std::optional<int> ReadMegatronArgs(const std::string& line, std::optional<int64
   f.parallel.dp = d->dp;
   f.parallel.tp = d->tp;
   f.parallel.pp = d->pp;
+  f.parallel.virtual_stages = d->virtual_stages;
   f.parallel.microbatches = d->microbatches;
   f.parallel.recompute = d->recompute;
   f.parallel.recompute_selective = d->recompute_selective;

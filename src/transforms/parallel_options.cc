@@ -30,6 +30,7 @@ std::string DescribeParallelOptions(const ParallelOptions& o) {
   std::string out = "D=" + std::to_string(o.dp) + " T=" + std::to_string(o.tp) +
                     " P=" + std::to_string(o.pp) + " K=" + std::to_string(o.microbatches) + " " +
                     std::string(ScheduleName(o.schedule));
+  if (o.virtual_stages != 1) out += " vpp=" + std::to_string(o.virtual_stages);
   if (o.recompute) out += o.recompute_selective ? " recompute=selective" : " recompute";
   if (o.zero_stage != 0) out += " zero=" + std::to_string(o.zero_stage);
   return out;

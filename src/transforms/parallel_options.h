@@ -31,9 +31,12 @@ std::string_view ScheduleName(PipelineSchedule schedule);
 StatusOr<PipelineSchedule> ParseSchedule(std::string_view text);
 
 struct ParallelOptions {
-  int64_t dp = 1;            ///< D: data-parallel replicas; >= 1
-  int64_t tp = 1;            ///< T: tensor-parallel shards per stage; >= 1
-  int64_t pp = 1;            ///< P: pipeline stages; in [1, layers]
+  int64_t dp = 1;  ///< D: data-parallel replicas; >= 1
+  int64_t tp = 1;  ///< T: tensor-parallel shards per stage; >= 1
+  int64_t pp = 1;  ///< P: pipeline stages; in [1, layers]
+  /// v: model chunks per pipeline stage (Megatron's interleaved 1F1B,
+  /// transforms/interleaved_schedule.h); 1: none. Sharding path only.
+  int64_t virtual_stages = 1;
   int64_t microbatches = 1;  ///< K: microbatches per replica; batch / (D K) >= 1 and integral
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   bool recompute = false;  ///< training: each stage recomputes its forward in its backward task
@@ -47,7 +50,7 @@ struct ParallelOptions {
   int64_t world_size() const { return dp * tp * pp; }
 };
 
-/// "D=2 T=4 P=2 K=8 1f1b" plus " recompute" / " zero=2" when set.
+/// "D=2 T=4 P=2 K=8 1f1b" plus " vpp=2" / " recompute" / " zero=2" when set.
 std::string DescribeParallelOptions(const ParallelOptions& options);
 
 }  // namespace distir

@@ -29,6 +29,11 @@ Status Validate(const Function& seq, const ModelLayout& layout, const ParallelOp
     return InvalidArgument() << "parallel degrees must be >= 1, got "
                              << DescribeParallelOptions(o);
   }
+  // Interleaving lives on the sharding path only (sharding/grid.h).
+  if (o.virtual_stages != 1) {
+    return InvalidArgument() << "the per-model emitter has no interleaved schedule (vpp = "
+                             << o.virtual_stages << "): distribute with the sharding path";
+  }
   if (o.num_devices != 0 && o.world_size() != o.num_devices) {
     return InvalidArgument() << "D*T*P = " << o.world_size() << " does not match the "
                              << o.num_devices << " devices";

@@ -52,7 +52,8 @@ struct DistributedProgram {
 /// different from options.num_devices; T not dividing the hidden width (MLP) or
 /// the head count (GPT-2); P greater than the number of layers; batch not
 /// divisible by D*K or batch / (D*K) < 1; ZeRO or recomputation on an inference
-/// model; ZeRO stage outside 0..3; an unrecognized function.
+/// model; ZeRO stage outside 0..3; virtual_stages != 1 (interleaving is the
+/// sharding path's, sharding/grid.h); an unrecognized function.
 StatusOr<DistributedProgram> Parallelize(const Function& seq, const ParallelOptions& options);
 
 /// The validity checks of Parallelize() alone (no program is built): Ok when

@@ -94,12 +94,37 @@ TEST(MegatronArgsTest, RefusesWhatIsNotModelledByName) {
   ASSERT_OK_AND_ASSIGN(MegatronArgs args, ParseMegatronArgs(kGpt3Line));
   EXPECT_EQ(args.ModelParallelSize(), 64);
   EXPECT_EQ(args.transformer.num_layers, 96);
-  EXPECT_THAT(MegatronDistributionOf(args, 64),
-              StatusIs(StatusCode::kUnimplemented,
-                       "not modelled yet (issue #17): --num-layers-per-virtual-pipeline-stage 4 "
-                       "(interleaved 1F1B), --sequence-parallel"));
+  EXPECT_THAT(
+      MegatronDistributionOf(args, 64),
+      StatusIs(StatusCode::kUnimplemented, "not modelled yet (issue #17): --sequence-parallel"));
   EXPECT_THAT(MegatronDistributionOf(args, 100),
               StatusIs(StatusCode::kInvalidArgument, "not a multiple"));
+}
+
+// --num-layers-per-virtual-pipeline-stage N: v = L / (P N) chunks per stage
+// (96 / (8 x 4) = 3 for the GPT-3 line), with Megatron's checks.
+TEST(MegatronArgsTest, VirtualPipelineStagesAreTheChunksPerStage) {
+  ASSERT_OK_AND_ASSIGN(MegatronArgs args, ParseMegatronArgs(kGpt3Line));
+  args.sequence_parallel = false;
+  ASSERT_OK_AND_ASSIGN(MegatronDistribution d, MegatronDistributionOf(args, 64));
+  EXPECT_EQ(d.pp, 8);
+  EXPECT_EQ(d.virtual_stages, 3);
+  EXPECT_EQ(d.microbatches, 64);
+  args.num_layers_per_virtual_pipeline_stage = 0;
+  ASSERT_OK_AND_ASSIGN(d, MegatronDistributionOf(args, 64));
+  EXPECT_EQ(d.virtual_stages, 1);
+  args.num_layers_per_virtual_pipeline_stage = 5;  // 12 layers per stage
+  EXPECT_THAT(MegatronDistributionOf(args, 64),
+              StatusIs(StatusCode::kInvalidArgument,
+                       "--num-layers 96 do not divide into --pipeline-model-parallel-size 8 "
+                       "stages of chunks of --num-layers-per-virtual-pipeline-stage 5 layers"));
+  args.num_layers_per_virtual_pipeline_stage = 12;
+  EXPECT_THAT(MegatronDistributionOf(args, 64),
+              StatusIs(StatusCode::kUnimplemented, "one model chunk per stage (L / P = 12)"));
+  args.num_layers_per_virtual_pipeline_stage = 4;
+  args.pipeline_model_parallel_size = 2;
+  EXPECT_THAT(MegatronDistributionOf(args, 16),
+              StatusIs(StatusCode::kInvalidArgument, "greater than 2"));
 }
 
 // Table 5's GPT-3 175B run without the options not modelled yet: D x T x P from

@@ -8,6 +8,7 @@
 // And on MLP 1B at batch 8192 it simulates like the per-model emitter it
 // replaces: the same times, and no more memory (docs/cost_model.md §4.1).
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,12 +35,14 @@
 #include "sim/hardware_profile.h"
 #include "sim/simulator.h"
 #include "testing/test_util.h"
+#include "transforms/interleaved_schedule.h"
 #include "transforms/parallelize.h"
 
 namespace distir::sharding {
 namespace {
 
 using ::distir::testing::SourcePath;
+using ::distir::testing::StatusIs;
 
 std::vector<ParamRule> MlpRules() { return *ParseParamRules(MlpShardingRules()); }
 
@@ -149,6 +152,31 @@ TEST(StagesTest, BackwardOpsRunOnTheirLayersStage) {
   EXPECT_EQ(stage("w3_new"), 1);
 }
 
+// Interleaved (v = 2 chunks per stage, Megatron's virtual pipeline): the 4
+// layers cut into P v = 4 chunks of one layer, the tasks name the chunk;
+// chunk c runs on stage c mod 2 (stage_meshes.h). Chunks must be equal.
+TEST(StagesTest, InterleavedChunksAreTheTasksStages) {
+  ASSERT_OK_AND_ASSIGN(Module m, BuildMlpTraining(Tiny(MlpOptimizer::kSgd)));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> mb, SplitMicrobatches(m, "mlp", 1, {"x", "y"}));
+  ASSERT_OK_AND_ASSIGN(Module odd, ParseModule(PrintModule(m), "copy"));
+  ASSERT_OK(AssignStages(m, "mlp", 2, mb, "", 2));
+  const Function& fn = *m.entry();
+  auto stage = [&](const std::string& value) {
+    return GetTask(*fn.LookupValue(value)->def())->stage;
+  };
+  EXPECT_EQ(stage("h1"), 1);  // layer i is chunk i
+  EXPECT_EQ(stage("h2"), 2);
+  EXPECT_EQ(stage("h3"), 3);
+  EXPECT_EQ(stage("loss"), 3);  // after the last chunk's layer
+  EXPECT_EQ(stage("dh3"), 3);
+  EXPECT_EQ(stage("dh1"), 1);
+  EXPECT_EQ(stage("dw1"), 1);
+  EXPECT_EQ(stage("w3_new"), 3);
+  EXPECT_THAT(AssignStages(odd, "mlp", 2, mb, "", 3),
+              StatusIs(StatusCode::kInvalidArgument,
+                       "L = 4 layers of @mlp do not divide into P x v = 2 x 3 model chunks"));
+}
+
 // GPT-2's blocks are its layers (kGptLayerPattern): gpt2-tiny's 8 blocks on 2
 // stages cut between blocks 3 and 4, the embeddings on the first stage, ln_f and the LM
 // head on the last, which holds its own slice of the tied embedding.
@@ -196,6 +224,7 @@ struct PipelinePoint {
   MlpOptimizer optimizer;
   bool recompute = false;
   int zero = 0;
+  int64_t vpp = 1;  ///< model chunks per stage (interleaved 1F1B)
 };
 
 class PipelineGridTest : public ::testing::TestWithParam<PipelinePoint> {};
@@ -210,14 +239,15 @@ TEST_P(PipelineGridTest, ScheduledPartitionComputesTheGlobalView) {
   grid.schedule = g.schedule;
   grid.recompute = g.recompute;
   grid.zero_stage = g.zero;
+  grid.virtual_stages = g.vpp;
   ASSERT_OK(AnnotateGrid(m, "mlp", grid, MlpRules()));
   ASSERT_OK(PropagateShardings(m, "mlp"));
   ASSERT_OK(MaterializeShardings(m, "mlp"));
   RunCleanup(m, "mlp");
-  ASSERT_OK(SplitStageMeshes(m, "mlp"));
+  ASSERT_OK(SplitStageMeshes(m, "mlp", "dp", g.vpp));
   ASSERT_OK_AND_ASSIGN(Module parts, ParseModule(PrintModule(m), "global"));
   ASSERT_OK(PartitionShardings(parts, "mlp"));
-  ASSERT_OK(OrderPipelineTasks(parts, "mlp", g.schedule));
+  ASSERT_OK(OrderPipelineTasks(parts, "mlp", g.schedule, g.vpp));
   RandomInputOptions inputs;
   for (const auto& p : m.entry()->params()) {
     if (p->name()[0] != 'v') continue;
@@ -255,7 +285,57 @@ INSTANTIATE_TEST_SUITE_P(
         PipelinePoint{2, 2, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, false, 2},
         PipelinePoint{4, 1, 1, 2, PipelineSchedule::k1F1B, MlpOptimizer::kSgd, false, 2},
         PipelinePoint{2, 2, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, true, 3},
-        PipelinePoint{2, 1, 2, 4, PipelineSchedule::kGpipe, MlpOptimizer::kSgd, false, 3}));
+        PipelinePoint{2, 1, 2, 4, PipelineSchedule::kGpipe, MlpOptimizer::kSgd, false, 3},
+        // Interleaved: 4 chunks of one layer on 2 stages.
+        PipelinePoint{1, 1, 2, 4, PipelineSchedule::k1F1B, MlpOptimizer::kSgd, false, 0, 2},
+        PipelinePoint{1, 1, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, false, 0, 2},
+        PipelinePoint{2, 2, 2, 4, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, true, 0, 2},
+        PipelinePoint{2, 1, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, false, 1, 2}));
+
+// The tasks of device `device` in its program order, each op's task once
+// per run of ops: a Send, whose result is on the receiver, is the sender's.
+std::vector<PipelineTask> DeviceTasks(const Function& fn, DeviceId device) {
+  std::vector<PipelineTask> out;
+  for (const auto& op : fn.ops()) {
+    std::optional<TaskTag> t = GetTask(*op);
+    if (!t.has_value() || op->kind() == OpKind::kSend || op->num_results() == 0) continue;
+    if (t->phase != TaskPhase::kForward && t->phase != TaskPhase::kBackward) continue;
+    if (op->result(0)->type().device() != device) continue;
+    PipelineTask task{t->stage, t->microbatch, t->phase == TaskPhase::kBackward};
+    if (out.empty() || !(out.back() == task)) out.push_back(task);
+  }
+  return out;
+}
+
+// P = 2, v = 2, K = 4 on the tiny MLP (a layer per chunk): each device runs
+// its chunks' tasks in Megatron's interleaved order (interleaved_schedule.h,
+// whose test derives it by hand), built both ways (DistributeGrid and the
+// microbatch template, DistributedCopy).
+TEST(InterleavedGridTest, EachDeviceRunsMegatronsOrderOfItsChunks) {
+  ASSERT_OK_AND_ASSIGN(Module seq, BuildMlpTraining(Tiny(MlpOptimizer::kSgd)));
+  GridOptions grid;
+  grid.axes = {{"dp", 1}, {"tp", 1}};
+  grid.pp = 2;
+  grid.virtual_stages = 2;
+  grid.microbatches = 4;
+  ASSERT_OK_AND_ASSIGN(Module copy, DistributedCopy(*seq.entry(), grid, MlpRules()));
+  ASSERT_OK(DistributeGrid(seq, "mlp", grid, MlpRules()));
+  for (const Module* m : {&seq, &copy}) {
+    for (int32_t d = 0; d < 2; ++d) {
+      EXPECT_EQ(DeviceTasks(*m->entry(), DeviceId(d)), InterleavedRankOrder(2, 2, 4, d, true))
+          << "device " << d;
+    }
+  }
+  grid.microbatches = 2;
+  grid.pp = 1;
+  ASSERT_OK_AND_ASSIGN(Module again, BuildMlpTraining(Tiny(MlpOptimizer::kSgd)));
+  EXPECT_THAT(DistributeGrid(again, "mlp", grid, MlpRules()),
+              StatusIs(StatusCode::kInvalidArgument, "needs P >= 2"));
+  grid.pp = 2;
+  grid.microbatches = 1;
+  EXPECT_THAT(DistributeGrid(again, "mlp", grid, MlpRules()),
+              StatusIs(StatusCode::kInvalidArgument, "multiple of the pipeline stages P = 2"));
+}
 
 // MLP 1B at batch 8192 on a DGX-2, pipelines with D x T x P = 16, with and
 // without recomputation and ZeRO: the same
