@@ -339,7 +339,6 @@ StatusOr<MegatronDistribution> MegatronDistributionOf(const MegatronArgs& args,
   };
   ask(args.context_parallel_size > 1,
       "--context-parallel-size " + std::to_string(args.context_parallel_size));
-  ask(args.sequence_parallel, "--sequence-parallel");
   if (!asks.empty()) {
     std::ostringstream os;
     for (size_t i = 0; i < asks.size(); ++i) os << (i ? ", " : "") << asks[i];
@@ -361,6 +360,7 @@ StatusOr<MegatronDistribution> MegatronDistributionOf(const MegatronArgs& args,
   d.recompute = !args.recompute_granularity.empty();
   d.recompute_selective = args.recompute_granularity == "selective";
   d.zero_stage = args.use_distributed_optimizer ? 1 : 0;
+  d.sequence_parallel = args.sequence_parallel;
   return d;
 }
 

@@ -64,6 +64,8 @@ struct MegatronDistribution {
   bool recompute = false;  ///< --recompute-granularity full: every layer; selective: see below
   /// --recompute-granularity selective: the core attention only.
   bool recompute_selective = false;
+  /// --sequence-parallel (Megatron turns it off at T = 1, and so does the mesh).
+  bool sequence_parallel = false;
   int zero_stage = 0;  ///< 1 with --use-distributed-optimizer
   int64_t global_batch = 1;
 };
@@ -74,7 +76,7 @@ struct MegatronDistribution {
 /// micro batch x D, and, with --num-layers-per-virtual-pipeline-stage N, as
 /// Megatron: P <= 2, or L not a multiple of P with L / P a multiple of N;
 /// Unimplemented naming every option the simulator does not model yet
-/// (--sequence-parallel, --context-parallel-size, and N = L / P: one chunk
+/// (--context-parallel-size, and N = L / P: one chunk
 /// per stage), so no line is simulated as something else. The
 /// interleaved schedule's K % P == 0 is checked where it is built
 /// (transforms/interleaved_schedule.h).

@@ -36,12 +36,28 @@ namespace distir {
 /// parameter of the model.
 std::vector<std::string> TransformerShardingRules(const TransformerOptions& o);
 
+/// Megatron's sequence parallelism (Korthikanti et al. 2022, §4.2.2), as
+/// rules to put before TransformerShardingRules': the norms, the residual
+/// adds and their gradients run on s / t tokens of each sequence ([b, s, h]
+/// split along s over tp); the input of every column-parallel product (and
+/// of the LM head) is all-gathered along the sequence, and every
+/// row-parallel product (and column-parallel input gradient) is
+/// reduce-scattered along it instead of all-reduced: a value rule keeps the
+/// product partial, a `@users` rule gives its readers the sequence split.
+/// Weight gradients are pinned to their weights' layouts so that the
+/// products gather activations, never weights. The same collectives per
+/// block as Megatron's: two all-gathers and two reduce-scatters forward,
+/// as many backward; the norms' weight gradients are all-reduced over tp.
+std::vector<std::string> SequenceParallelRules(const TransformerOptions& o);
+
 /// Everything the sharding path takes to distribute a transformer training
 /// step as Megatron does; the search (`sharding: model`) and `distir
 /// simulate --model` both take it from here.
 struct TransformerSharding {
   std::vector<std::string> rules;  ///< TransformerShardingRules
-  std::string layer_pattern;       ///< kTransformerLayerPattern: the blocks
+  /// SequenceParallelRules, put before `rules` with sequence parallelism.
+  std::vector<std::string> sequence_parallel_rules;
+  std::string layer_pattern;  ///< kTransformerLayerPattern: the blocks
   /// T must divide it: Megatron's shards hold whole key/value groups.
   int64_t tp_divisor = 1;
   std::string tp_divisor_name;  ///< "the number of query groups"

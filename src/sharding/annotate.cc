@@ -19,13 +19,22 @@ StatusOr<ParamRule> ParseParamRule(const std::string& text) {
   ParamRule rule;
   rule.pattern = text.substr(0, eq);
   rule.text = text;
+  constexpr std::string_view kUsers = "@users";
+  if (rule.pattern.ends_with(kUsers)) {
+    rule.for_users = true;
+    rule.pattern.resize(rule.pattern.size() - kUsers.size());
+    if (rule.pattern.empty())
+      return InvalidArgument() << "sharding rule '" << text << "' has no pattern before @users";
+  }
   StatusOr<Sharding> s = ParseShardingText("<@mesh, " + text.substr(eq + 1) + ">", "rule");
   if (!s.ok())
     return InvalidArgument() << "sharding rule '" << text << "': " << s.status().message();
-  if (s->is_partial() || !s->offsets.empty())
-    return InvalidArgument() << "sharding rule '" << text
-                             << "' may only split dims (no partial, no offsets)";
+  if (!s->offsets.empty())
+    return InvalidArgument() << "sharding rule '" << text << "' may only split dims (no offsets)";
+  if (s->is_partial() && s->partial_kind != ReductionKind::kSum)
+    return InvalidArgument() << "sharding rule '" << text << "' may only be partial(sum)";
   rule.dims = s->dims;
+  rule.partial = s->partial;
   return rule;
 }
 
@@ -80,6 +89,9 @@ Sharding OnMesh(const ParamRule& rule, const Mesh& mesh) {
       if (mesh.AxisIndex(a) >= 0) s.dims[d].push_back(a);
     }
   }
+  for (const std::string& a : rule.partial) {
+    if (mesh.AxisIndex(a) >= 0) s.partial.push_back(a);
+  }
   return s;
 }
 
@@ -127,22 +139,33 @@ StatusOr<bool> AnnotateValues(Module& module, const std::string& function,
   };
   bool any = false, split = false;
   for (const auto& op : fn.ops()) {
-    for (const auto& r : op->results()) any = any || value_rule(*r) != nullptr;
+    for (const auto& r : op->results())
+      any = any || value_rule(*r) != nullptr || MatchUsersRule(rules, r->name()) != nullptr;
   }
   if (!any) return false;
   DISTIR_RETURN_IF_ERROR(InferTypes(module));
   Rebuilder b(fn);
+  // A Shard of `r`'s current value laid out by `rule` (for its users, too).
+  auto lay = [&](const Op& op, const Value& r, const ParamRule& rule,
+                 const std::string& suffix) -> Status {
+    used[static_cast<size_t>(&rule - rules.data())] = true;
+    DISTIR_RETURN_IF_ERROR(CheckRank(rule, r));
+    Sharding s = OnMesh(rule, mesh);
+    split = split || !s.IsReplicated();
+    AttrMap attrs = {{"sharding", Attribute(s)}};
+    if (rule.for_users) attrs["for_users"] = Attribute(int64_t{1});
+    b.Bind(&r, b.Emit(OpKind::kShard, {b.Map(&r)}, std::move(attrs), b.Fresh(r.name() + suffix),
+                      op.loc(), Type(), nullptr));
+    return Status::Ok();
+  };
   for (const auto& op : fn.ops()) {
     b.Clone(*op);
+    if (op->kind() == OpKind::kShard) continue;
     for (const auto& r : op->results()) {
-      const ParamRule* rule = value_rule(*r);
-      if (rule == nullptr || op->kind() == OpKind::kShard) continue;
-      used[static_cast<size_t>(rule - rules.data())] = true;
-      DISTIR_RETURN_IF_ERROR(CheckRank(*rule, *r));
-      Sharding s = OnMesh(*rule, mesh);
-      split = split || !s.IsReplicated();
-      b.Bind(r.get(), b.Emit(OpKind::kShard, {b.Map(r.get())}, {{"sharding", Attribute(s)}},
-                             b.Fresh(r->name() + ".laid"), op->loc(), Type(), nullptr));
+      if (const ParamRule* rule = value_rule(*r))
+        DISTIR_RETURN_IF_ERROR(lay(*op, *r, *rule, ".laid"));
+      if (const ParamRule* rule = MatchUsersRule(rules, r->name()))
+        DISTIR_RETURN_IF_ERROR(lay(*op, *r, *rule, ".read"));
     }
   }
   module.ReplaceFunction(b.Finish());
@@ -156,7 +179,14 @@ StatusOr<bool> AnnotateValues(Module& module, const std::string& function,
 
 const ParamRule* MatchRule(const std::vector<ParamRule>& rules, const std::string& name) {
   for (const ParamRule& r : rules) {
-    if (Matches(r.pattern, name)) return &r;
+    if (!r.for_users && Matches(r.pattern, name)) return &r;
+  }
+  return nullptr;
+}
+
+const ParamRule* MatchUsersRule(const std::vector<ParamRule>& rules, const std::string& name) {
+  for (const ParamRule& r : rules) {
+    if (r.for_users && Matches(r.pattern, name)) return &r;
   }
   return nullptr;
 }
@@ -186,6 +216,9 @@ Status AnnotateMesh(Module& module, std::string function, const std::vector<Mesh
     if (r == nullptr) continue;
     used[static_cast<size_t>(r - rules.data())] = true;
     DISTIR_RETURN_IF_ERROR(CheckRank(*r, *p));
+    if (!r->partial.empty())
+      return InvalidArgument(p->loc()) << "sharding rule '" << r->text << "' matches parameter "
+                                       << p->Ref() << ": a parameter cannot be partial";
     Sharding s = OnMesh(*r, *m);
     any_axis = any_axis || !s.IsReplicated();
     p->set_sharding(s);

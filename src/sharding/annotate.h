@@ -22,16 +22,30 @@ namespace distir::sharding {
 
 /// Parameters (or op results) whose name matches `pattern` (a glob: *, ?, [...]) get `dims`:
 /// per dim, the mesh axes that split it.
+/// `PATTERN@users=[...]` (for_users) lays out an op result as its users read
+/// it, not as its producer writes it: a Shard {for_users = 1} after it, so a
+/// row-parallel product may stay partial and be reduce-scattered into that
+/// layout (Megatron's sequence parallelism), where a plain rule would make
+/// the producer itself compute it so.
 struct ParamRule {
   std::string pattern;
   std::vector<std::vector<std::string>> dims;
   std::string text;  ///< as written, for messages
+  bool for_users = false;
+  /// `[...], partial = sum[tp]`: op results only; a row-parallel product
+  /// left unreduced, which its users' rule then reduce-scatters.
+  std::vector<std::string> partial;
 };
 
-/// The first rule whose pattern matches parameter name `name`, or nullptr.
+/// The first rule that is not for_users whose pattern matches parameter or
+/// value name `name`, or nullptr.
 const ParamRule* MatchRule(const std::vector<ParamRule>& rules, const std::string& name);
 
-/// Parses "PATTERN=[{dp}, {}]". InvalidArgument naming the rule otherwise.
+/// The first for_users rule whose pattern matches value name `name`, or nullptr.
+const ParamRule* MatchUsersRule(const std::vector<ParamRule>& rules, const std::string& name);
+
+/// Parses "PATTERN=[{dp}, {}]" and "PATTERN@users=[...]". InvalidArgument
+/// naming the rule otherwise.
 StatusOr<ParamRule> ParseParamRule(const std::string& text);
 
 /// ParseParamRule of each text, in order; the first error.
@@ -52,8 +66,9 @@ StatusOr<std::vector<MeshAxis>> ParseMeshAxes(const std::string& text);
 /// A rule may also name an op's result (e.g. GPT-2's `lm_head.weight_t`, the
 /// transposed tied embedding that the LM head reads): a Shard op after it
 /// then requires that layout of its producer, and every user reads the Shard.
-/// A rule that matches a parameter applies to parameters only; every rule
-/// must match something.
+/// A for_users rule names op results only and adds a Shard {for_users = 1}
+/// (after the plain rule's Shard when both match). A rule that matches a
+/// parameter applies to parameters only; every rule must match something.
 Status AnnotateMesh(Module& module, std::string function, const std::vector<MeshAxis>& axes,
                     const std::vector<ParamRule>& rules, const std::string& mesh_name = "mesh");
 

@@ -73,6 +73,7 @@ nlohmann::json KnobsJson(const SimulateFlags& f) {
                       {"recompute", o.recompute},
                       {"zero_stage", o.zero_stage}};
   if (o.virtual_stages != 1) j["virtual_stages"] = o.virtual_stages;
+  if (o.sequence_parallel) j["sequence_parallel"] = true;
   return j;
 }
 
@@ -254,8 +255,10 @@ StatusOr<Module> ShardedTransformer(const ModelSpec& spec, const Module& seq,
                                     const ParallelOptions& o) {
   const TransformerSharding t = TransformerShardingOf(ResolveTransformerOptions(spec.transformer));
   DISTIR_RETURN_IF_ERROR(CheckTpDivides(o.tp, t.tp_divisor, t.tp_divisor_name));
-  DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules,
-                          sharding::ParseParamRules(t.rules));
+  std::vector<std::string> texts = o.sequence_parallel ? t.sequence_parallel_rules
+                                                       : std::vector<std::string>{};
+  texts.insert(texts.end(), t.rules.begin(), t.rules.end());
+  DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules, sharding::ParseParamRules(texts));
   return sharding::DistributedCopy(*seq.entry(),
                                    sharding::GridOf(o, t.layer_pattern, t.recompute_layers), rules);
 }
@@ -398,6 +401,7 @@ std::optional<int> ReadMegatronArgs(const std::string& line, std::optional<int64
   f.parallel.microbatches = d->microbatches;
   f.parallel.recompute = d->recompute;
   f.parallel.recompute_selective = d->recompute_selective;
+  f.parallel.sequence_parallel = d->sequence_parallel;
   f.parallel.zero_stage = d->zero_stage;
   f.megatron = spec;
   f.model = spec.name;

@@ -31,6 +31,7 @@ std::string DescribeParallelOptions(const ParallelOptions& o) {
                     " P=" + std::to_string(o.pp) + " K=" + std::to_string(o.microbatches) + " " +
                     std::string(ScheduleName(o.schedule));
   if (o.virtual_stages != 1) out += " vpp=" + std::to_string(o.virtual_stages);
+  if (o.sequence_parallel) out += " sp";
   if (o.recompute) out += o.recompute_selective ? " recompute=selective" : " recompute";
   if (o.zero_stage != 0) out += " zero=" + std::to_string(o.zero_stage);
   return out;

@@ -43,6 +43,9 @@ struct ParallelOptions {
   /// With recompute, on the sharding path: only the ops the model marks
   /// `recompute = 1` (Megatron's selective recomputation of core attention).
   bool recompute_selective = false;
+  /// Megatron's sequence parallelism over tp (the model's rules,
+  /// models/transformer_sharding.h); transformer models on the sharding path only.
+  bool sequence_parallel = false;
   int zero_stage = 0;  ///< training with D > 1: ZeRO stage 0 (off), 1, 2 or 3
   /// Devices of the cluster; 0 means exactly D*T*P. Otherwise D*T*P must equal it.
   int64_t num_devices = 0;

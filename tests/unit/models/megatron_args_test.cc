@@ -94,11 +94,15 @@ TEST(MegatronArgsTest, RefusesWhatIsNotModelledByName) {
   ASSERT_OK_AND_ASSIGN(MegatronArgs args, ParseMegatronArgs(kGpt3Line));
   EXPECT_EQ(args.ModelParallelSize(), 64);
   EXPECT_EQ(args.transformer.num_layers, 96);
-  EXPECT_THAT(
-      MegatronDistributionOf(args, 64),
-      StatusIs(StatusCode::kUnimplemented, "not modelled yet (issue #17): --sequence-parallel"));
+  ASSERT_OK_AND_ASSIGN(MegatronDistribution d, MegatronDistributionOf(args, 64));
+  EXPECT_TRUE(d.sequence_parallel);
+  EXPECT_TRUE(d.recompute_selective);
   EXPECT_THAT(MegatronDistributionOf(args, 100),
               StatusIs(StatusCode::kInvalidArgument, "not a multiple"));
+  args.context_parallel_size = 2;
+  EXPECT_THAT(
+      MegatronDistributionOf(args, 128),
+      StatusIs(StatusCode::kUnimplemented, "not modelled yet (issue #17): --context-parallel-size 2"));
 }
 
 // --num-layers-per-virtual-pipeline-stage N: v = L / (P N) chunks per stage

@@ -1,0 +1,152 @@
+// Megatron's sequence parallelism (models/transformer_sharding.h,
+// SequenceParallelRules) on the tiny GPT and LLaMA training steps: every grid
+// point's partition computes the sequential step on the reference executor,
+// and the collectives are Megatron's (Korthikanti et al. 2022, §4.2.2): per
+// block two all-gathers along the sequence before the column-parallel
+// products and two reduce-scatters after the row-parallel ones forward, as
+// many backward, and no all-reduce of activations and no gathered weight.
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "interp/infer_types.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "models/model_zoo.h"
+#include "models/transformer_sharding.h"
+#include "sharding/annotate.h"
+#include "sharding/cleanup.h"
+#include "sharding/equivalence.h"
+#include "sharding/grid.h"
+#include "sharding/materialize.h"
+#include "sharding/partition.h"
+#include "sharding/propagate.h"
+#include "sharding/stage_meshes.h"
+#include "sharding/task_order.h"
+#include "testing/test_util.h"
+
+namespace distir::sharding {
+namespace {
+
+struct SpCase {
+  const char* model;
+  int64_t dp, tp, pp, microbatches;
+};
+
+// The model's sequence-parallel rules before its own, as `distir simulate
+// --megatron-args "... --sequence-parallel"` takes them.
+StatusOr<std::vector<ParamRule>> SequenceParallel(const ModelSpec& spec, std::string* layers) {
+  const TransformerSharding t = TransformerShardingOf(ResolveTransformerOptions(spec.transformer));
+  std::vector<std::string> texts = t.sequence_parallel_rules;
+  texts.insert(texts.end(), t.rules.begin(), t.rules.end());
+  *layers = t.layer_pattern;
+  return ParseParamRules(texts);
+}
+
+// The global-view program of the grid point, materialised and cleaned up on
+// stage meshes, as `distir opt --parallelize ... --check-partition` has it.
+StatusOr<Module> GlobalView(const SpCase& c) {
+  ModelSpec spec = WithBatch(*LookupModel(c.model), 8);
+  DISTIR_ASSIGN_OR_RETURN(Module m, BuildModel(spec));
+  DISTIR_RETURN_IF_ERROR(InferTypes(m));
+  std::string layers;
+  DISTIR_ASSIGN_OR_RETURN(std::vector<ParamRule> rules, SequenceParallel(spec, &layers));
+  ParallelOptions po;
+  po.dp = c.dp;
+  po.tp = c.tp;
+  po.pp = c.pp;
+  po.microbatches = c.microbatches;
+  const std::string fn = m.entry()->name();
+  DISTIR_RETURN_IF_ERROR(AnnotateGrid(m, fn, GridOf(po, layers, true), rules));
+  DISTIR_RETURN_IF_ERROR(PropagateShardings(m, fn));
+  DISTIR_RETURN_IF_ERROR(MaterializeShardings(m, fn));
+  RunCleanup(m, fn);
+  DISTIR_RETURN_IF_ERROR(SplitStageMeshes(m, fn, "dp", 1));
+  return m;
+}
+
+class SequenceParallelTest : public ::testing::TestWithParam<SpCase> {};
+
+TEST_P(SequenceParallelTest, PartitionComputesTheSequentialStep) {
+  const SpCase& c = GetParam();
+  ASSERT_OK_AND_ASSIGN(Module m, GlobalView(c));
+  const std::string fn = m.entry()->name();
+  ASSERT_OK_AND_ASSIGN(Module parts, ParseModule(PrintModule(m), "global"));
+  ASSERT_OK(PartitionShardings(parts, fn));
+  ASSERT_OK(OrderPipelineTasks(parts, fn, PipelineSchedule::k1F1B, 1));
+  RandomInputOptions inputs;
+  inputs.int_max = 63;  // token ids and labels over the whole vocabulary of 64
+  ASSERT_OK_AND_ASSIGN(EquivalenceReport r,
+                       CheckPartitionEquivalence(m, parts, fn, 5, 1e-5, 1e-6, inputs));
+  EXPECT_EQ(r.devices, c.dp * c.tp * c.pp);
+  // Activations move, weights do not: no gathered weight, no all-to-all.
+  for (const auto& op : parts.entry()->ops()) {
+    EXPECT_NE(op->kind(), OpKind::kAllToAll) << op->Name();
+    if (op->kind() == OpKind::kAllGather) {
+      EXPECT_EQ(op->input(0)->name().find(".weight"), std::string::npos) << op->input(0)->name();
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, SequenceParallelTest,
+                         ::testing::Values(SpCase{"gpt-tiny", 1, 2, 1, 1},
+                                           SpCase{"gpt-tiny", 2, 2, 1, 2},
+                                           SpCase{"gpt-tiny", 1, 2, 2, 2},
+                                           SpCase{"llama-tiny", 1, 4, 1, 1},
+                                           SpCase{"llama-tiny", 2, 2, 2, 2}));
+
+// The collectives of the partitioned gpt-tiny step at T = 2 (8 blocks), by
+// kind and by the value they reduce or gather (layer numbers dropped).
+std::map<std::string, int> Collectives(const Module& parts) {
+  std::map<std::string, int> count;
+  for (const auto& op : parts.entry()->ops()) {
+    if (!IsCommunication(op->kind()) || op->kind() == OpKind::kSend) continue;
+    std::string name = op->input(0)->name();
+    name = name.substr(0, name.rfind(".d"));
+    const size_t layer = name.find("layers.");
+    if (layer == 0) name = "layers.N" + name.substr(name.find('.', 7));
+    ++count[op->Name() + " " + name];
+  }
+  return count;
+}
+
+TEST(SequenceParallelCollectivesTest, GptTinyAtT2HasMegatronsCollectives) {
+  ASSERT_OK_AND_ASSIGN(Module m, GlobalView({"gpt-tiny", 1, 2, 1, 1}));
+  ASSERT_OK(PartitionShardings(m, m.entry()->name()));
+  const std::map<std::string, int> got = Collectives(m);
+  const std::map<std::string, int> want = {
+      // forward, per block: gather the norm's output, reduce-scatter the product
+      {"AllGather layers.N.input_norm", 8},
+      {"ReduceScatter layers.N.attention.proj.mm", 8},
+      {"AllGather layers.N.post_attention_norm", 8},
+      {"ReduceScatter layers.N.mlp.fc2.mm", 8},
+      // backward, per block: gather the output gradient, reduce-scatter the
+      // input gradients of the column-parallel products
+      {"AllGather layers.N.input.grad", 8},  // blocks 1-7 and the embedding's
+      {"AllGather final_norm.input.grad", 1},
+      {"ReduceScatter layers.N.mlp.fc1.input.grad", 8},
+      {"AllGather layers.N.residual.grad", 8},
+      {"ReduceScatter layers.N.attention.qkv.input.grad", 8},
+      // the vocabulary-parallel embedding and head around the region
+      {"ReduceScatter embedding.tokens", 1},
+      {"AllGather final_norm", 1},
+      {"ReduceScatter final_norm.grad", 1},
+      {"AllGather logits.lse.1.piece", 1},
+      // weight gradients summed over the sequence pieces: the norms', the
+      // row-parallel biases' and the position embedding's
+      {"AllReduce layers.N.input_norm.weight.grad", 8},
+      {"AllReduce layers.N.input_norm.bias.grad", 8},
+      {"AllReduce layers.N.post_attention_norm.weight.grad", 8},
+      {"AllReduce layers.N.post_attention_norm.bias.grad", 8},
+      {"AllReduce layers.N.attention.proj.bias.grad", 8},
+      {"AllReduce layers.N.mlp.fc2.bias.grad", 8},
+      {"AllReduce final_norm.weight.grad", 1},
+      {"AllReduce final_norm.bias.grad", 1},
+      {"AllReduce position_embedding.weight.grad", 1},
+  };
+  EXPECT_EQ(got, want);
+}
+
+}  // namespace
+}  // namespace distir::sharding
