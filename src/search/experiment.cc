@@ -558,8 +558,7 @@ Status ParseRecompute(const Reader& rd, const YAML::Node& v, Experiment& e) {
       return InvalidArgument(rd.Loc(item))
              << "space.recompute lists " << RecomputeKindName(*kind) << " twice";
     }
-    if (*kind == RecomputeKind::kSelective &&
-        e.model.family != ModelFamily::kTransformerTraining) {
+    if (*kind == RecomputeKind::kSelective && e.model.family != ModelFamily::kTransformerTraining) {
       return InvalidArgument(rd.Loc(item))
              << "space.recompute: selective recomputes the ops a model marks (Megatron's core "
                 "attention); only the transformer-training models (gpt-tiny, gpt3-*, ...) "
@@ -578,8 +577,8 @@ Status ParseRecompute(const Reader& rd, const YAML::Node& v, Experiment& e) {
 Status CheckInterleavingPath(const Reader& rd, const YAML::Node& space, const Experiment& e) {
   const SearchSpace& s = e.space;
   const bool interleaves =
-      !s.chunk_layers.empty() ||
-      std::any_of(s.virtual_stages.begin(), s.virtual_stages.end(), [](int64_t v) { return v > 1; });
+      !s.chunk_layers.empty() || std::any_of(s.virtual_stages.begin(), s.virtual_stages.end(),
+                                             [](int64_t v) { return v > 1; });
   const char* key =
       s.chunk_layers.empty() ? "virtual_stages" : "num_layers_per_virtual_pipeline_stage";
   if (!s.chunk_layers.empty() && e.onnx) {
@@ -595,10 +594,10 @@ Status CheckInterleavingPath(const Reader& rd, const YAML::Node& space, const Ex
 }
 
 Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool has_mesh) {
-  DISTIR_RETURN_IF_ERROR(rd.CheckMap(
-      node, "space",
-      {"batch", "dp", "tp", "pp", "microbatches", "micro_batch", "virtual_stages",
-       "num_layers_per_virtual_pipeline_stage", "schedule", "recompute", "zero"}));
+  DISTIR_RETURN_IF_ERROR(
+      rd.CheckMap(node, "space",
+                  {"batch", "dp", "tp", "pp", "microbatches", "micro_batch", "virtual_stages",
+                   "num_layers_per_virtual_pipeline_stage", "schedule", "recompute", "zero"}));
   SearchSpace& s = e.space;
   if (!node["batch"])
     return InvalidArgument(rd.Loc(node)) << "space is missing required key 'batch'";

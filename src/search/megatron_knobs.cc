@@ -55,8 +55,8 @@ int64_t MicroBatchOf(int64_t batch, int64_t dp, int64_t microbatches) {
 StatusOr<int64_t> VirtualStagesOfChunkLayers(int64_t layers, int64_t pp, int64_t chunk_layers) {
   const std::optional<int64_t> per_round = CheckedMul(pp, chunk_layers);
   if (!per_round || layers < 1 || layers % *per_round != 0) {
-    return InvalidArgument() << "num_layers_per_virtual_pipeline_stage " << chunk_layers
-                             << ": the " << layers << " layers do not divide into P = " << pp
+    return InvalidArgument() << "num_layers_per_virtual_pipeline_stage " << chunk_layers << ": the "
+                             << layers << " layers do not divide into P = " << pp
                              << " stages of chunks of " << chunk_layers << " layers";
   }
   const int64_t v = layers / *per_round;

@@ -1,9 +1,9 @@
 #include "search/result_knobs.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <charconv>
-
-#include <yaml-cpp/yaml.h>
 
 #include "support/str_util.h"
 
@@ -161,8 +161,8 @@ std::string DescribeFilters(const std::vector<KnobFilter>& filters) {
 std::vector<Knob> TableKnobs(const io::ResultsFile& f) {
   std::vector<Knob> knobs(kAllKnobs.begin(), kAllKnobs.end());
   if (!SearchedMicroBatch(f.experiment_yaml)) std::erase(knobs, Knob::kMicroBatch);
-  const bool interleaved = std::any_of(f.rows.begin(), f.rows.end(),
-                                       [](const io::ResultRow& r) { return r.virtual_stages != 1; });
+  const bool interleaved = std::any_of(
+      f.rows.begin(), f.rows.end(), [](const io::ResultRow& r) { return r.virtual_stages != 1; });
   if (!interleaved) std::erase(knobs, Knob::kVirtualStages);
   return knobs;
 }

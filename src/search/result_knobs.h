@@ -34,9 +34,8 @@ enum class Knob {
 
 /// Every knob, in the order tables show them.
 inline constexpr std::array<Knob, 10> kAllKnobs = {
-    Knob::kBatch,      Knob::kDp,       Knob::kTp,        Knob::kPp,
-    Knob::kVirtualStages, Knob::kMicrobatches, Knob::kMicroBatch,
-    Knob::kSchedule,   Knob::kRecompute, Knob::kZeroStage};
+    Knob::kBatch,        Knob::kDp,         Knob::kTp,       Knob::kPp,        Knob::kVirtualStages,
+    Knob::kMicrobatches, Knob::kMicroBatch, Knob::kSchedule, Knob::kRecompute, Knob::kZeroStage};
 
 /// The knob's /configs column: "batch", "dp", "tp", "pp", "virtual_stages",
 /// "microbatches", "micro_batch", "schedule", "recompute", "zero_stage".

@@ -45,8 +45,10 @@ void PrintCsv(const io::ResultsFile& f, std::ostream& os) {
       for (int64_t bytes : r.step.memory_at_peak) os << "," << bytes;
     }
     os << "," << r.virtual_stages << ","
-       << (!r.recompute ? "none" : r.recompute_selective ? "selective" : "full") << ","
-       << r.micro_batch;
+       << (!r.recompute            ? "none"
+           : r.recompute_selective ? "selective"
+                                   : "full")
+       << "," << r.micro_batch;
     os << "\n";
   }
 }
@@ -130,7 +132,8 @@ int RunReport(int argc, char** argv) {
       "batch", po::value(&flags.batch), "only the configurations of global batch B")(
       "where", po::value(&flags.where)->composing(),
       "only the configurations whose KNOB (a /configs column: batch, dp, tp, pp, "
-      "virtual_stages, microbatches, micro_batch, schedule, recompute, zero_stage) has VALUE, e.g. tp=8; repeatable: "
+      "virtual_stages, microbatches, micro_batch, schedule, recompute, zero_stage) has VALUE, e.g. "
+      "tp=8; repeatable: "
       "different knobs must all match, values of one knob are alternatives")(
       "csv", po::bool_switch(&flags.csv), "print every configuration as CSV")(
       "input", po::value(&flags.input), "results file");

@@ -17,16 +17,16 @@ using ::distir::testing::SourcePath;
 // gpt-tiny (8 layers) on 2 devices through the sharding path; tests add
 // space keys after line 9.
 const char* const kTiny =
-    "name: t\n"                             // 1
-    "model: gpt-tiny\n"                     // 2
+    "name: t\n"                              // 1
+    "model: gpt-tiny\n"                      // 2
     "hardware: ../hardware/dgx-a100.yaml\n"  // 3
-    "world_size: 2\n"                       // 4
-    "sharding: model\n"                     // 5
-    "space:\n"                              // 6
-    "  batch: 16\n"                         // 7
-    "  dp: [1, 2]\n"                        // 8
-    "  tp: 1\n"                             // 9
-    "  pp: [1, 2]\n";                       // 10
+    "world_size: 2\n"                        // 4
+    "sharding: model\n"                      // 5
+    "space:\n"                               // 6
+    "  batch: 16\n"                          // 7
+    "  dp: [1, 2]\n"                         // 8
+    "  tp: 1\n"                              // 9
+    "  pp: [1, 2]\n";                        // 10
 
 StatusOr<Experiment> Parse(const std::string& extra) {
   return ParseExperiment(kTiny + extra, SourcePath("configs/experiments/t.yaml"));
@@ -86,8 +86,9 @@ TEST(MegatronKnobsTest, ParsesTheKeys) {
                                            "  recompute: [none, full, selective]\n"));
   EXPECT_EQ(e.space.virtual_stages, (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(e.space.micro_batch, (std::vector<int64_t>{2, 4}));
-  EXPECT_EQ(e.space.recompute, (std::vector<RecomputeKind>{RecomputeKind::kNone, RecomputeKind::kFull,
-                                                          RecomputeKind::kSelective}));
+  EXPECT_EQ(e.space.recompute,
+            (std::vector<RecomputeKind>{RecomputeKind::kNone, RecomputeKind::kFull,
+                                        RecomputeKind::kSelective}));
   ASSERT_OK_AND_ASSIGN(e, Parse("  num_layers_per_virtual_pipeline_stage: 2\n"));
   EXPECT_EQ(e.space.chunk_layers, (std::vector<int64_t>{2}));
 }
@@ -158,7 +159,7 @@ TEST(MegatronKnobsTest, ChunkLayersEnumerateVPerP) {
   ASSERT_OK_AND_ASSIGN(Experiment e, Parse("  num_layers_per_virtual_pipeline_stage: [2, 3]\n"
                                            "  microbatches: 4\n"));
   const std::vector<Config> configs = EnumerateConfigs(e);
-  ASSERT_EQ(configs.size(), 2u + 1u);  // P 2: N 2 and 3; P 1: v 1
+  ASSERT_EQ(configs.size(), 2u + 1u);               // P 2: N 2 and 3; P 1: v 1
   EXPECT_EQ(configs[0].options.virtual_stages, 2);  // 8 / (2 x 2)
   EXPECT_TRUE(configs[0].invalid.empty());
   EXPECT_EQ(configs[1].options.virtual_stages, 0);
