@@ -16,7 +16,7 @@ using ::distir::testing::SourcePath;
 
 // gpt-tiny (8 layers) on 2 devices through the sharding path; tests add
 // space keys after line 9.
-const char* const kTiny =
+const char* const kMegatronTiny =
     "name: t\n"                              // 1
     "model: gpt-tiny\n"                      // 2
     "hardware: ../hardware/dgx-a100.yaml\n"  // 3
@@ -28,12 +28,12 @@ const char* const kTiny =
     "  tp: 1\n"                              // 9
     "  pp: [1, 2]\n";                        // 10
 
-StatusOr<Experiment> Parse(const std::string& extra) {
-  return ParseExperiment(kTiny + extra, SourcePath("configs/experiments/t.yaml"));
+StatusOr<Experiment> ParseTiny(const std::string& extra) {
+  return ParseExperiment(kMegatronTiny + extra, SourcePath("configs/experiments/t.yaml"));
 }
 
 // "t.yaml:L:C: error: ..." for `extra`, or "ok".
-std::string ErrorOf(const std::string& text) {
+std::string TinyErrorOf(const std::string& text) {
   StatusOr<Experiment> e = ParseExperiment(text, SourcePath("configs/experiments/t.yaml"));
   if (e.ok()) return "ok";
   std::string s = e.status().ToString();
@@ -81,30 +81,30 @@ TEST(MegatronKnobsTest, ChunkLayersGiveVOrTheReason) {
 }
 
 TEST(MegatronKnobsTest, ParsesTheKeys) {
-  ASSERT_OK_AND_ASSIGN(Experiment e, Parse("  virtual_stages: [1, 2]\n"
-                                           "  micro_batch: [2, 4]\n"
-                                           "  recompute: [none, full, selective]\n"));
+  ASSERT_OK_AND_ASSIGN(Experiment e, ParseTiny("  virtual_stages: [1, 2]\n"
+                                               "  micro_batch: [2, 4]\n"
+                                               "  recompute: [none, full, selective]\n"));
   EXPECT_EQ(e.space.virtual_stages, (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(e.space.micro_batch, (std::vector<int64_t>{2, 4}));
   EXPECT_EQ(e.space.recompute,
             (std::vector<RecomputeKind>{RecomputeKind::kNone, RecomputeKind::kFull,
                                         RecomputeKind::kSelective}));
-  ASSERT_OK_AND_ASSIGN(e, Parse("  num_layers_per_virtual_pipeline_stage: 2\n"));
+  ASSERT_OK_AND_ASSIGN(e, ParseTiny("  num_layers_per_virtual_pipeline_stage: 2\n"));
   EXPECT_EQ(e.space.chunk_layers, (std::vector<int64_t>{2}));
 }
 
 TEST(MegatronKnobsTest, ErrorsAreLocated) {
-  EXPECT_EQ(ErrorOf(std::string(kTiny) + "  microbatches: 2\n  micro_batch: 2\n"),
+  EXPECT_EQ(TinyErrorOf(std::string(kMegatronTiny) + "  microbatches: 2\n  micro_batch: 2\n"),
             "t.yaml:12:16: error: space.micro_batch and space.microbatches both give K; keep one");
-  EXPECT_EQ(ErrorOf(std::string(kTiny) +
-                    "  virtual_stages: 2\n  num_layers_per_virtual_pipeline_stage: 2\n"),
+  EXPECT_EQ(TinyErrorOf(std::string(kMegatronTiny) +
+                        "  virtual_stages: 2\n  num_layers_per_virtual_pipeline_stage: 2\n"),
             "t.yaml:12:42: error: space.num_layers_per_virtual_pipeline_stage and "
             "space.virtual_stages both give v; keep one");
-  EXPECT_EQ(ErrorOf(std::string(kTiny) + "  recompute: [none, partial]\n"),
+  EXPECT_EQ(TinyErrorOf(std::string(kMegatronTiny) + "  recompute: [none, partial]\n"),
             "t.yaml:11:21: error: space.recompute must be none, full, selective, true or false");
-  EXPECT_EQ(ErrorOf(std::string(kTiny) + "  recompute: [full, true]\n"),
+  EXPECT_EQ(TinyErrorOf(std::string(kMegatronTiny) + "  recompute: [full, true]\n"),
             "t.yaml:11:21: error: space.recompute lists full twice");
-  EXPECT_EQ(ErrorOf(std::string(kTiny) + "  micro_batch: [2, 0]\n"),
+  EXPECT_EQ(TinyErrorOf(std::string(kMegatronTiny) + "  micro_batch: [2, 0]\n"),
             "t.yaml:11:20: error: space.micro_batch must be >= 1, got 0");
 }
 
@@ -112,7 +112,7 @@ TEST(MegatronKnobsTest, SelectiveNeedsAModelWithMarks) {
   const std::string mlp =
       "name: t\nmodel: mlp-tiny\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 2\n"
       "space:\n  batch: 16\n  dp: 2\n  tp: 1\n  pp: 1\n  recompute: [full, selective]\n";
-  EXPECT_EQ(ErrorOf(mlp),
+  EXPECT_EQ(TinyErrorOf(mlp),
             "t.yaml:10:21: error: space.recompute: selective recomputes the ops a model marks "
             "(Megatron's core attention); only the transformer-training models (gpt-tiny, "
             "gpt3-*, ...) mark them, mlp-tiny does not");
@@ -122,15 +122,15 @@ TEST(MegatronKnobsTest, InterleavingNeedsTheShardingPath) {
   const std::string mlp =
       "name: t\nmodel: mlp-tiny\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 2\n"
       "space:\n  batch: 16\n  dp: 1\n  tp: 1\n  pp: 2\n  virtual_stages: [1, 2]\n";
-  EXPECT_EQ(ErrorOf(mlp),
+  EXPECT_EQ(TinyErrorOf(mlp),
             "t.yaml:10:19: error: space.virtual_stages: interleaved pipeline chunks are built by "
             "the sharding path only: add 'sharding: model' (or rules)");
 }
 
 TEST(MegatronKnobsTest, EnumeratesVAndMicroBatch) {
-  ASSERT_OK_AND_ASSIGN(Experiment e, Parse("  virtual_stages: [1, 2]\n"
-                                           "  micro_batch: [4, 3]\n"
-                                           "  recompute: [none, selective]\n"));
+  ASSERT_OK_AND_ASSIGN(Experiment e, ParseTiny("  virtual_stages: [1, 2]\n"
+                                               "  micro_batch: [4, 3]\n"
+                                               "  recompute: [none, selective]\n"));
   const std::vector<Config> configs = EnumerateConfigs(e);
   // D 2 P 1: v 1 only, two micro batches, two recomputations; D 1 P 2: two v.
   ASSERT_EQ(configs.size(), 2u * 2u + 2u * 2u * 2u);
@@ -156,8 +156,8 @@ TEST(MegatronKnobsTest, EnumeratesVAndMicroBatch) {
 }
 
 TEST(MegatronKnobsTest, ChunkLayersEnumerateVPerP) {
-  ASSERT_OK_AND_ASSIGN(Experiment e, Parse("  num_layers_per_virtual_pipeline_stage: [2, 3]\n"
-                                           "  microbatches: 4\n"));
+  ASSERT_OK_AND_ASSIGN(Experiment e, ParseTiny("  num_layers_per_virtual_pipeline_stage: [2, 3]\n"
+                                               "  microbatches: 4\n"));
   const std::vector<Config> configs = EnumerateConfigs(e);
   ASSERT_EQ(configs.size(), 2u + 1u);               // P 2: N 2 and 3; P 1: v 1
   EXPECT_EQ(configs[0].options.virtual_stages, 2);  // 8 / (2 x 2)
