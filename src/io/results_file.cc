@@ -9,9 +9,11 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 
 #include "io/hdf5_handle.h"
 #include "io/hdf5_reader.h"
+#include "support/checked_math.h"
 
 namespace distir::io {
 namespace {
@@ -88,6 +90,12 @@ std::vector<T> Column(const std::vector<ResultRow>& rows, F get) {
   return out;
 }
 
+// Column recompute_kind: none, full or selective.
+std::string RecomputeKind(const ResultRow& r) {
+  if (!r.recompute) return "none";
+  return r.recompute_selective ? "selective" : "full";
+}
+
 void WriteConfigs(Writer& w, hid_t g, const std::vector<ResultRow>& rows) {
   auto ints = [&](const char* name, auto get) { w.Array(g, name, H5T_NATIVE_INT64, Column<int64_t>(rows, get)); };
   auto doubles = [&](const char* name, auto get) { w.Array(g, name, H5T_NATIVE_DOUBLE, Column<double>(rows, get)); };
@@ -105,6 +113,9 @@ void WriteConfigs(Writer& w, hid_t g, const std::vector<ResultRow>& rows) {
   strings("schedule", [](const ResultRow& r) { return r.schedule; });
   w.Array(g, "recompute", H5T_NATIVE_INT8, Column<int8_t>(rows, [](const ResultRow& r) { return r.recompute; }));
   ints("zero_stage", [](const ResultRow& r) { return r.zero_stage; });
+  ints("virtual_stages", [](const ResultRow& r) { return r.virtual_stages; });
+  strings("recompute_kind", [](const ResultRow& r) { return RecomputeKind(r); });
+  ints("micro_batch", [](const ResultRow& r) { return r.micro_batch; });
   strings("status", [](const ResultRow& r) { return r.status; });
   strings("reason", [](const ResultRow& r) { return r.reason; });
   doubles("iteration_time_s", [](const ResultRow& r) { return r.iteration_time_s; });
@@ -202,7 +213,10 @@ struct Columns {
   // Optional: absent in files of earlier versions (exposed) or of other models (step).
   std::vector<double> exposed, tokens_per_s, tflops_per_gpu, mfu;
   std::array<std::vector<int64_t>, kNumMemoryKindColumns> memory;
-  bool has_exposed = false, has_step = false;
+  // Optional: absent in files written before the Megatron knobs (issue #17).
+  std::vector<int64_t> virtual_stages, micro_batch;
+  std::vector<std::string> recompute_kind;
+  bool has_exposed = false, has_step = false, has_megatron = false;
   std::vector<int8_t> recompute, fits;
   std::vector<std::string> schedule, status, reason;
 };
@@ -267,6 +281,11 @@ Status ReadColumns(const Hdf5Reader& r, Columns& c) {
   if ((c.has_exposed = r.Has("/configs/exposed_communication_s"))) {
     DISTIR_ASSIGN_OR_RETURN(c.exposed, r.ReadDoubles("/configs/exposed_communication_s"));
   }
+  if ((c.has_megatron = r.Has("/configs/virtual_stages"))) {
+    DISTIR_ASSIGN_OR_RETURN(c.virtual_stages, r.ReadInts("/configs/virtual_stages"));
+    DISTIR_ASSIGN_OR_RETURN(c.recompute_kind, r.ReadStrings("/configs/recompute_kind"));
+    DISTIR_ASSIGN_OR_RETURN(c.micro_batch, r.ReadInts("/configs/micro_batch"));
+  }
   if ((c.has_step = r.Has("/configs/tokens_per_s"))) {
     DISTIR_ASSIGN_OR_RETURN(c.tokens_per_s, r.ReadDoubles("/configs/tokens_per_s"));
     DISTIR_ASSIGN_OR_RETURN(c.tflops_per_gpu, r.ReadDoubles("/configs/tflops_per_gpu"));
@@ -275,6 +294,22 @@ Status ReadColumns(const Hdf5Reader& r, Columns& c) {
       DISTIR_ASSIGN_OR_RETURN(
           c.memory[static_cast<size_t>(k)],
           r.ReadInts(std::string("/configs/memory_") + kMemoryKindColumns[k] + "_bytes"));
+    }
+  }
+  return Status::Ok();
+}
+
+// recompute_kind must be a kind, and say what the recompute column says.
+// REQUIRES: the two columns have one entry per row.
+Status CheckRecomputeKinds(const std::string& path, const Columns& c) {
+  for (size_t i = 0; i < c.recompute_kind.size() && i < c.recompute.size(); ++i) {
+    const std::string& kind = c.recompute_kind[i];
+    const bool known = kind == "none" || kind == "full" || kind == "selective";
+    if (!known || (kind != "none") != (c.recompute[i] != 0)) {
+      return InvalidArgument() << "'" << path << "': /configs/recompute_kind[" << i << "] is '"
+                               << kind << "' but /configs/recompute is "
+                               << static_cast<int>(c.recompute[i])
+                               << " (expected none with 0, full or selective with 1)";
     }
   }
   return Status::Ok();
@@ -293,6 +328,11 @@ Status CheckColumns(const std::string& path, const Columns& c, const std::vector
   }
   std::vector<size_t> optional;
   if (c.has_exposed) optional.push_back(c.exposed.size());
+  if (c.has_megatron) {
+    for (size_t size : {c.virtual_stages.size(), c.recompute_kind.size(), c.micro_batch.size()})
+      optional.push_back(size);
+    DISTIR_RETURN_IF_ERROR(CheckRecomputeKinds(path, c));
+  }
   if (c.has_step) {
     for (size_t size : {c.tokens_per_s.size(), c.tflops_per_gpu.size(), c.mfu.size()})
       optional.push_back(size);
@@ -392,6 +432,14 @@ Status ReadTraces(const Hdf5Reader& r, ResultsFile& out) {
   return Status::Ok();
 }
 
+// The micro batch of a row of a file without the column: batch / (D K),
+// 0 where that does not divide (as the search writes it).
+int64_t OldMicroBatch(const ResultRow& r) {
+  const std::optional<int64_t> pieces = CheckedMul(r.dp, r.microbatches);
+  if (!pieces || *pieces <= 0 || r.batch % *pieces != 0) return 0;
+  return r.batch / *pieces;
+}
+
 std::vector<ResultRow> BuildRows(const Columns& c) {
   std::vector<ResultRow> rows;
   rows.reserve(c.index.size());
@@ -415,6 +463,13 @@ std::vector<ResultRow> BuildRows(const Columns& c) {
     r.num_ops = c.ops[i];
     r.rank = c.rank[i];
     if (c.has_exposed) r.exposed_communication_s = c.exposed[i];
+    if (c.has_megatron) {
+      r.virtual_stages = c.virtual_stages[i];
+      r.recompute_selective = c.recompute_kind[i] == "selective";
+      r.micro_batch = c.micro_batch[i];
+    } else {
+      r.micro_batch = OldMicroBatch(r);
+    }
     if (c.has_step) {
       r.step.tokens_per_s = c.tokens_per_s[i];
       r.step.tflops_per_gpu = c.tflops_per_gpu[i];

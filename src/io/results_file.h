@@ -38,8 +38,16 @@ struct StepFigures {
 struct ResultRow {
   int64_t index = 0, batch = 0, dp = 1, tp = 1, pp = 1, microbatches = 1;
   std::string schedule;
-  bool recompute = false;
+  bool recompute = false;  ///< any recomputation (full or selective)
+  /// With recompute: Megatron's selective kind (the marked ops only), not
+  /// full; column recompute_kind says none, full or selective.
+  bool recompute_selective = false;
   int64_t zero_stage = 0;
+  /// v, interleaved 1F1B model chunks per stage; 1 in files without the column.
+  int64_t virtual_stages = 1;
+  /// Megatron's micro batch, batch / (D K); 0 where that does not divide. In
+  /// files without the column: derived from batch, dp and microbatches.
+  int64_t micro_batch = 0;
   std::string status;  ///< ok, invalid, error
   std::string reason;
   double iteration_time_s = 0, throughput = 0;

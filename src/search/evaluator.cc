@@ -105,6 +105,11 @@ StatusOr<const Function*> Evaluator::Sequential(int64_t batch) {
 ConfigResult Evaluator::Evaluate(const Config& c) {
   ConfigResult r;
   r.index = c.index;
+  if (!c.invalid.empty()) {  // known at enumeration (grid.h): nothing to build
+    r.status = ConfigStatus::kInvalid;
+    r.reason = c.invalid;
+    return r;
+  }
   StatusOr<const Function*> seq = Sequential(c.batch);
   if (!seq.ok()) {
     r.status = ConfigStatus::kInvalid;
@@ -143,6 +148,7 @@ ConfigResult Evaluator::Evaluate(const Config& c) {
 }
 
 double Evaluator::PredictedCost(const Config& c) {
+  if (!c.invalid.empty()) return 0;
   StatusOr<const Function*> seq = Sequential(c.batch);
   if (!seq.ok()) return 0;
   ParallelOptions o = c.options;
@@ -266,6 +272,7 @@ void Evaluator::RecordSimulation(const Module& module, const Function& program, 
 }
 
 Status Evaluator::Trace(const Config& c, io::TraceRecord& out) {
+  if (!c.invalid.empty()) return InvalidArgument() << c.invalid;
   DISTIR_ASSIGN_OR_RETURN(const Function* seq, Sequential(c.batch));
   ParallelOptions o = c.options;
   o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;

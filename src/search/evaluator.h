@@ -84,17 +84,20 @@ class Evaluator {
  public:
   explicit Evaluator(const Experiment& e, EvaluatorOptions options = {});
 
+  /// Distributes and simulates `c`. A configuration the enumeration already
+  /// found invalid (Config::invalid) is kInvalid with that reason, unbuilt.
   ConfigResult Evaluate(const Config& c);
 
   /// Cost proxy of Evaluate(c) for the search's progress estimate
   /// (progress_estimator.h), found without simulating: 0 when Evaluate()
-  /// rejects `c` before distributing it (the model does not build for its
+  /// rejects `c` before distributing it (Config::invalid, the model does not build for its
   /// batch, or the transform's rules or the size limits refuse it: only a
   /// fixed cost is left), else EstimatedCost(). Builds the sequential model
   /// of c's batch if it is not cached yet (Evaluate() would).
   double PredictedCost(const Config& c);
 
   /// Simulates `c` again recording its trace and memory timelines into `out`.
+  /// InvalidArgument with the reason for a Config::invalid.
   /// ResourceExhausted, before building anything, when the whole program
   /// (no replica symmetry) with its trace is estimated above max_memory_bytes.
   Status Trace(const Config& c, io::TraceRecord& out);

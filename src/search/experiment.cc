@@ -512,9 +512,92 @@ Status ParseMesh(const Reader& rd, const YAML::Node& node, Experiment& e) {
   return Status::Ok();
 }
 
+// Two keys giving one knob (DistIR's name and Megatron's): at most one.
+Status CheckOneOf(const Reader& rd, const YAML::Node& node, const char* ours, const char* theirs) {
+  if (!node[ours] || !node[theirs]) return Status::Ok();
+  return InvalidArgument(rd.Loc(node[theirs]))
+         << "space." << theirs << " and space." << ours << " both give "
+         << (std::string_view(ours) == "microbatches" ? "K" : "v") << "; keep one";
+}
+
+// Megatron's names in the space (search/megatron_knobs.h): micro_batch
+// instead of microbatches, num_layers_per_virtual_pipeline_stage instead of
+// virtual_stages.
+Status ParseMegatronSpaceKeys(const Reader& rd, const YAML::Node& node, SearchSpace& s) {
+  DISTIR_RETURN_IF_ERROR(CheckOneOf(rd, node, "microbatches", "micro_batch"));
+  DISTIR_RETURN_IF_ERROR(
+      CheckOneOf(rd, node, "virtual_stages", "num_layers_per_virtual_pipeline_stage"));
+  if (const YAML::Node v = node["micro_batch"]) {
+    DISTIR_ASSIGN_OR_RETURN(s.micro_batch, rd.Values(v, "space.micro_batch", 0));
+  }
+  if (const YAML::Node v = node["virtual_stages"]) {
+    DISTIR_ASSIGN_OR_RETURN(s.virtual_stages, rd.Values(v, "space.virtual_stages", 0));
+  }
+  if (const YAML::Node v = node["num_layers_per_virtual_pipeline_stage"]) {
+    DISTIR_ASSIGN_OR_RETURN(s.chunk_layers,
+                            rd.Values(v, "space.num_layers_per_virtual_pipeline_stage", 0));
+  }
+  return Status::Ok();
+}
+
+// space.recompute: none | full | selective, or a truth value (true: full),
+// one or a list. Selective recomputes the ops a model marks, which only the
+// transformer-training models have: for any other model it would quietly be
+// no recomputation, so it is an error at the value.
+Status ParseRecompute(const Reader& rd, const YAML::Node& v, Experiment& e) {
+  std::vector<RecomputeKind>& out = e.space.recompute;
+  out.clear();
+  for (const YAML::Node& item : v.IsSequence() ? v : YAML::Node(std::vector<YAML::Node>{v})) {
+    const std::optional<RecomputeKind> kind =
+        item.IsScalar() ? ParseRecomputeKind(item.Scalar()) : std::nullopt;
+    if (!kind) {
+      return InvalidArgument(rd.Loc(item))
+             << "space.recompute must be none, full, selective, true or false";
+    }
+    if (std::find(out.begin(), out.end(), *kind) != out.end()) {
+      return InvalidArgument(rd.Loc(item))
+             << "space.recompute lists " << RecomputeKindName(*kind) << " twice";
+    }
+    if (*kind == RecomputeKind::kSelective && e.model.family != ModelFamily::kTransformerTraining) {
+      return InvalidArgument(rd.Loc(item))
+             << "space.recompute: selective recomputes the ops a model marks (Megatron's core "
+                "attention); only the transformer-training models (gpt-tiny, gpt3-*, ...) "
+                "mark them, "
+             << e.model.name << " does not";
+    }
+    out.push_back(*kind);
+  }
+  if (v.IsSequence() && v.size() == 0)
+    return InvalidArgument(rd.Loc(v)) << "space.recompute is an empty list";
+  return Status::Ok();
+}
+
+// v > 1 (or Megatron's N) interleaves pipeline chunks, which only the
+// sharding path builds; checked once `sharding:` is read.
+Status CheckInterleavingPath(const Reader& rd, const YAML::Node& space, const Experiment& e) {
+  const SearchSpace& s = e.space;
+  const bool interleaves =
+      !s.chunk_layers.empty() || std::any_of(s.virtual_stages.begin(), s.virtual_stages.end(),
+                                             [](int64_t v) { return v > 1; });
+  const char* key =
+      s.chunk_layers.empty() ? "virtual_stages" : "num_layers_per_virtual_pipeline_stage";
+  if (!s.chunk_layers.empty() && e.onnx) {
+    return InvalidArgument(rd.Loc(space[key]))
+           << "space." << key << ": the layers of an imported model are not known; give "
+           << "space.virtual_stages";
+  }
+  if (!interleaves || e.sharding_rules.has_value()) return Status::Ok();
+  return InvalidArgument(rd.Loc(space[key]))
+         << "space." << key
+         << ": interleaved pipeline chunks are built by the sharding path only: add 'sharding: "
+            "model' (or rules)";
+}
+
 Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool has_mesh) {
-  DISTIR_RETURN_IF_ERROR(rd.CheckMap(
-      node, "space", {"batch", "dp", "tp", "pp", "microbatches", "schedule", "recompute", "zero"}));
+  DISTIR_RETURN_IF_ERROR(
+      rd.CheckMap(node, "space",
+                  {"batch", "dp", "tp", "pp", "microbatches", "micro_batch", "virtual_stages",
+                   "num_layers_per_virtual_pipeline_stage", "schedule", "recompute", "zero"}));
   SearchSpace& s = e.space;
   if (!node["batch"])
     return InvalidArgument(rd.Loc(node)) << "space is missing required key 'batch'";
@@ -536,6 +619,7 @@ Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool 
     DISTIR_ASSIGN_OR_RETURN(s.microbatches,
                             rd.Values(node["microbatches"], "space.microbatches", 0));
   }
+  DISTIR_RETURN_IF_ERROR(ParseMegatronSpaceKeys(rd, node, s));
   if (const YAML::Node v = node["schedule"]) {
     s.schedule.clear();
     for (const YAML::Node& item : v.IsSequence() ? v : YAML::Node(std::vector<YAML::Node>{v})) {
@@ -549,13 +633,7 @@ Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool 
       s.schedule.push_back(*sched);
     }
   }
-  if (const YAML::Node v = node["recompute"]) {
-    s.recompute.clear();
-    for (const YAML::Node& item : v.IsSequence() ? v : YAML::Node(std::vector<YAML::Node>{v})) {
-      DISTIR_ASSIGN_OR_RETURN(bool b, rd.Bool(item, "space.recompute"));
-      s.recompute.push_back(b);
-    }
-  }
+  if (const YAML::Node v = node["recompute"]) DISTIR_RETURN_IF_ERROR(ParseRecompute(rd, v, e));
   if (const YAML::Node v = node["zero"]) {
     s.zero.clear();
     for (const YAML::Node& item : v.IsSequence() ? v : YAML::Node(std::vector<YAML::Node>{v})) {
@@ -565,8 +643,8 @@ Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool 
     }
   }
   const bool training = e.model.family != ModelFamily::kGpt2Inference;
-  for (bool r : s.recompute) {
-    if (r && !training) {
+  for (RecomputeKind r : s.recompute) {
+    if (r != RecomputeKind::kNone && !training) {
       return InvalidArgument(rd.Loc(node["recompute"]))
              << "space.recompute: recomputation applies to training; " << e.model.name
              << " is an inference model";
@@ -737,6 +815,7 @@ Status ParseRoot(const Reader& rd, const YAML::Node& root, Experiment& e) {
   if (const YAML::Node m = root["mesh"]) DISTIR_RETURN_IF_ERROR(ParseMesh(rd, m, e));
   DISTIR_RETURN_IF_ERROR(CheckSpaceNotEmpty(rd, root, e));
   DISTIR_RETURN_IF_ERROR(ParseTail(rd, root, e));
+  DISTIR_RETURN_IF_ERROR(CheckInterleavingPath(rd, root["space"], e));
   // The per-model transform knows the MLP and GPT-2 only.
   if (e.model.family == ModelFamily::kTransformerTraining && !e.sharding_rules.has_value()) {
     const YAML::Node model = root["model"];

@@ -12,8 +12,10 @@
 //     tp: all
 //     pp: all
 //     microbatches: {pow2: [1, 7]}    # used when P > 1; P = 1 runs K = 1
+//     virtual_stages: [1, 2]          # or num_layers_per_virtual_pipeline_stage (Megatron's N)
+//     micro_batch: [1, 2]             # instead of microbatches: K = batch / (D micro_batch)
 //     schedule: [1f1b]
-//     recompute: [false]
+//     recompute: [none, full, selective]   # or true / false
 //     zero: [0]
 //   constraints: {world: equal}       # D*T*P == world_size (or at_most)
 //   memory_limit: 32 GiB              # default: the profile's device capacity
@@ -31,6 +33,7 @@
 #include <vector>
 
 #include "models/model_zoo.h"
+#include "search/megatron_knobs.h"
 #include "sim/hardware_profile.h"
 #include "support/status_or.h"
 #include "transforms/parallel_options.h"
@@ -50,8 +53,16 @@ struct SearchSpace {
   /// the product of dp, tp and pp.
   std::vector<MeshShape> meshes;
   std::vector<int64_t> microbatches = {1};
+  /// space.micro_batch (Megatron's --micro-batch-size): when not empty, K is
+  /// batch / (D micro_batch) for each value instead of `microbatches`.
+  std::vector<int64_t> micro_batch;
+  /// v, interleaved 1F1B model chunks per stage (P > 1 only).
+  std::vector<int64_t> virtual_stages = {1};
+  /// space.num_layers_per_virtual_pipeline_stage (Megatron's N): when not
+  /// empty, v is L / (P N) for each value instead of `virtual_stages`.
+  std::vector<int64_t> chunk_layers;
   std::vector<PipelineSchedule> schedule = {PipelineSchedule::k1F1B};
-  std::vector<bool> recompute = {false};
+  std::vector<RecomputeKind> recompute = {RecomputeKind::kNone};
   std::vector<int> zero = {0};
 };
 

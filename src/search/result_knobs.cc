@@ -1,5 +1,7 @@
 #include "search/result_knobs.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -18,7 +20,9 @@ constexpr KnobNames kNames[] = {{Knob::kBatch, "batch", "batch"},
                                 {Knob::kDp, "dp", "D"},
                                 {Knob::kTp, "tp", "T"},
                                 {Knob::kPp, "pp", "P"},
+                                {Knob::kVirtualStages, "virtual_stages", "v"},
                                 {Knob::kMicrobatches, "microbatches", "K"},
+                                {Knob::kMicroBatch, "micro_batch", "micro batch"},
                                 {Knob::kSchedule, "schedule", "schedule"},
                                 {Knob::kRecompute, "recompute", "recompute"},
                                 {Knob::kZeroStage, "zero_stage", "zero"}};
@@ -39,9 +43,11 @@ std::string KnownColumns() {
 std::string CanonicalValue(Knob knob, std::string_view text) {
   if (knob == Knob::kSchedule) return text == "gpipe" || text == "1f1b" ? std::string(text) : "";
   if (knob == Knob::kRecompute) {
-    if (text == "1" || text == "true" || text == "yes" || text == "on") return "yes";
-    if (text == "0" || text == "false" || text == "no" || text == "off") return "no";
-    return "";
+    if (text == "1" || text == "true" || text == "yes" || text == "on" || text == "full")
+      return "yes";
+    if (text == "0" || text == "false" || text == "no" || text == "off" || text == "none")
+      return "no";
+    return text == "selective" ? "selective" : "";
   }
   int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -51,8 +57,20 @@ std::string CanonicalValue(Knob knob, std::string_view text) {
 
 std::string_view ExpectedValues(Knob knob) {
   if (knob == Knob::kSchedule) return "gpipe or 1f1b";
-  if (knob == Knob::kRecompute) return "yes or no (1/0, true/false, on/off)";
+  if (knob == Knob::kRecompute)
+    return "yes or no (1/0, true/false, on/off), none, full or selective";
   return "an integer";
+}
+
+// Whether the experiment's space lists micro_batch. A stored experiment
+// that does not parse (a file written by hand) searched no micro batch.
+bool SearchedMicroBatch(const std::string& experiment_yaml) {
+  try {
+    const YAML::Node root = YAML::Load(experiment_yaml);
+    return root.IsMap() && root["space"].IsMap() && root["space"]["micro_batch"];
+  } catch (const YAML::Exception&) {
+    return false;
+  }
 }
 
 }  // namespace
@@ -81,12 +99,17 @@ std::string KnobValue(const io::ResultRow& row, Knob knob) {
       return std::to_string(row.tp);
     case Knob::kPp:
       return std::to_string(row.pp);
+    case Knob::kVirtualStages:
+      return std::to_string(row.virtual_stages);
     case Knob::kMicrobatches:
       return std::to_string(row.microbatches);
+    case Knob::kMicroBatch:
+      return std::to_string(row.micro_batch);
     case Knob::kSchedule:
       return row.schedule;
     case Knob::kRecompute:
-      return row.recompute ? "yes" : "no";
+      if (!row.recompute) return "no";
+      return row.recompute_selective ? "selective" : "yes";
     case Knob::kZeroStage:
       return std::to_string(row.zero_stage);
   }
@@ -133,6 +156,15 @@ std::string DescribeFilters(const std::vector<KnobFilter>& filters) {
     if (terms.size() > 1) parts.push_back("(" + Join(terms, " or ") + ")");
   }
   return Join(parts, " and ");
+}
+
+std::vector<Knob> TableKnobs(const io::ResultsFile& f) {
+  std::vector<Knob> knobs(kAllKnobs.begin(), kAllKnobs.end());
+  if (!SearchedMicroBatch(f.experiment_yaml)) std::erase(knobs, Knob::kMicroBatch);
+  const bool interleaved = std::any_of(
+      f.rows.begin(), f.rows.end(), [](const io::ResultRow& r) { return r.virtual_stages != 1; });
+  if (!interleaved) std::erase(knobs, Knob::kVirtualStages);
+  return knobs;
 }
 
 KnobSplit SplitKnobs(const std::vector<const io::ResultRow*>& rows,

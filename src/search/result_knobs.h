@@ -19,19 +19,30 @@
 
 namespace distir::search {
 
-enum class Knob { kBatch, kDp, kTp, kPp, kMicrobatches, kSchedule, kRecompute, kZeroStage };
+enum class Knob {
+  kBatch,
+  kDp,
+  kTp,
+  kPp,
+  kVirtualStages,
+  kMicrobatches,
+  kMicroBatch,
+  kSchedule,
+  kRecompute,
+  kZeroStage
+};
 
 /// Every knob, in the order tables show them.
-inline constexpr std::array<Knob, 8> kAllKnobs = {
-    Knob::kBatch,        Knob::kDp,       Knob::kTp,        Knob::kPp,
-    Knob::kMicrobatches, Knob::kSchedule, Knob::kRecompute, Knob::kZeroStage};
+inline constexpr std::array<Knob, 10> kAllKnobs = {
+    Knob::kBatch,        Knob::kDp,         Knob::kTp,       Knob::kPp,        Knob::kVirtualStages,
+    Knob::kMicrobatches, Knob::kMicroBatch, Knob::kSchedule, Knob::kRecompute, Knob::kZeroStage};
 
-/// The knob's /configs column: "batch", "dp", "tp", "pp", "microbatches",
-/// "schedule", "recompute", "zero_stage".
+/// The knob's /configs column: "batch", "dp", "tp", "pp", "virtual_stages",
+/// "microbatches", "micro_batch", "schedule", "recompute", "zero_stage".
 std::string_view KnobColumn(Knob knob);
 
-/// The knob's name in tables: "batch", "D", "T", "P", "K", "schedule",
-/// "recompute", "zero".
+/// The knob's name in tables: "batch", "D", "T", "P", "v", "K", "micro batch",
+/// "schedule", "recompute", "zero".
 std::string_view KnobLabel(Knob knob);
 
 /// The knob named `name`: its /configs column or its table label (so "tp" and
@@ -42,7 +53,8 @@ StatusOr<Knob> KnobNamed(std::string_view name);
 /// Whether the knob's values are numbers (right-aligned in tables).
 bool IsNumericKnob(Knob knob);
 
-/// The knob's value in `row` as tables print it: "8", "1f1b", "yes" / "no".
+/// The knob's value in `row` as tables print it: "8", "1f1b"; recompute
+/// "no", "yes" (full: what `true` always meant) or "selective".
 std::string KnobValue(const io::ResultRow& row, Knob knob);
 
 /// `--where KNOB=VALUE`: keep the rows whose knob has this value.
@@ -52,8 +64,9 @@ struct KnobFilter {
 };
 
 /// Parses "tp=8", "schedule=gpipe", "recompute=true". The value must suit the
-/// knob: an integer, gpipe or 1f1b, or a truth value (1/0, true/false, yes/no,
-/// on/off). InvalidArgument naming the text otherwise.
+/// knob: an integer, gpipe or 1f1b, or a recomputation (a truth value 1/0,
+/// true/false, yes/no, on/off, or none, full, selective). InvalidArgument
+/// naming the text otherwise.
 StatusOr<KnobFilter> ParseKnobFilter(std::string_view text);
 
 /// Whether `row` passes `filters`: for every knob they name, the row has one of
@@ -63,6 +76,13 @@ bool MatchesFilters(const io::ResultRow& row, const std::vector<KnobFilter>& fil
 
 /// "tp=8 and (schedule=gpipe or schedule=1f1b)": the filters in words.
 std::string DescribeFilters(const std::vector<KnobFilter>& filters);
+
+/// The knobs the tables of `f` consider: every knob, but the micro batch only
+/// when the stored experiment searched it (space.micro_batch; otherwise it
+/// follows from batch, D and K and would only repeat them), and v only when
+/// some row interleaves (v != 1), so that tables of searches without these
+/// knobs read as before.
+std::vector<Knob> TableKnobs(const io::ResultsFile& f);
 
 /// `knobs` split by whether `rows` differ in them, each part in the order of
 /// `knobs`. REQUIRES: every pointer is valid. No rows: every knob constant.

@@ -154,7 +154,7 @@ Status PrintRanking(const io::ResultsFile& f, const RankingOptions& options, std
     }
     batches = {*options.batch};
   }
-  const std::vector<Knob> knobs(kAllKnobs.begin(), kAllKnobs.end());
+  const std::vector<Knob> knobs = TableKnobs(f);
   std::vector<Knob> knobs_but_batch = knobs;
   std::erase(knobs_but_batch, Knob::kBatch);
   std::vector<Ranked> all;

@@ -31,6 +31,8 @@ void PrintCsv(const io::ResultsFile& f, std::ostream& os) {
     os << ",tokens_per_s,tflops_per_gpu,mfu";
     for (const char* kind : io::kMemoryKindColumns) os << ",memory_" << kind << "_bytes";
   }
+  // Added last (issue #17), so that readers of the older columns by position still work.
+  os << ",virtual_stages,recompute_kind,micro_batch";
   os << "\n" << std::setprecision(17);
   for (const io::ResultRow& r : f.rows) {
     os << r.rank << "," << r.index << "," << r.batch << "," << r.dp << "," << r.tp << "," << r.pp
@@ -42,6 +44,11 @@ void PrintCsv(const io::ResultsFile& f, std::ostream& os) {
       os << "," << r.step.tokens_per_s << "," << r.step.tflops_per_gpu << "," << r.step.mfu;
       for (int64_t bytes : r.step.memory_at_peak) os << "," << bytes;
     }
+    os << "," << r.virtual_stages << ","
+       << (!r.recompute            ? "none"
+           : r.recompute_selective ? "selective"
+                                   : "full")
+       << "," << r.micro_batch;
     os << "\n";
   }
 }
@@ -125,7 +132,8 @@ int RunReport(int argc, char** argv) {
       "batch", po::value(&flags.batch), "only the configurations of global batch B")(
       "where", po::value(&flags.where)->composing(),
       "only the configurations whose KNOB (a /configs column: batch, dp, tp, pp, "
-      "microbatches, schedule, recompute, zero_stage) has VALUE, e.g. tp=8; repeatable: "
+      "virtual_stages, microbatches, micro_batch, schedule, recompute, zero_stage) has VALUE, e.g. "
+      "tp=8; repeatable: "
       "different knobs must all match, values of one knob are alternatives")(
       "csv", po::bool_switch(&flags.csv), "print every configuration as CSV")(
       "input", po::value(&flags.input), "results file");

@@ -195,7 +195,9 @@ StatusOr<backend::TimingResult> RunConfig(const SearchedModel& model, const io::
   o.pp = row.pp;
   o.microbatches = row.microbatches;
   DISTIR_ASSIGN_OR_RETURN(o.schedule, ParseSchedule(row.schedule));
+  o.virtual_stages = row.virtual_stages;
   o.recompute = row.recompute;
+  o.recompute_selective = row.recompute_selective;
   o.zero_stage = static_cast<int>(row.zero_stage);
   DISTIR_ASSIGN_OR_RETURN(auto dist, DistributedProgramOf(model, row, o));
   const auto& [module, program_name] = dist;
@@ -285,7 +287,7 @@ void PrintRuns(const io::ResultsFile& f, const io::Measurements& runs, std::ostr
     planned.push_back(m.planned_peak_bytes);
   }
   const search::KnobSplit split =
-      search::SplitKnobs(configs, {search::kAllKnobs.begin(), search::kAllKnobs.end()});
+      search::SplitKnobs(configs, search::TableKnobs(f));
   if (!split.constant.empty()) {
     os << search::ConstantKnobsLine(*configs.front(), split.constant) << "\n";
   }

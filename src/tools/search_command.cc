@@ -68,7 +68,10 @@ io::ResultsFile Assemble(const search::Experiment& e, const search::SearchOutcom
     row.microbatches = c.options.microbatches;
     row.schedule = std::string(ScheduleName(c.options.schedule));
     row.recompute = c.options.recompute;
+    row.recompute_selective = c.options.recompute_selective;
     row.zero_stage = c.options.zero_stage;
+    row.virtual_stages = c.options.virtual_stages;
+    row.micro_batch = c.micro_batch;
     row.status = search::StatusName(r.status);
     row.reason = r.reason;
     row.iteration_time_s = r.iteration_time_s;

@@ -146,7 +146,10 @@ TEST(ExperimentTest, DefaultsAndForms) {
   EXPECT_EQ(e.space.batch, (std::vector<int64_t>{32, 64}));
   EXPECT_EQ(e.space.microbatches, (std::vector<int64_t>{2, 4}));
   EXPECT_EQ(e.space.schedule, (std::vector<PipelineSchedule>{PipelineSchedule::k1F1B}));
-  EXPECT_EQ(e.space.recompute, (std::vector<bool>{false}));
+  EXPECT_EQ(e.space.recompute, (std::vector<RecomputeKind>{RecomputeKind::kNone}));
+  EXPECT_EQ(e.space.virtual_stages, (std::vector<int64_t>{1}));
+  EXPECT_TRUE(e.space.micro_batch.empty());
+  EXPECT_TRUE(e.space.chunk_layers.empty());
   EXPECT_EQ(e.space.zero, (std::vector<int>{0}));
   EXPECT_EQ(e.world_rule, WorldRule::kEqual);
   EXPECT_EQ(e.memory_limit_bytes, int64_t{32768} << 20);  // the profile's capacity
@@ -190,7 +193,8 @@ TEST(ExperimentTest, UnknownKeyNamesItsPosition) {
             "mesh, layers");
   EXPECT_EQ(ErrorOf(Replace(kBase, "  pp: all\n", "  pp: all\n  sched: [1f1b]\n")),
             "t.yaml:10:3: error: unknown key 'sched' in space; expected one of: batch, dp, tp, pp, "
-            "microbatches, schedule, recompute, zero");
+            "microbatches, micro_batch, virtual_stages, num_layers_per_virtual_pipeline_stage, "
+            "schedule, recompute, zero");
 }
 
 TEST(ExperimentTest, WrongTypeNamesTheValue) {
