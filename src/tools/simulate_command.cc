@@ -317,6 +317,43 @@ nlohmann::json MetricsJson(const search::StepMetrics& m) {
           {"peak_tflops_per_gpu", m.peak_tflops}, {"mfu", m.mfu}};
 }
 
+// The most idle GPU (pipeline bubble and waits) and the GPU whose
+// communication is most exposed, each with its share of the iteration.
+struct StepIdle {
+  const sim::DeviceResult* idle = nullptr;
+  const sim::DeviceResult* exposed = nullptr;
+};
+StepIdle IdleAndExposed(const sim::SimulationResult& r) {
+  StepIdle s;
+  for (const sim::DeviceResult& d : r.devices) {
+    if (s.idle == nullptr || d.idle_s > s.idle->idle_s) s.idle = &d;
+    if (s.exposed == nullptr || d.ExposedCommunicationS() > s.exposed->ExposedCommunicationS())
+      s.exposed = &d;
+  }
+  return s;
+}
+
+void AddIdleJson(const sim::SimulationResult& r, nlohmann::json& metrics) {
+  const StepIdle s = IdleAndExposed(r);
+  if (s.idle == nullptr || r.iteration_time_s <= 0) return;
+  metrics["idle_fraction"] = s.idle->idle_s / r.iteration_time_s;
+  metrics["exposed_communication_s"] = s.exposed->ExposedCommunicationS();
+}
+
+void PrintIdle(const sim::SimulationResult& r, std::ostream& os) {
+  const StepIdle s = IdleAndExposed(r);
+  if (s.idle == nullptr || r.iteration_time_s <= 0) return;
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(1) << "idle            " << Millis(s.idle->idle_s)
+       << " on " << s.idle->device.ToString() << ": " << 100 * s.idle->idle_s / r.iteration_time_s
+       << " % of the step (pipeline bubble and waits; the most idle GPU)\n"
+       << "exposed comm    " << Millis(s.exposed->ExposedCommunicationS()) << " on "
+       << s.exposed->device.ToString() << ": "
+       << 100 * s.exposed->ExposedCommunicationS() / r.iteration_time_s
+       << " % of the step (communication not hidden behind compute)\n";
+  os << line.str();
+}
+
 void PrintMetrics(const search::StepMetrics& m, std::ostream& os) {
   std::ostringstream line;
   line << std::fixed << std::setprecision(1) << "tokens/s        " << m.tokens_per_s << " ("
@@ -355,8 +392,10 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
   if (f.json) {
     nlohmann::json j = ResultJson(*m.entry(), hw, *result);
     j.update(KnobsJson(f));
-    if (spec)
+    if (spec) {
       j["metrics"] = MetricsJson(search::TransformerStepMetrics(spec->transformer, hw, *result));
+      AddIdleJson(*result, j["metrics"]);
+    }
     text << DumpJson(j) << "\n";
   } else {
     text << f.model << " " << DescribeParallelOptions(f.parallel) << "\n";
@@ -364,6 +403,7 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
     if (spec) {
       text << "\n";
       PrintMetrics(search::TransformerStepMetrics(spec->transformer, hw, *result), text);
+      PrintIdle(*result, text);
     }
   }
   return WriteResult(f, text.str());
@@ -478,8 +518,9 @@ int RunSimulate(int argc, char** argv) {
       "with one stream per device).\n"
       "With --model, builds the named model (docs/models.md) and distributes it\n"
       "over D x T x P devices with K microbatches (docs/transforms.md) instead.\n"
-      "Transformer-training models also get tokens/s, TFLOP/s per GPU, MFU and\n"
-      "memory by kind (docs/cost_model.md §4.4, §7).\n\noptions");
+      "Transformer-training models also get tokens/s, TFLOP/s per GPU, MFU, the\n"
+      "most idle GPU's idle share, the largest exposed communication and memory\n"
+      "by kind (docs/cost_model.md §4.4, §7).\n\noptions");
   desc.add_options()("help,h", "print this help")("hardware", po::value(&f.hardware),
                                                   "hardware profile (configs/hardware/*.yaml)")(
       "trace", po::value(&f.trace), "write a Chrome trace (Perfetto, chrome://tracing) here")(
