@@ -48,7 +48,9 @@ struct GpuBroadcast {
 };
 
 /// The GpuBroadcast of `out_shape` for operands of `operand_shapes` (NumPy
-/// rules: shapes right-aligned, extent 1 broadcasts). REQUIRES: at most 3
+/// rules: shapes right-aligned, extent 1 broadcasts), with extents of 1 dropped
+/// and adjacent axes merged where every operand walks them as one (its rank may
+/// be below the output's: fewer divisions per element). REQUIRES: at most 3
 /// operands, rank(out) <= kGpuMaxRank, every operand broadcastable to out.
 GpuBroadcast MakeGpuBroadcast(const std::vector<int64_t>& out_shape,
                               const std::vector<std::vector<int64_t>>& operand_shapes);
@@ -63,7 +65,8 @@ struct GpuPermute {
 };
 
 /// The GpuPermute of ONNX Transpose(perm) on `in_shape`: out axis d is input
-/// axis perm[d]. REQUIRES: perm a permutation of 0..rank-1, rank <= kGpuMaxRank.
+/// axis perm[d]; extents of 1 dropped and output axes that stay adjacent and in
+/// order in the input merged. REQUIRES: perm a permutation of 0..rank-1, rank <= kGpuMaxRank.
 GpuPermute MakeGpuPermute(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& perm);
 
 struct GpuAdamParams {

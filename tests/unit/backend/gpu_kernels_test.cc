@@ -124,19 +124,23 @@ TEST(GpuKernelsTest, ElementwiseMatchesHost) {
 
 TEST(GpuKernelsTest, SoftmaxAndLayerNormMatchHost) {
   SKIP_WITHOUT_GPU();
-  const int64_t rows = 7, cols = 300;
-  for (GpuDType t : kAll) {
-    std::vector<float> x = Rounded(t, Random(rows * cols, 3)), want(rows * cols);
-    std::vector<float> scale = Rounded(t, Random(cols, 4)), bias = Rounded(t, Random(cols, 5));
-    DeviceBuffer dx = Upload(t, x), ds = Upload(t, scale), dbias = Upload(t, bias),
-                 dy = Upload(t, x);
-    ASSERT_OK(LaunchSoftmax(t, rows, cols, dx.data(), dy.data()));
-    backend::Softmax<float>(rows, cols, x.data(), want.data());
-    ExpectClose(Download(t, dy, want.size()), Rounded(t, want), Tol(t), "softmax");
-    ASSERT_OK(LaunchLayerNorm(t, rows, cols, dx.data(), ds.data(), dbias.data(), 1e-5f, dy.data()));
-    backend::LayerNorm<float>(rows, cols, x.data(), scale.data(), bias.data(), 1e-5f, want.data());
-    ExpectClose(Download(t, dy, want.size()), Rounded(t, want), 4 * Tol(t), "layernorm");
-  }
+  // 300 columns take the warp-per-row softmax, 1500 the block-per-row one.
+  for (const int64_t cols : {int64_t{300}, int64_t{1500}})
+    for (GpuDType t : kAll) {
+      const int64_t rows = 7;
+      std::vector<float> x = Rounded(t, Random(rows * cols, 3)), want(rows * cols);
+      std::vector<float> scale = Rounded(t, Random(cols, 4)), bias = Rounded(t, Random(cols, 5));
+      DeviceBuffer dx = Upload(t, x), ds = Upload(t, scale), dbias = Upload(t, bias),
+                   dy = Upload(t, x);
+      ASSERT_OK(LaunchSoftmax(t, rows, cols, dx.data(), dy.data()));
+      backend::Softmax<float>(rows, cols, x.data(), want.data());
+      ExpectClose(Download(t, dy, want.size()), Rounded(t, want), Tol(t), "softmax");
+      ASSERT_OK(
+          LaunchLayerNorm(t, rows, cols, dx.data(), ds.data(), dbias.data(), 1e-5f, dy.data()));
+      backend::LayerNorm<float>(rows, cols, x.data(), scale.data(), bias.data(), 1e-5f,
+                                want.data());
+      ExpectClose(Download(t, dy, want.size()), Rounded(t, want), 4 * Tol(t), "layernorm");
+    }
 }
 
 TEST(GpuKernelsTest, LlamaActivationsMatchHost) {
@@ -338,6 +342,30 @@ TEST(GpuKernelsTest, PermuteAndTriluMoveBytesAsTheHostDoes) {
   }
 }
 
+// Shapes whose transposes take the tiled kernel (edges of at least 32, not multiples of its
+// 32 x 32 tile).
+TEST(GpuKernelsTest, TiledTransposesMoveBytesAsTheHostDoes) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
+      {{37, 70}, {1, 0}}, {{3, 45, 33}, {0, 2, 1}}, {{2, 1, 65, 40}, {0, 1, 3, 2}}};
+  for (const auto& [shape, perm] : cases) {
+    for (int bytes : {2, 4}) {
+      size_t n = static_cast<size_t>(bytes);
+      for (int64_t e : shape) n *= static_cast<size_t>(e);
+      std::vector<uint8_t> x(n), got(n), want(n);
+      for (size_t i = 0; i < n; ++i) x[i] = static_cast<uint8_t>(i * 13 + 5);
+      ASSERT_OK_AND_ASSIGN(DeviceBuffer dx, DeviceBuffer::Allocate(n));
+      ASSERT_OK_AND_ASSIGN(DeviceBuffer dy, DeviceBuffer::Allocate(n));
+      ASSERT_OK(dx.CopyFromHost(x.data(), n));
+      ASSERT_OK(LaunchPermute(bytes, MakeGpuPermute(shape, perm), dx.data(), dy.data()));
+      ASSERT_OK(SynchronizeDevice());
+      ASSERT_OK(dy.CopyToHost(got.data(), n));
+      backend::Transpose(shape, perm, bytes, x.data(), want.data());
+      EXPECT_EQ(got, want) << bytes << "-byte elements, rank " << shape.size();
+    }
+  }
+}
+
 // The index arithmetic is host code: checked without a GPU.
 TEST(GpuIndexTest, BroadcastStridesAreZeroAlongBroadcastAxes) {
   const GpuBroadcast s = MakeGpuBroadcast({2, 3, 4}, {{2, 3, 4}, {4}, {3, 1}});
@@ -349,11 +377,36 @@ TEST(GpuIndexTest, BroadcastStridesAreZeroAlongBroadcastAxes) {
 }
 
 TEST(GpuIndexTest, PermuteWalksTheInputWithPermutedStrides) {
-  // [2, 3, 4, 5] -> perm {0, 2, 3, 1} -> [2, 4, 5, 3]; input strides 60, 20, 5, 1.
+  // [2, 3, 4, 5] -> perm {0, 2, 3, 1} -> [2, 4, 5, 3]; input strides 60, 20, 5, 1. Output
+  // axes 1 and 2 stay adjacent and in order in the input: they merge into one of 20.
   const GpuPermute p = MakeGpuPermute({2, 3, 4, 5}, {0, 2, 3, 1});
-  ASSERT_EQ(p.rank, 4);
-  EXPECT_EQ((std::vector<int64_t>(p.out_dims, p.out_dims + 4)), (std::vector<int64_t>{2, 4, 5, 3}));
-  EXPECT_EQ((std::vector<int64_t>(p.in_strides, p.in_strides + 4)), (std::vector<int64_t>{60, 5, 1, 20}));
+  ASSERT_EQ(p.rank, 3);
+  EXPECT_EQ((std::vector<int64_t>(p.out_dims, p.out_dims + 3)), (std::vector<int64_t>{2, 20, 3}));
+  EXPECT_EQ((std::vector<int64_t>(p.in_strides, p.in_strides + 3)),
+            (std::vector<int64_t>{60, 1, 20}));
+}
+
+TEST(GpuIndexTest, BroadcastMergesAxesThatEveryOperandWalksAlike) {
+  // A bias add [2, 3, 4] + [4]: the two outer axes are contiguous in x and broadcast in the
+  // bias, so they merge; extents of 1 drop.
+  const GpuBroadcast s = MakeGpuBroadcast({2, 1, 3, 4}, {{2, 1, 3, 4}, {4}});
+  ASSERT_EQ(s.rank, 2);
+  EXPECT_EQ((std::vector<int64_t>(s.dims, s.dims + 2)), (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ((std::vector<int64_t>(s.strides[0], s.strides[0] + 2)), (std::vector<int64_t>{4, 1}));
+  EXPECT_EQ((std::vector<int64_t>(s.strides[1], s.strides[1] + 2)), (std::vector<int64_t>{0, 1}));
+  // Same shapes everywhere: one axis.
+  const GpuBroadcast flat = MakeGpuBroadcast({2, 3, 4}, {{2, 3, 4}, {2, 3, 4}});
+  ASSERT_EQ(flat.rank, 1);
+  EXPECT_EQ(flat.dims[0], 24);
+}
+
+TEST(GpuIndexTest, PermuteOfTheAttentionHeadsIsThreeDimensional) {
+  // [b, s, h, d] -> [b, h, s, d] with b = 1: the unit batch drops, nothing else merges.
+  const GpuPermute p = MakeGpuPermute({1, 8, 4, 16}, {0, 2, 1, 3});
+  ASSERT_EQ(p.rank, 3);
+  EXPECT_EQ((std::vector<int64_t>(p.out_dims, p.out_dims + 3)), (std::vector<int64_t>{4, 8, 16}));
+  EXPECT_EQ((std::vector<int64_t>(p.in_strides, p.in_strides + 3)),
+            (std::vector<int64_t>{16, 64, 1}));
 }
 
 TEST(NcclCommunicatorTest, SingleRankCollectivesAreIdentities) {
