@@ -13,15 +13,27 @@ config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(os.path.dirname(config.distir_bin), "..", "..", "tests", "lit-out")
 
+# A build with sanitizers (scripts/test.sh's second stage) has the feature `sanitizer`. The
+# few tests that only repeat, at a size, code that smaller tests already run under the
+# sanitizers say `UNSUPPORTED: sanitizer`: they run in the Release stage alone, which keeps
+# CI on two cores under its 30 minutes (ASan at -O1 runs the simulator 5-20x slower).
+if getattr(config, "distir_sanitize", ""):
+    config.available_features.add("sanitizer")
+
 config.substitutions.append(("%distir_src", config.distir_src_root))
 # tests/testing holds the test tools, e.g. distir-break-results (broken results files).
 config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(config.distir_bin), config.distir_test_tools_dir, config.llvm_tools_dir,
      config.environment.get("PATH", "")])
 
-# `distir search` and `run` start MPI. Under LeakSanitizer (the sanitizer stage of
-# scripts/test.sh sets LSAN_OPTIONS), keep Open MPI's plugins loaded and unwind
-# fully, so that tests/lsan.supp can match their one-time allocations by library.
+# `distir search`, `run` and `calibrate` start MPI. Under LeakSanitizer (the sanitizer
+# stage of scripts/test.sh sets LSAN_OPTIONS), Open MPI's plugins stay loaded and those
+# commands unwind fully on every allocation, so that tests/lsan.supp can match MPI's
+# one-time allocations by library. Full unwinding costs 10-50x under ASan, so only those
+# commands get it: a substitution prefixes them with `env` (other commands start no MPI).
 config.environment["OMPI_MCA_mca_base_component_disable_dlclose"] = "1"
 if os.environ.get("LSAN_OPTIONS"):
-    config.environment["LSAN_OPTIONS"] = os.environ["LSAN_OPTIONS"] + ":fast_unwind_on_malloc=0"
+    mpi_lsan = os.environ["LSAN_OPTIONS"] + ":fast_unwind_on_malloc=0"
+    config.substitutions.append(
+        (r"(?<![\w%/.-])distir (search|run|calibrate)\b",
+         "env 'LSAN_OPTIONS=%s' distir \\1" % mpi_lsan))
