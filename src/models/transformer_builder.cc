@@ -22,6 +22,10 @@ struct Weight {
   Value* value = nullptr;
   Value* grad = nullptr;
   bool decay = false;
+  /// The tied embedding: its gradient's two addends (the lookup's and the LM
+  /// head's), which the mixed-precision step casts to f32 one by one.
+  Value* lookup_grad = nullptr;
+  Value* head_grad = nullptr;
 };
 
 // What a block's backward pass reads of its forward pass.
@@ -469,8 +473,12 @@ void TransformerBuilder::EmbedGrad(Value* dx) {
   const std::string lookup = Grad(transformer_names::kEmbedding) + (tied ? ".lookup" : "");
   Value* g = Op(OpKind::kEmbeddingGrad, {tokens_, dx}, lookup, {{"num_rows", o_.vocab_size}});
   if (tied) {
-    Value* head = weights_.at(transformer_names::kEmbedding).grad;  // the LM head's, set by Build
-    g = Op(OpKind::kAdd, {g, head}, Grad(transformer_names::kEmbedding));
+    Weight& w = weights_.at(transformer_names::kEmbedding);
+    Value* head = w.grad;  // the LM head's, set by Build
+    w.lookup_grad = g;
+    w.head_grad = head;
+    // Mixed precision: Optimize adds the two f32 main grads instead.
+    if (!IsHalf()) g = Op(OpKind::kAdd, {g, head}, Grad(transformer_names::kEmbedding));
   }
   SetGrad(transformer_names::kEmbedding, g);
 }
@@ -485,7 +493,19 @@ void TransformerBuilder::Optimize(const std::string& name, std::vector<Value*>& 
   Value* master =
       IsHalf() ? b_.function().LookupValue(name + transformer_names::kMasterSuffix) : w.value;
   Value* grad = w.grad;
-  if (IsHalf()) {
+  if (IsHalf() && w.head_grad != nullptr) {
+    // The tied embedding, as Megatron keeps it: each stage that holds a copy
+    // accumulates its own addend in its f32 main grad (the lookup's on the
+    // first, the LM head's on the last), and the two are summed once per step
+    // (its embedding all-reduce); a pipeline then moves one sum per step, not
+    // the head's gradient per microbatch (microbatch.h, sum_addends).
+    Value* a = Op(OpKind::kCast, {w.lookup_grad}, name + ".main_grad.lookup", {{"to", DType::kF32}});
+    Value* b = Op(OpKind::kCast, {w.head_grad}, name + ".main_grad.output", {{"to", DType::kF32}});
+    grad = Op(OpKind::kAdd, {a, b}, name + ".main_grad");
+    if (o_.params_dtype == DType::kF16) {
+      grad = Op(OpKind::kMul, {grad, consts_["inv_loss_scale"]}, name + ".main_grad.unscaled");
+    }
+  } else if (IsHalf()) {
     grad = Op(OpKind::kCast, {grad}, name + ".main_grad", {{"to", DType::kF32}});
     if (o_.params_dtype == DType::kF16) {
       grad = Op(OpKind::kMul, {grad, consts_["inv_loss_scale"]}, name + ".main_grad.unscaled");

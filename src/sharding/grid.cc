@@ -146,7 +146,8 @@ Status Annotate(Module& module, const std::string& function, const GridOptions& 
   DISTIR_RETURN_IF_ERROR(AnnotateMesh(module, function, grid.axes, rules));
   if (grid.pp > 1 || grid.microbatches > 1 || grid.recompute) {
     DISTIR_ASSIGN_OR_RETURN(
-        mb_params, SplitMicrobatches(module, function, grid.microbatches, batch, first_only));
+        mb_params, SplitMicrobatches(module, function, grid.microbatches, batch, first_only,
+                                     /*sum_addends=*/grid.pp > 1));
     DISTIR_RETURN_IF_ERROR(AssignStages(module, function, grid.pp, mb_params, grid.layer_pattern,
                                         grid.virtual_stages));
     if (grid.recompute) {

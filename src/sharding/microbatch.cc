@@ -18,7 +18,44 @@ struct Classes {
   std::vector<bool> summed;   // by value id: per-microbatch, summed over microbatches
 };
 
-Classes Classify(const Function& fn, const std::vector<const Value*>& batch_params) {
+// With `sum_addends`: a per-microbatch Add of two per-microbatch values
+// whose result only update ops read becomes update work, and its operands are
+// summed instead (the sum of a + b over the microbatches is the sum of a plus
+// the sum of b); so does a Shard annotation of such an Add's result that only
+// update ops read (the layout a weight gradient is pinned to). A pipelined
+// program's tied embedding has its gradient's two addends on the first and
+// the last stage: each then adds up where it is computed and they meet once
+// per step, as in Megatron's embedding all-reduce after the pipeline flush,
+// instead of a transfer per microbatch from the last stage to the first.
+void SumAddendsSeparately(const Function& fn, Classes& c) {
+  const size_t n = fn.ops().size();
+  std::vector<int> readers(fn.num_values(), 0), other_readers(fn.num_values(), 0);
+  for (const Value* v : fn.returns()) other_readers[v->id()] = 1;
+  auto per_mb_add = [&](const Value* v) {
+    const Op* def = v->def();
+    if (def == nullptr || def->kind() != OpKind::kAdd || !c.per_mb[static_cast<size_t>(def->id())])
+      return false;
+    return std::all_of(def->inputs().begin(), def->inputs().end(),
+                       [&](const Value* x) { return static_cast<bool>(c.batch[x->id()]); });
+  };
+  for (size_t i = n; i-- > 0;) {
+    const Op& op = *fn.ops()[i];
+    const bool only_update = op.num_results() == 1 && readers[op.result(0)->id()] > 0 &&
+                             other_readers[op.result(0)->id()] == 0;
+    if (c.per_mb[i] && only_update &&
+        (per_mb_add(op.result(0)) || (op.kind() == OpKind::kShard && per_mb_add(op.input(0))))) {
+      c.per_mb[i] = false;
+      c.update[i] = true;
+    }
+    for (const Value* v : op.inputs()) {
+      ++readers[v->id()];
+      if (!c.update[i]) ++other_readers[v->id()];
+    }
+  }
+}
+
+Classes Classify(const Function& fn, const std::vector<const Value*>& batch_params,
+                 bool sum_addends) {
   const size_t n = fn.ops().size();
   Classes c{std::vector<bool>(fn.num_values(), false), std::vector<bool>(n, false),
             std::vector<bool>(n, false), std::vector<bool>(n, false),
@@ -59,6 +96,7 @@ Classes Classify(const Function& fn, const std::vector<const Value*>& batch_para
       if (!c.update[i]) read_outside_update[v->id()] = true;
     }
   }
+  if (sum_addends) SumAddendsSeparately(fn, c);
   // Forward: what a returned per-microbatch value is computed from.
   std::vector<bool> needed(fn.num_values(), false);
   auto per_mb_value = [&](const Value* v) {
@@ -243,7 +281,7 @@ StatusOr<std::vector<const Value*>> BatchValues(const Function& fn, int64_t k,
 StatusOr<std::vector<std::string>> SplitMicrobatches(Module& module, std::string function,
                                                      int64_t microbatches,
                                                      const std::vector<std::string>& batch_params,
-                                                     bool first_only) {
+                                                     bool first_only, bool sum_addends) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to split";
   if (microbatches < 1)
@@ -256,7 +294,7 @@ StatusOr<std::vector<std::string>> SplitMicrobatches(Module& module, std::string
   DISTIR_RETURN_IF_ERROR(InferTypes(module));
   DISTIR_ASSIGN_OR_RETURN(std::vector<const Value*> batch,
                           BatchValues(*fn, microbatches, batch_params));
-  Classes classes = Classify(*fn, batch);
+  Classes classes = Classify(*fn, batch, sum_addends);
   std::vector<std::string> names;
   DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> split,
                           Splitter(*fn, microbatches, first_only, classes).Run(names));

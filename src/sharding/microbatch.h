@@ -51,9 +51,13 @@ namespace distir::sharding {
 /// tensor parameter of rank >= 1; a batch whose size K does not divide
 /// (naming it and K); a value to sum that is not a tensor; a call.
 /// `first_only`: emit the template of microbatch 0 only (see above).
+/// `sum_addends`: an Add of two per-microbatch values that only update ops
+/// read runs once per step on the two operands' sums (pipelined programs: a
+/// tied weight's gradient addends, computed on different stages, meet once).
 StatusOr<std::vector<std::string>> SplitMicrobatches(Module& module, std::string function,
                                                      int64_t microbatches,
                                                      const std::vector<std::string>& batch_params,
-                                                     bool first_only = false);
+                                                     bool first_only = false,
+                                                     bool sum_addends = false);
 
 }  // namespace distir::sharding

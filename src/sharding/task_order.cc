@@ -6,6 +6,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sharding/exchange_order.h"
 #include "sharding/pipeline_task.h"
 #include "support/status_or.h"
 #include "transforms/interleaved_schedule.h"
@@ -54,13 +55,56 @@ StatusOr<std::vector<std::vector<PipelineTask>>> ScheduleOfTasks(int64_t chunks,
                                                                  PipelineSchedule schedule,
                                                                  int64_t virtual_stages,
                                                                  bool training) {
-  if (virtual_stages == 1) return SchedulePipeline(chunks, microbatches, schedule, training);
+  // 1F1B as Megatron runs it (interleaved_schedule.h with v = 1: P - r - 1
+  // warm-up forwards); the synchronous PipeDream-flush of SchedulePipeline
+  // gives stage r 2 (P - r) - 1, and its extra in-flight forwards cannot meet
+  // their neighbours' exchanges (exchange_order.h).
+  if (virtual_stages == 1 && (schedule != PipelineSchedule::k1F1B || !training))
+    return SchedulePipeline(chunks, microbatches, schedule, training);
   if (virtual_stages < 1 || chunks % virtual_stages != 0)
     return InvalidArgument() << "the tasks name " << chunks
                              << " model chunks, not a multiple of v = " << virtual_stages;
   const int64_t stages = chunks / virtual_stages;
   DISTIR_RETURN_IF_ERROR(CheckInterleaving(stages, virtual_stages, microbatches));
   return ScheduleInterleaved(stages, virtual_stages, microbatches, training);
+}
+
+// Setup ops in program order, the tasks' ops in exchange order, then the
+// update ops in program order; nullopt where the exchange order has a cycle.
+std::optional<std::vector<size_t>> ExchangeThenUpdate(
+    const Function& fn, const std::vector<std::optional<TaskTag>>& tasks,
+    const std::vector<int64_t>& key, int64_t chains, bool interleaved) {
+  const size_t n = fn.ops().size();
+  std::vector<int64_t> step(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    if (key[i] != kFirst && key[i] != kLast) step[i] = key[i];
+  }
+  std::optional<std::vector<size_t>> middle = ExchangeOrder(fn, tasks, step, chains, interleaved);
+  if (!middle.has_value()) return std::nullopt;
+  std::vector<size_t> order;
+  order.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (key[i] == kFirst) order.push_back(i);
+  }
+  order.insert(order.end(), middle->begin(), middle->end());
+  for (size_t i = 0; i < n; ++i) {
+    if (key[i] == kLast) order.push_back(i);
+  }
+  if (order.size() != n) return std::nullopt;
+  return order;
+}
+
+// Whether running the ops of `fn` in `order` reads every value after its definition.
+bool DefinesBeforeUse(const Function& fn, const std::vector<size_t>& order) {
+  std::vector<bool> defined(fn.num_values(), false);
+  for (const auto& p : fn.params()) defined[p->id()] = true;
+  for (size_t i : order) {
+    for (const Value* v : fn.ops()[i]->inputs()) {
+      if (!defined[v->id()]) return false;
+    }
+    for (const auto& r : fn.ops()[i]->results()) defined[r->id()] = true;
+  }
+  return true;
 }
 
 }  // namespace
@@ -105,6 +149,16 @@ Status OrderByTasks(Function& fn, const std::vector<std::optional<TaskTag>>& tas
     if (step < 0)
       return Internal(ops[i]->loc()) << ops[i]->Name() << " belongs to no task of the schedule";
     key[i] = step;
+  }
+  // Each stage in its own order, meeting its neighbours only at their
+  // transfers (exchange_order.h); the timestep order below where that order
+  // is not a valid program.
+  if (std::optional<std::vector<size_t>> order =
+          ExchangeThenUpdate(fn, tasks, key, stages / virtual_stages, virtual_stages > 1)) {
+    if (DefinesBeforeUse(fn, *order)) {
+      fn.PermuteOps(*order);
+      return Status::Ok();
+    }
   }
   // Within a timestep, the tasks' own ops first, then the sends between
   // stages in stage order: a device receives only once its own task is done

@@ -23,10 +23,12 @@ PipelineTask TaskOfIteration(int64_t stages, int64_t chunks, int64_t rank, int64
   return PipelineTask{chunk * stages + rank, microbatch, backward};
 }
 
-// The warm-up forwards of `rank`: every one when K = P (Megatron then runs
-// all forwards before any backward), else (P - r - 1) 2 + (v - 1) P, at
-// most K v.
+// The warm-up forwards of `rank`. One chunk (forward_backward_pipelining_
+// without_interleaving): P - r - 1, at most K. Interleaved: every one when
+// K = P (Megatron then runs all forwards before any backward), else
+// (P - r - 1) 2 + (v - 1) P, at most K v.
 int64_t WarmupTasks(int64_t stages, int64_t chunks, int64_t microbatches, int64_t rank) {
+  if (chunks == 1) return std::min(stages - rank - 1, microbatches);
   const int64_t total = microbatches * chunks;
   if (microbatches == stages) return total;
   return std::min((stages - rank - 1) * 2 + (chunks - 1) * stages, total);

@@ -15,6 +15,11 @@
 //   steady    for k = 0 .. K v - W - 1: forward k + W, then backward k;
 //   cool-down backwards K v - W .. K v - 1.
 //
+// With v = 1 it is Megatron's 1F1B without interleaving
+// (forward_backward_pipelining_without_interleaving): W = P - r - 1, at most
+// K, forwards of microbatches 0 .. W-1, then one forward and one backward
+// at a time, then the last W backwards.
+//
 // Inference runs the forwards alone, in order. As SchedulePipeline's, the
 // orders are merged into synchronous timesteps: in each timestep every rank
 // runs its next task if it is ready (its predecessor ran in an earlier

@@ -342,7 +342,10 @@ TEST(InterleavedGridTest, EachDeviceRunsMegatronsOrderOfItsChunks) {
 // iteration time as the emitter (within 0.5 %: the emitter also all-reduces
 // the first layer's unused input gradient over T) and no more memory (the
 // sharding path adds each microbatch's weight gradient to its sum as soon as
-// it is computed, the emitter after the whole task).
+// it is computed, the emitter after the whole task). Pipelines with fewer
+// microbatches than stages may be faster: the sharding path runs Megatron's
+// 1F1B with the stages meeting only at their exchanges (exchange_order.h),
+// the emitter synchronous timesteps (P = 16, K = 4: 3.6 % faster).
 TEST(PipelineGridSimulationTest, MatchesThePerModelEmitterOnMlp1b) {
   ASSERT_OK_AND_ASSIGN(sim::HardwareProfile hw,
                        sim::LoadHardwareProfile(SourcePath("configs/hardware/dgx2-v100.yaml")));
@@ -383,7 +386,8 @@ TEST(PipelineGridSimulationTest, MatchesThePerModelEmitterOnMlp1b) {
     EXPECT_LE(b.iteration_time_s, a.iteration_time_s * (1 + 1e-12));
     // ZeRO-1/2: the emitter splits the whole weight to update one piece (a
     // full-weight copy per layer); this path slices the piece: up to 8 % less.
-    EXPECT_GE(b.iteration_time_s, a.iteration_time_s * (p.zero == 1 || p.zero == 2 ? 0.92 : 0.995));
+    const double lower = p.zero == 1 || p.zero == 2 ? 0.92 : p.k < p.pp ? 0.95 : 0.995;
+    EXPECT_GE(b.iteration_time_s, a.iteration_time_s * lower);
   }
 }
 

@@ -1,0 +1,202 @@
+#include "sharding/exchange_order.h"
+
+#include <algorithm>
+#include <deque>
+#include <unordered_map>
+
+namespace distir::sharding {
+namespace {
+
+// Each chain (physical stage) as a sequence of its tasks' ops with
+// communication points between them.
+struct Chain {
+  std::vector<int64_t> steps;                  // its tasks' timesteps, in order
+  std::vector<std::vector<size_t>> task_ops;   // per task: its ops, in program order
+  std::vector<bool> point_after;               // per task: a communication point after it
+  // points[g]: the Sends of the point before task g's ops (g = task count: after the last).
+  std::vector<std::vector<size_t>> points;
+};
+
+// The chain of each device that an op of a task (not a Send) writes.
+std::unordered_map<int32_t, int64_t> ChainOfDevices(const Function& fn,
+                                                    const std::vector<std::optional<TaskTag>>& tasks,
+                                                    const std::vector<int64_t>& step,
+                                                    int64_t chains) {
+  std::unordered_map<int32_t, int64_t> chain;
+  const auto& ops = fn.ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (step[i] < 0 || ops[i]->kind() == OpKind::kSend) continue;
+    for (const auto& r : ops[i]->results()) {
+      for (DeviceId d : r->type().Devices()) chain.emplace(d.value(), tasks[i]->stage % chains);
+    }
+  }
+  return chain;
+}
+
+// The point index after task k: the first communication point at or after
+// it (a point before task g has index g; after the last task, the count).
+size_t PointAtOrAfter(const Chain& c, size_t k) {
+  while (k < c.point_after.size() && !c.point_after[k]) ++k;
+  return k + 1;
+}
+
+// The last communication point before task k.
+size_t PointBefore(const Chain& c, size_t k) {
+  while (k > 0 && !c.point_after[k - 1]) --k;
+  return k;
+}
+
+class Builder {
+ public:
+  Builder(const Function& fn, const std::vector<std::optional<TaskTag>>& tasks,
+          const std::vector<int64_t>& step, int64_t chains, bool interleaved)
+      : fn_(fn), tasks_(tasks), step_(step), chains_(static_cast<size_t>(chains)) {
+    Tasks(interleaved);
+    Points(chains);
+  }
+  std::optional<std::vector<size_t>> Merge();
+
+ private:
+  size_t ChainOf(size_t i) const { return static_cast<size_t>(tasks_[i]->stage) % chains_.size(); }
+  size_t Slot(size_t i) const {
+    const std::vector<int64_t>& s = chains_[ChainOf(i)].steps;
+    return static_cast<size_t>(std::lower_bound(s.begin(), s.end(), step_[i]) - s.begin());
+  }
+  void Tasks(bool interleaved);
+  void Points(int64_t chains);
+  void Enter(size_t c, std::deque<size_t>& ready);
+
+  const Function& fn_;
+  const std::vector<std::optional<TaskTag>>& tasks_;
+  const std::vector<int64_t>& step_;
+  std::vector<Chain> chains_;
+  std::vector<int8_t> members_;   // per op: the chains that hold it (a Send between two: 2)
+  std::vector<int8_t> arrived_;   // per Send: the chains at the point that holds it
+  std::vector<size_t> at_;        // per chain: the point it is at
+  std::vector<size_t> pending_;   // per chain: Sends of that point not yet emitted
+  std::vector<size_t> order_;
+};
+
+// Each chain's tasks in timestep order with their ops, and its points.
+void Builder::Tasks(bool interleaved) {
+  const size_t n = fn_.ops().size();
+  for (size_t i = 0; i < n; ++i) {
+    if (step_[i] >= 0) chains_[ChainOf(i)].steps.push_back(step_[i]);
+  }
+  for (Chain& c : chains_) {
+    std::sort(c.steps.begin(), c.steps.end());
+    c.steps.erase(std::unique(c.steps.begin(), c.steps.end()), c.steps.end());
+    c.task_ops.resize(c.steps.size());
+    c.point_after.assign(c.steps.size(), true);
+    c.points.resize(c.steps.size() + 1);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (step_[i] < 0 || fn_.ops()[i]->kind() == OpKind::kSend) continue;
+    chains_[ChainOf(i)].task_ops[Slot(i)].push_back(i);
+  }
+  if (!interleaved) return;
+  // Interleaved: no point between a forward and the backward right after it.
+  for (Chain& c : chains_) {
+    for (size_t k = 0; k + 1 < c.task_ops.size(); ++k) {
+      if (c.task_ops[k].empty() || c.task_ops[k + 1].empty()) continue;
+      const TaskPhase a = tasks_[c.task_ops[k].front()]->phase;
+      const TaskPhase b = tasks_[c.task_ops[k + 1].front()]->phase;
+      if (a == TaskPhase::kForward && b == TaskPhase::kBackward) c.point_after[k] = false;
+    }
+  }
+}
+
+// Each Send into the sender's point after its task and the receiver's point
+// before the first task that reads it.
+void Builder::Points(int64_t chains) {
+  const auto& ops = fn_.ops();
+  const size_t n = ops.size();
+  std::vector<std::vector<std::pair<size_t, size_t>>> readers(fn_.num_values());
+  for (size_t i = 0; i < n; ++i) {
+    if (step_[i] < 0) continue;
+    for (const Value* v : ops[i]->inputs()) readers[v->id()].emplace_back(ChainOf(i), Slot(i));
+  }
+  const std::unordered_map<int32_t, int64_t> device_chain = ChainOfDevices(fn_, tasks_, step_, chains);
+  members_.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (step_[i] < 0) continue;
+    members_[i] = 1;
+    if (ops[i]->kind() != OpKind::kSend) continue;
+    const size_t c = ChainOf(i);
+    chains_[c].points[PointAtOrAfter(chains_[c], Slot(i))].push_back(i);
+    const DeviceId to = ops[i]->result(0)->type().device();
+    auto it = to.has_value() ? device_chain.find(to.value()) : device_chain.end();
+    if (it == device_chain.end() || static_cast<size_t>(it->second) == c) continue;
+    const auto r = static_cast<size_t>(it->second);
+    size_t first = chains_[r].steps.size();  // no task there reads it: after the last
+    for (const auto& [reader_chain, reader_slot] : readers[ops[i]->result(0)->id()]) {
+      if (reader_chain == r) first = std::min(first, reader_slot);
+    }
+    chains_[r].points[PointBefore(chains_[r], first)].push_back(i);
+    members_[i] = 2;
+  }
+}
+
+// Chain c enters its next point: its Sends count the arrival, those both
+// chains have reached become ready; a point without pending Sends is passed
+// at once (with the task after it).
+void Builder::Enter(size_t c, std::deque<size_t>& ready) {
+  Chain& ch = chains_[c];
+  while (true) {
+    const size_t g = at_[c];
+    pending_[c] = ch.points[g].size();
+    for (size_t s : ch.points[g]) {
+      if (++arrived_[s] == members_[s]) ready.push_back(s);
+    }
+    if (pending_[c] > 0 || g == ch.task_ops.size()) return;
+    order_.insert(order_.end(), ch.task_ops[g].begin(), ch.task_ops[g].end());
+    ++at_[c];
+  }
+}
+
+std::optional<std::vector<size_t>> Builder::Merge() {
+  const size_t n = fn_.ops().size();
+  arrived_.assign(n, 0);
+  at_.assign(chains_.size(), 0);
+  pending_.assign(chains_.size(), 0);
+  std::deque<size_t> ready;
+  for (size_t c = 0; c < chains_.size(); ++c) Enter(c, ready);
+  // Which chains hold each Send: found again from the points (at most two).
+  std::vector<std::vector<size_t>> holders(n);
+  for (size_t c = 0; c < chains_.size(); ++c) {
+    for (const auto& point : chains_[c].points) {
+      for (size_t s : point) holders[s].push_back(c);
+    }
+  }
+  while (!ready.empty()) {
+    const size_t s = ready.front();
+    ready.pop_front();
+    order_.push_back(s);
+    for (size_t c : holders[s]) {
+      if (--pending_[c] > 0) continue;
+      // The point is complete: run the task after it and go on.
+      Chain& ch = chains_[c];
+      if (at_[c] < ch.task_ops.size()) {
+        order_.insert(order_.end(), ch.task_ops[at_[c]].begin(), ch.task_ops[at_[c]].end());
+        ++at_[c];
+        Enter(c, ready);
+      }
+    }
+  }
+  size_t total = 0;
+  for (size_t i = 0; i < n; ++i) total += members_[i] > 0 ? 1 : 0;
+  if (order_.size() != total) return std::nullopt;  // stages wait for each other
+  return std::move(order_);
+}
+
+}  // namespace
+
+std::optional<std::vector<size_t>> ExchangeOrder(const Function& fn,
+                                                 const std::vector<std::optional<TaskTag>>& tasks,
+                                                 const std::vector<int64_t>& step, int64_t chains,
+                                                 bool interleaved) {
+  if (chains < 1) return std::nullopt;
+  return Builder(fn, tasks, step, chains, interleaved).Merge();
+}
+
+}  // namespace distir::sharding
