@@ -12,6 +12,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
+#include <string>
+#include <utility>
 
 #include "interp/infer_types.h"
 #include "ir/parser.h"
@@ -335,6 +338,67 @@ TEST(InterleavedGridTest, EachDeviceRunsMegatronsOrderOfItsChunks) {
   grid.microbatches = 1;
   EXPECT_THAT(DistributeGrid(again, "mlp", grid, MlpRules()),
               StatusIs(StatusCode::kInvalidArgument, "multiple of the pipeline stages P = 2"));
+}
+
+// Device `device`'s program as the Sends it takes part in between its tasks:
+// for each task ("f1.0", "b0.3"), the Sends just before it ("F.m": microbatch
+// m's activation, "B.m": its gradient), then those after the last task.
+std::vector<std::pair<std::string, std::set<std::string>>> DeviceExchanges(const Function& fn,
+                                                                           DeviceId device) {
+  std::vector<std::pair<std::string, std::set<std::string>>> out;
+  std::set<std::string> sends;
+  std::string last;
+  for (const auto& op : fn.ops()) {
+    std::optional<TaskTag> t = GetTask(*op);
+    if (!t.has_value() || op->num_results() == 0) continue;
+    if (t->phase != TaskPhase::kForward && t->phase != TaskPhase::kBackward) continue;
+    const bool backward = t->phase == TaskPhase::kBackward;
+    if (op->kind() == OpKind::kSend) {
+      if (op->input(0)->type().device() == device || op->result(0)->type().device() == device)
+        sends.insert((backward ? "B." : "F.") + std::to_string(t->microbatch));
+      continue;
+    }
+    if (op->result(0)->type().device() != device) continue;
+    const std::string task = TaskName(PipelineTask{t->stage, t->microbatch, backward});
+    if (task == last) continue;
+    out.emplace_back(task, sends);
+    sends.clear();
+    last = task;
+  }
+  out.emplace_back("end", sends);
+  return out;
+}
+
+// P = 2, K = 4, 1F1B on the tiny MLP: Megatron's order on each stage (stage 0
+// one warm-up forward), and the two stages meet only where Megatron's do:
+// stage 0 sends an activation and receives a gradient in one exchange after
+// each steady forward (send_forward_recv_backward), stage 1 sends the gradient
+// and receives the next activation after each backward
+// (send_backward_recv_forward); no Send waits for a task it does not need.
+TEST(ExchangeOrderTest, StagesMeetAtMegatronsCommunicationPoints) {
+  ASSERT_OK_AND_ASSIGN(Module seq, BuildMlpTraining(Tiny(MlpOptimizer::kSgd)));
+  GridOptions grid;
+  grid.axes = {{"dp", 1}, {"tp", 1}};
+  grid.pp = 2;
+  grid.microbatches = 4;
+  ASSERT_OK_AND_ASSIGN(Module copy, DistributedCopy(*seq.entry(), grid, MlpRules()));
+  ASSERT_OK(DistributeGrid(seq, "mlp", grid, MlpRules()));
+  using S = std::set<std::string>;
+  const std::vector<std::pair<std::string, S>> stage0 = {
+      {"f0.0", {}},           {"f0.1", {"F.0"}}, {"b0.0", {"F.1", "B.0"}}, {"f0.2", {}},
+      {"b0.1", {"F.2", "B.1"}}, {"f0.3", {}},      {"b0.2", {"F.3", "B.2"}}, {"b0.3", {"B.3"}},
+      {"end", {}}};
+  const std::vector<std::pair<std::string, S>> stage1 = {
+      {"f1.0", {"F.0"}}, {"b1.0", {}}, {"f1.1", {"B.0", "F.1"}}, {"b1.1", {}},
+      {"f1.2", {"B.1", "F.2"}}, {"b1.2", {}}, {"f1.3", {"B.2", "F.3"}}, {"b1.3", {}},
+      {"end", {"B.3"}}};
+  for (const Module* m : {&seq, &copy}) {
+    EXPECT_EQ(DeviceExchanges(*m->entry(), DeviceId(0)), stage0);
+    EXPECT_EQ(DeviceExchanges(*m->entry(), DeviceId(1)), stage1);
+    for (int32_t d = 0; d < 2; ++d) {
+      EXPECT_EQ(DeviceTasks(*m->entry(), DeviceId(d)), InterleavedRankOrder(2, 1, 4, d, true));
+    }
+  }
 }
 
 // MLP 1B at batch 8192 on a DGX-2, pipelines with D x T x P = 16, with and
