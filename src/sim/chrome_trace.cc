@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <vector>
 
 #include "ir/op_registry.h"
@@ -10,6 +11,24 @@
 
 namespace distir::sim {
 namespace {
+
+// Writes events one by one as JSON text, comma-separated: the whole trace of a
+// large program (millions of events) never exists as a JSON document, whose
+// per-value overhead is ten times the text's.
+class EventWriter {
+ public:
+  explicit EventWriter(std::ostream& out) : out_(out) {}
+  void push_back(const nlohmann::json& event) {
+    if (count_++ > 0) out_ << ',';
+    // Names come from the input (a profile's name, op labels): invalid UTF-8
+    // in them is replaced, not thrown as json::type_error.
+    out_ << event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+
+ private:
+  std::ostream& out_;
+  int64_t count_ = 0;
+};
 
 // Chrome traces count in microseconds.
 constexpr double kMicrosPerSecond = 1e6;
@@ -27,14 +46,14 @@ int64_t Tid(const SimulationResult& result, DeviceId d, TraceCategory category) 
   return 2 * int64_t{d.value()} + (category == TraceCategory::kCommunication ? 1 : 0);
 }
 
-void AddThread(int node, int64_t tid, const std::string& name, nlohmann::json& events) {
+void AddThread(int node, int64_t tid, const std::string& name, EventWriter& events) {
   events.push_back(Metadata("thread_name", node, tid, {{"name", name}}));
   events.push_back(Metadata("thread_sort_index", node, tid, {{"sort_index", tid}}));
 }
 
 // Named and sorted tracks, so that Perfetto lists node 0 first and d0 before d10
 // (it would otherwise sort threads by name).
-void AddTracks(const SimulationResult& result, const HardwareProfile& hw, nlohmann::json& events) {
+void AddTracks(const SimulationResult& result, const HardwareProfile& hw, EventWriter& events) {
   std::set<int> nodes;
   for (const DeviceResult& d : result.devices) nodes.insert(hw.NodeOf(d.device));
   for (int node : nodes) {
@@ -109,14 +128,16 @@ nlohmann::json OpArgs(const Op& op, DeviceId d) {
 
 // Zero-duration events are left out: they would be invisible slivers that
 // clutter the event list, and a flow could not bind to them.
-int64_t AddOpEvents(const Function& fn, const SimulationResult& result, const HardwareProfile& hw,
-                    nlohmann::json& events) {
+int64_t OmittedEvents(const SimulationResult& result) {
   int64_t omitted = 0;
+  for (const TraceEvent& t : result.trace) omitted += t.end_s > t.start_s ? 0 : 1;
+  return omitted;
+}
+
+void AddOpEvents(const Function& fn, const SimulationResult& result, const HardwareProfile& hw,
+                 EventWriter& events) {
   for (const TraceEvent& t : result.trace) {
-    if (!(t.end_s > t.start_s)) {
-      ++omitted;
-      continue;
-    }
+    if (!(t.end_s > t.start_s)) continue;
     events.push_back({{"name", TraceLabel(fn, t)},
                       {"cat", std::string(TraceCategoryName(t.category))},
                       {"ph", "X"},
@@ -126,14 +147,13 @@ int64_t AddOpEvents(const Function& fn, const SimulationResult& result, const Ha
                       {"dur", (t.end_s - t.start_s) * kMicrosPerSecond},
                       {"args", OpArgs(*fn.ops()[t.op], t.device)}});
   }
-  return omitted;
 }
 
 // One flow arrow from the slice of `from` to the slice of `to`, both starting
 // at `start_s`: "s" binds to the slice enclosing its ts, "f" with bp "e" too.
 // Flows join communication slices, so they sit on the communication threads.
 void AddFlow(const std::string& name, int64_t id, DeviceId from, DeviceId to, double start_s,
-             const SimulationResult& result, const HardwareProfile& hw, nlohmann::json& events) {
+             const SimulationResult& result, const HardwareProfile& hw, EventWriter& events) {
   const double ts = start_s * kMicrosPerSecond;
   constexpr TraceCategory kComm = TraceCategory::kCommunication;
   events.push_back({{"name", name},
@@ -156,7 +176,7 @@ void AddFlow(const std::string& name, int64_t id, DeviceId from, DeviceId to, do
 // The trace holds one event per device of an op, consecutively; a Send joins
 // sender to receiver, a collective chains its participants by device id.
 void AddFlows(const Function& fn, const SimulationResult& result, const HardwareProfile& hw,
-              nlohmann::json& events) {
+              EventWriter& events) {
   const std::vector<TraceEvent>& trace = result.trace;
   int64_t id = 0;
   for (size_t i = 0, j = 0; i < trace.size(); i = j) {
@@ -181,7 +201,7 @@ void AddFlows(const Function& fn, const SimulationResult& result, const Hardware
 }
 
 void AddMemoryCounters(const SimulationResult& result, const HardwareProfile& hw,
-                       nlohmann::json& events) {
+                       EventWriter& events) {
   for (const DeviceResult& d : result.devices) {
     std::string name = "memory " + d.device.ToString();
     for (const MemoryPoint& p : d.memory_timeline) {
@@ -196,22 +216,29 @@ void AddMemoryCounters(const SimulationResult& result, const HardwareProfile& hw
 
 }  // namespace
 
-std::string ChromeTraceJson(const Function& fn, const SimulationResult& result,
-                            const HardwareProfile& hw) {
-  nlohmann::json events = nlohmann::json::array();
-  AddTracks(result, hw, events);
-  const int64_t omitted = AddOpEvents(fn, result, hw, events);
-  AddFlows(fn, result, hw, events);
-  AddMemoryCounters(result, hw, events);
+void WriteChromeTrace(const Function& fn, const SimulationResult& result,
+                      const HardwareProfile& hw, std::ostream& out) {
+  // The keys in the order nlohmann::json sorts them, as ChromeTraceJson always wrote them.
   nlohmann::json other = {{"function", "@" + fn.name()},
                           {"devices_per_node", hw.devices_per_node},
-                          {"omitted_zero_duration_events", omitted}};
+                          {"omitted_zero_duration_events", OmittedEvents(result)}};
   if (result.comm_stream) other["comm_stream"] = true;
-  nlohmann::json trace = {
-      {"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}, {"otherData", other}};
-  // Names come from the input (a profile's name, op labels): invalid UTF-8 in
-  // them is replaced, not thrown as json::type_error.
-  return trace.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  out << R"({"displayTimeUnit":"ns","otherData":)"
+      << other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+      << R"(,"traceEvents":[)";
+  EventWriter events(out);
+  AddTracks(result, hw, events);
+  AddOpEvents(fn, result, hw, events);
+  AddFlows(fn, result, hw, events);
+  AddMemoryCounters(result, hw, events);
+  out << "]}\n";
+}
+
+std::string ChromeTraceJson(const Function& fn, const SimulationResult& result,
+                            const HardwareProfile& hw) {
+  std::ostringstream out;
+  WriteChromeTrace(fn, result, hw, out);
+  return std::move(out).str();
 }
 
 }  // namespace distir::sim

@@ -20,6 +20,7 @@
 
 #pragma once
 
+#include <ostream>
 #include <string>
 
 #include "ir/function.h"
@@ -34,5 +35,10 @@ namespace distir::sim {
 /// REQUIRES: `result` is a simulation of `fn` on `hw`.
 std::string ChromeTraceJson(const Function& fn, const SimulationResult& result,
                             const HardwareProfile& hw);
+
+/// The same text written to `out` event by event, without building the JSON
+/// document (millions of events: the document would take ten times the text).
+void WriteChromeTrace(const Function& fn, const SimulationResult& result,
+                      const HardwareProfile& hw, std::ostream& out);
 
 }  // namespace distir::sim

@@ -32,14 +32,20 @@ StatusOr<std::string> ReadInput(const std::string& path) {
 }
 
 Status WriteOutputAtomically(const std::string& path, const std::string& contents) {
+  return WriteOutputAtomically(path, [&](std::ostream& out) { out << contents; });
+}
+
+Status WriteOutputAtomically(const std::string& path,
+                             const std::function<void(std::ostream&)>& write) {
   if (path == "-") {
-    std::cout << contents << std::flush;
+    write(std::cout);
+    std::cout << std::flush;
     return Status::Ok();
   }
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << contents;
+    write(out);
     out.flush();
     if (!out) {
       std::remove(tmp.c_str());

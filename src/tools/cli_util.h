@@ -4,7 +4,9 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <functional>
 #include <optional>
+#include <ostream>
 #include <string>
 
 #include "support/status_or.h"
@@ -17,6 +19,11 @@ StatusOr<std::string> ReadInput(const std::string& path);
 /// Writes `contents` to `path` through a temporary file in the same directory
 /// and a rename, so that a reader never sees a partial file. "-" is stdout.
 Status WriteOutputAtomically(const std::string& path, const std::string& contents);
+
+/// The same with the contents written by `write` to the file's stream (a large
+/// output, e.g. a trace, streamed rather than held in memory).
+Status WriteOutputAtomically(const std::string& path,
+                             const std::function<void(std::ostream&)>& write);
 
 /// Prints `status` rendered with the source excerpt from `source` to stderr and
 /// returns kExitInputError. REQUIRES: !status.ok().

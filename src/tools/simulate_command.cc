@@ -302,7 +302,8 @@ StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwarePro
   if (!transformer) DISTIR_RETURN_IF_ERROR(search::CheckDistributionSize(*seq.entry(), o, false));
   // Refused before it is built: building it could get the process killed.
   const double ops = search::EstimateProgramOps(*seq.entry(), o, /*one_replica=*/false);
-  const double bytes = search::EstimateMemoryBytes(ops, /*with_trace=*/!f.trace.empty());
+  const double bytes = search::EstimateMemoryBytes(ops, /*with_trace=*/false) +
+                       (f.trace.empty() ? 0.0 : ops * search::kStreamedTraceMemoryBytesPerOp);
   if (Status fits = search::CheckMemoryEstimate(bytes, ops, f.max_memory); !fits.ok()) {
     return fits.Prefix(f.model + " " + DescribeParallelOptions(o) + " is too large: it ");
   }
@@ -385,7 +386,9 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
   if (!result.ok()) return ReportError(result.status());
   if (Status finite = CheckFinite(*result, hw); !finite.ok()) return ReportError(finite);
   if (!f.trace.empty()) {
-    Status written = WriteOutputAtomically(f.trace, sim::ChromeTraceJson(*m.entry(), *result, hw));
+    Status written = WriteOutputAtomically(f.trace, [&](std::ostream& out) {
+      sim::WriteChromeTrace(*m.entry(), *result, hw, out);
+    });
     if (!written.ok()) return ReportError(written);
   }
   std::ostringstream text;
@@ -486,7 +489,9 @@ int RunSimulateOn(const SimulateFlags& f) {
   if (!result.ok()) return ReportError(result.status(), *text);
   if (Status finite = CheckFinite(*result, *hw); !finite.ok()) return ReportError(finite);
   if (!f.trace.empty()) {
-    Status written = WriteOutputAtomically(f.trace, sim::ChromeTraceJson(*m.entry(), *result, *hw));
+    Status written = WriteOutputAtomically(f.trace, [&](std::ostream& out) {
+      sim::WriteChromeTrace(*m.entry(), *result, *hw, out);
+    });
     if (!written.ok()) return ReportError(written);
   }
   std::ostringstream out;
