@@ -401,6 +401,36 @@ TEST(ExchangeOrderTest, StagesMeetAtMegatronsCommunicationPoints) {
   }
 }
 
+// Interleaved (P = 2, v = 2, K = 4): a steady forward's output waits for the
+// backward after it (send_forward_backward_recv_forward_backward), so no Send
+// sits between a forward and the backward that follows it on a device, and
+// every device still exchanges every activation and gradient it owns.
+TEST(ExchangeOrderTest, InterleavedStagesExchangeAfterEachBackward) {
+  ASSERT_OK_AND_ASSIGN(Module seq, BuildMlpTraining(Tiny(MlpOptimizer::kSgd)));
+  GridOptions grid;
+  grid.axes = {{"dp", 1}, {"tp", 1}};
+  grid.pp = 2;
+  grid.virtual_stages = 2;
+  grid.microbatches = 4;
+  ASSERT_OK(DistributeGrid(seq, "mlp", grid, MlpRules()));
+  for (int32_t d = 0; d < 2; ++d) {
+    const auto segments = DeviceExchanges(*seq.entry(), DeviceId(d));
+    size_t sends = 0;
+    for (size_t i = 0; i + 1 < segments.size(); ++i) {
+      sends += segments[i].second.size();
+      const bool forward_then_backward =
+          i > 0 && segments[i - 1].first[0] == 'f' && segments[i].first[0] == 'b';
+      if (forward_then_backward) {
+        EXPECT_TRUE(segments[i].second.empty()) << "device " << d << " " << segments[i].first;
+      }
+    }
+    sends += segments.back().second.size();
+    // 4 chunks, 3 boundaries between them, each crossed by K activations
+    // and K gradients; every device takes part in all of them (P = 2).
+    EXPECT_EQ(sends, 3u * 4u * 2u) << "device " << d;
+  }
+}
+
 // MLP 1B at batch 8192 on a DGX-2, pipelines with D x T x P = 16, with and
 // without recomputation and ZeRO: the same
 // iteration time as the emitter (within 0.5 %: the emitter also all-reduces
