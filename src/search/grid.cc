@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "models/model_zoo.h"
 #include "search/megatron_knobs.h"
 #include "support/checked_math.h"
 
@@ -55,18 +56,6 @@ std::vector<VChoice> VChoices(const SearchSpace& s, int64_t layers, int64_t p) {
 }
 
 }  // namespace
-
-int64_t ModelLayers(const ModelSpec& model) {
-  switch (model.family) {
-    case ModelFamily::kMlpTraining:
-      return model.mlp.n_layer;
-    case ModelFamily::kGpt2Inference:
-      return model.gpt.n_layer;
-    case ModelFamily::kTransformerTraining:
-      return model.transformer.num_layers;
-  }
-  return 0;
-}
 
 std::vector<Config> EnumerateConfigs(const Experiment& e) {
   const SearchSpace& s = e.space;
