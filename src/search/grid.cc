@@ -82,7 +82,7 @@ std::vector<Config> EnumerateConfigs(const Experiment& e) {
               c.options.virtual_stages = v.v;
               c.options.microbatches = k.k;
               c.options.schedule = s.schedule[si];
-              SetRecompute(training ? s.recompute[ri] : RecomputeKind::kNone, c.options);
+              c.options.recompute = training ? s.recompute[ri] : RecomputeKind::kNone;
               c.options.zero_stage = training && d > 1 ? s.zero[zi] : 0;
               out.push_back(c);
             }

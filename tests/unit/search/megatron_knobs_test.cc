@@ -41,11 +41,8 @@ TEST(MegatronKnobsTest, RecomputeKindsAndTruthValues) {
   EXPECT_EQ(ParseRecomputeKind("full"), RecomputeKind::kFull);
   EXPECT_EQ(ParseRecomputeKind("selective"), RecomputeKind::kSelective);
   EXPECT_EQ(ParseRecomputeKind("partial"), std::nullopt);
-  for (RecomputeKind k : {RecomputeKind::kNone, RecomputeKind::kFull, RecomputeKind::kSelective}) {
-    ParallelOptions o;
-    SetRecompute(k, o);
-    EXPECT_EQ(RecomputeKindOf(o), k) << RecomputeKindName(k);
-  }
+  for (RecomputeKind k : {RecomputeKind::kNone, RecomputeKind::kFull, RecomputeKind::kSelective})
+    EXPECT_EQ(ParseRecomputeKind(RecomputeKindName(k)), k) << RecomputeKindName(k);
 }
 
 TEST(MegatronKnobsTest, MicroBatchGivesKOrTheReason) {
@@ -133,7 +130,7 @@ TEST(MegatronKnobsTest, EnumeratesVAndMicroBatch) {
   EXPECT_EQ(first.options.microbatches, 4);  // 16 / (1 x 4)
   EXPECT_EQ(first.micro_batch, 4);
   EXPECT_TRUE(first.invalid.empty());
-  EXPECT_EQ(RecomputeKindOf(configs[1].options), RecomputeKind::kSelective);
+  EXPECT_EQ(configs[1].options.recompute, RecomputeKind::kSelective);
   const Config& odd = configs[2];  // micro batch 3
   EXPECT_EQ(odd.micro_batch, 3);
   EXPECT_EQ(odd.options.microbatches, 0);
