@@ -202,6 +202,18 @@ int64_t BatchOf(const ModelSpec& spec) {
   return spec.gpt.batch;
 }
 
+int64_t ModelLayers(const ModelSpec& spec) {
+  switch (spec.family) {
+    case ModelFamily::kMlpTraining:
+      return spec.mlp.n_layer;
+    case ModelFamily::kGpt2Inference:
+      return spec.gpt.n_layer;
+    case ModelFamily::kTransformerTraining:
+      return spec.transformer.num_layers;
+  }
+  return 0;
+}
+
 Status CheckModelSize(const ModelSpec& spec, std::string* culprit) {
   if (spec.family == ModelFamily::kMlpTraining) return CheckMlpSizes(spec.mlp, culprit);
   if (spec.family == ModelFamily::kTransformerTraining) {

@@ -61,6 +61,12 @@ ModelSpec WithBatch(ModelSpec spec, int64_t batch);
 /// The spec's global batch.
 int64_t BatchOf(const ModelSpec& spec);
 
+/// L, the spec's layers: n_layer (MLP, GPT-2) or num_layers (transformer
+/// training), read from the family's options as they are; the spec the search
+/// makes for an imported model only names it (search/experiment.h), so its L
+/// is GptOptions' default, not the file's.
+int64_t ModelLayers(const ModelSpec& spec);
+
 /// CheckMlpSizes or CheckGptSizes of the spec's family: its sizes, at its
 /// batch, are representable. `*culprit` (when not null) names the option blamed.
 Status CheckModelSize(const ModelSpec& spec, std::string* culprit = nullptr);

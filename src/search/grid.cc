@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "models/model_zoo.h"
 #include "search/megatron_knobs.h"
 #include "support/checked_math.h"
 
@@ -56,18 +57,6 @@ std::vector<VChoice> VChoices(const SearchSpace& s, int64_t layers, int64_t p) {
 
 }  // namespace
 
-int64_t ModelLayers(const ModelSpec& model) {
-  switch (model.family) {
-    case ModelFamily::kMlpTraining:
-      return model.mlp.n_layer;
-    case ModelFamily::kGpt2Inference:
-      return model.gpt.n_layer;
-    case ModelFamily::kTransformerTraining:
-      return model.transformer.num_layers;
-  }
-  return 0;
-}
-
 std::vector<Config> EnumerateConfigs(const Experiment& e) {
   const SearchSpace& s = e.space;
   const bool training = e.model.family != ModelFamily::kGpt2Inference;
@@ -93,7 +82,7 @@ std::vector<Config> EnumerateConfigs(const Experiment& e) {
               c.options.virtual_stages = v.v;
               c.options.microbatches = k.k;
               c.options.schedule = s.schedule[si];
-              SetRecompute(training ? s.recompute[ri] : RecomputeKind::kNone, c.options);
+              c.options.recompute = training ? s.recompute[ri] : RecomputeKind::kNone;
               c.options.zero_stage = training && d > 1 ? s.zero[zi] : 0;
               out.push_back(c);
             }

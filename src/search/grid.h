@@ -41,9 +41,6 @@ struct Config {
   ParallelOptions options;
 };
 
-/// L, the model's layers (n_layer, num_layers); 0 for an imported model.
-int64_t ModelLayers(const ModelSpec& model);
-
 std::vector<Config> EnumerateConfigs(const Experiment& e);
 
 }  // namespace distir::search

@@ -26,16 +26,6 @@ std::optional<RecomputeKind> ParseRecomputeKind(std::string_view text) {
   return std::nullopt;
 }
 
-void SetRecompute(RecomputeKind kind, ParallelOptions& o) {
-  o.recompute = kind != RecomputeKind::kNone;
-  o.recompute_selective = kind == RecomputeKind::kSelective;
-}
-
-RecomputeKind RecomputeKindOf(const ParallelOptions& o) {
-  if (!o.recompute) return RecomputeKind::kNone;
-  return o.recompute_selective ? RecomputeKind::kSelective : RecomputeKind::kFull;
-}
-
 StatusOr<int64_t> MicrobatchesOfMicroBatch(int64_t batch, int64_t dp, int64_t micro_batch) {
   const std::optional<int64_t> step = CheckedMul(dp, micro_batch);
   if (!step || batch % *step != 0) {

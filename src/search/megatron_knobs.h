@@ -20,25 +20,13 @@
 
 namespace distir::search {
 
-/// Recomputation of one configuration (space.recompute).
-enum class RecomputeKind {
-  kNone,       ///< keep every activation (`false`, `none`)
-  kFull,       ///< today's `true`: every stage's (transformers: every layer's) forward again
-  kSelective,  ///< the forward ops the model marks `recompute = 1` (Megatron's core attention)
-};
-
-/// "none", "full", "selective".
+/// "none", "full", "selective": the name of a RecomputeKind
+/// (transforms/parallel_options.h) as space.recompute writes it.
 std::string_view RecomputeKindName(RecomputeKind kind);
 
 /// `none` / `full` / `selective`, and the truth values of YAML (true / yes /
 /// on: full; false / no / off: none); nullopt otherwise.
 std::optional<RecomputeKind> ParseRecomputeKind(std::string_view text);
-
-/// Sets `o.recompute` and `o.recompute_selective` to say `kind`.
-void SetRecompute(RecomputeKind kind, ParallelOptions& o);
-
-/// The kind `o` says: kNone without recompute, else kSelective or kFull.
-RecomputeKind RecomputeKindOf(const ParallelOptions& o);
 
 /// K of Megatron's global batch = micro_batch x D x K: batch / (D
 /// micro_batch). InvalidArgument naming the numbers when D micro_batch does

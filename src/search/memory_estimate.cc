@@ -10,7 +10,7 @@ namespace distir::search {
 double EstimateProgramOps(const Function& seq, const ParallelOptions& o, bool one_replica) {
   const double n = static_cast<double>(seq.ops().size());
   double m = 1.25;
-  if (o.recompute) m += 0.5;
+  if (o.recompute != RecomputeKind::kNone) m += 0.5;
   if (o.zero_stage >= 3) m += 0.5;
   const double replicas = one_replica ? 1.0 : static_cast<double>(o.dp);
   const double per_microbatch = m * n + 4.0 * static_cast<double>(o.pp);

@@ -39,8 +39,7 @@ GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern, bool rec
   grid.microbatches = o.microbatches;
   grid.schedule = o.schedule;
   grid.recompute = o.recompute;
-  grid.recompute_layers = o.recompute && recompute_layers && !o.recompute_selective;
-  grid.recompute_selective = o.recompute && o.recompute_selective;
+  grid.recompute_layers = o.recompute == RecomputeKind::kFull && recompute_layers;
   grid.zero_stage = o.zero_stage;
   grid.layer_pattern = std::move(layer_pattern);
   return grid;
@@ -71,9 +70,10 @@ StatusOr<GridOptions> ParseGridSpec(const std::string& text) {
                << "'" << item
                << "' must read recompute, recompute=0, recompute=1, recompute=layer "
                   "or recompute=selective";
-      grid.recompute = value != "0";
+      grid.recompute = value == "0"           ? RecomputeKind::kNone
+                       : value == "selective" ? RecomputeKind::kSelective
+                                              : RecomputeKind::kFull;
       grid.recompute_layers = value == "layer";
-      grid.recompute_selective = value == "selective";
     } else if (key == "zero") {
       if (value.size() != 1 || value[0] < '0' || value[0] > '3')
         return InvalidArgument() << "'" << item << "' must read zero=0, 1, 2 or 3";
@@ -144,20 +144,21 @@ Status Annotate(Module& module, const std::string& function, const GridOptions& 
                              << " is Megatron's interleaved 1F1B: schedule="
                              << ScheduleName(grid.schedule) << " does not interleave";
   DISTIR_RETURN_IF_ERROR(AnnotateMesh(module, function, grid.axes, rules));
-  if (grid.pp > 1 || grid.microbatches > 1 || grid.recompute) {
+  if (grid.pp > 1 || grid.microbatches > 1 || grid.recompute != RecomputeKind::kNone) {
     DISTIR_ASSIGN_OR_RETURN(
         mb_params, SplitMicrobatches(module, function, grid.microbatches, batch, first_only,
                                      /*sum_addends=*/grid.pp > 1));
     DISTIR_RETURN_IF_ERROR(AssignStages(module, function, grid.pp, mb_params, grid.layer_pattern,
                                         grid.virtual_stages));
-    if (grid.recompute) {
+    if (grid.recompute != RecomputeKind::kNone) {
       std::vector<int64_t> layers;
       if (grid.recompute_layers) {
         // The passes above replaced the function: look it up again.
         DISTIR_ASSIGN_OR_RETURN(
             layers, ForwardLayers(*module.Lookup(function), mb_params, grid.layer_pattern));
       }
-      DISTIR_RETURN_IF_ERROR(RecomputeForward(module, function, layers, grid.recompute_selective));
+      DISTIR_RETURN_IF_ERROR(
+          RecomputeForward(module, function, layers, grid.recompute == RecomputeKind::kSelective));
     }
   }
   return ApplyZero(module, function, grid.zero_stage);

@@ -37,13 +37,14 @@ struct GridOptions {
   int64_t virtual_stages = 1;
   int64_t microbatches = 1;  ///< K
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
-  bool recompute = false;  ///< backward tasks recompute their forward values (recompute.h)
-  /// With recompute: every layer's input is a checkpoint (Megatron's full
+  /// Backward tasks recompute their forward values (recompute.h): with kFull
+  /// every forward value they need; with kSelective only those of the forward
+  /// ops marked `recompute = 1` (Megatron's selective recomputation),
+  /// everything else kept.
+  RecomputeKind recompute = RecomputeKind::kNone;
+  /// With kFull: every layer's input is a checkpoint (Megatron's full
   /// recomputation), not only the stage's (the paper's); layers by layer_pattern.
   bool recompute_layers = false;
-  /// With recompute: only the forward ops marked `recompute = 1` are
-  /// recomputed (Megatron's selective recomputation), everything else kept.
-  bool recompute_selective = false;
   int zero_stage = 0;  ///< ZeRO 0..3 over dp (zero.h)
   /// Weights of one layer, for the pipeline stages (stages.h): a regular
   /// expression whose first group names the layer; empty: every weight-reading op.
@@ -58,7 +59,7 @@ GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern = "",
 
 /// Parses "dp=2,tp=4,pp=2,vpp=2,microbatches=8,schedule=gpipe,recompute,zero=1":
 /// pp, vpp (virtual_stages), microbatches, schedule, recompute (alone, or =0 / =1; =layer keeps
-/// every layer's input, recompute_layers; =selective, recompute_selective)
+/// every layer's input, kFull with recompute_layers; =selective, kSelective)
 /// and zero (0..3)
 /// are the grid point's, every other NAME=SIZE a mesh axis.
 StatusOr<GridOptions> ParseGridSpec(const std::string& text);

@@ -196,8 +196,9 @@ StatusOr<backend::TimingResult> RunConfig(const SearchedModel& model, const io::
   o.microbatches = row.microbatches;
   DISTIR_ASSIGN_OR_RETURN(o.schedule, ParseSchedule(row.schedule));
   o.virtual_stages = row.virtual_stages;
-  o.recompute = row.recompute;
-  o.recompute_selective = row.recompute_selective;
+  o.recompute = !row.recompute            ? RecomputeKind::kNone
+                : row.recompute_selective ? RecomputeKind::kSelective
+                                          : RecomputeKind::kFull;
   o.zero_stage = static_cast<int>(row.zero_stage);
   DISTIR_ASSIGN_OR_RETURN(auto dist, DistributedProgramOf(model, row, o));
   const auto& [module, program_name] = dist;

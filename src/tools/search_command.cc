@@ -67,8 +67,8 @@ io::ResultsFile Assemble(const search::Experiment& e, const search::SearchOutcom
     row.pp = c.options.pp;
     row.microbatches = c.options.microbatches;
     row.schedule = std::string(ScheduleName(c.options.schedule));
-    row.recompute = c.options.recompute;
-    row.recompute_selective = c.options.recompute_selective;
+    row.recompute = c.options.recompute != RecomputeKind::kNone;
+    row.recompute_selective = c.options.recompute == RecomputeKind::kSelective;
     row.zero_stage = c.options.zero_stage;
     row.virtual_stages = c.options.virtual_stages;
     row.micro_batch = c.micro_batch;

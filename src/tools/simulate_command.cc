@@ -48,6 +48,7 @@ struct SimulateFlags {
   // --megatron-args: the model read from a Megatron launch line instead.
   std::optional<ModelSpec> megatron;
   std::string schedule = "1f1b";
+  bool recompute = false;  // --recompute: parallel.recompute is kFull
   std::string emit_ir;
   std::string output = "-";  // where the summary or the JSON goes
   ParallelOptions parallel;
@@ -70,7 +71,7 @@ nlohmann::json KnobsJson(const SimulateFlags& f) {
                       {"pp", o.pp},
                       {"microbatches", o.microbatches},
                       {"schedule", std::string(ScheduleName(o.schedule))},
-                      {"recompute", o.recompute},
+                      {"recompute", o.recompute != RecomputeKind::kNone},
                       {"zero_stage", o.zero_stage}};
   if (o.virtual_stages != 1) j["virtual_stages"] = o.virtual_stages;
   if (o.sequence_parallel) j["sequence_parallel"] = true;
@@ -286,8 +287,8 @@ StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwarePro
   DISTIR_RETURN_IF_ERROR(InferTypes(seq));
   const ParallelOptions& o = f.parallel;
   const bool transformer = spec.family == ModelFamily::kTransformerTraining;
-  if (transformer && o.world_size() == 1 && o.microbatches == 1 && !o.recompute &&
-      o.zero_stage == 0) {
+  if (transformer && o.world_size() == 1 && o.microbatches == 1 &&
+      o.recompute == RecomputeKind::kNone && o.zero_stage == 0) {
     return seq;  // the one-device step, simulated as built
   }
   // Device ids are int32: D*T*P past that (or past int64) has no devices.
@@ -442,8 +443,9 @@ std::optional<int> ReadMegatronArgs(const std::string& line, std::optional<int64
   f.parallel.pp = d->pp;
   f.parallel.virtual_stages = d->virtual_stages;
   f.parallel.microbatches = d->microbatches;
-  f.parallel.recompute = d->recompute;
-  f.parallel.recompute_selective = d->recompute_selective;
+  f.parallel.recompute = !d->recompute            ? RecomputeKind::kNone
+                         : d->recompute_selective ? RecomputeKind::kSelective
+                                                  : RecomputeKind::kFull;
   f.parallel.sequence_parallel = d->sequence_parallel;
   f.parallel.zero_stage = d->zero_stage;
   f.megatron = spec;
@@ -546,7 +548,7 @@ int RunSimulate(int argc, char** argv) {
       "pp", po::value(&f.parallel.pp), "pipeline-parallel degree P (default 1)")(
       "microbatches", po::value(&f.parallel.microbatches), "microbatches K (default 1)")(
       "schedule", po::value(&f.schedule), "pipeline schedule: gpipe or 1f1b (default)")(
-      "recompute", po::bool_switch(&f.parallel.recompute), "recompute activations (training)")(
+      "recompute", po::bool_switch(&f.recompute), "recompute activations (training)")(
       "zero", po::value(&f.parallel.zero_stage), "ZeRO stage 1, 2 or 3 (training, D > 1)")(
       "emit-ir", po::value(&f.emit_ir), "write the distributed module's text here")(
       "max-memory", po::value(&max_memory),
@@ -560,15 +562,16 @@ int RunSimulate(int argc, char** argv) {
   const bool model_mode = !f.model.empty() || megatron_mode;
   StatusOr<PipelineSchedule> schedule = ParseSchedule(f.schedule);
   if (schedule.ok()) f.parallel.schedule = *schedule;
+  if (f.recompute) f.parallel.recompute = RecomputeKind::kFull;
   const bool model_flags = vm.count("dp") || vm.count("tp") || vm.count("pp") ||
-                           vm.count("microbatches") || vm.count("schedule") ||
-                           f.parallel.recompute || vm.count("zero") || vm.count("emit-ir");
+                           vm.count("microbatches") || vm.count("schedule") || f.recompute ||
+                           vm.count("zero") || vm.count("emit-ir");
   const char* missing =
       megatron_mode && !f.model.empty() ? "give either --model or --megatron-args, not both"
       : megatron_mode && vm.count("batch")
           ? "--batch does not apply to --megatron-args (give --micro-batch-size in the line)"
       : megatron_mode && (vm.count("dp") || vm.count("tp") || vm.count("pp") ||
-                          vm.count("microbatches") || f.parallel.recompute || vm.count("zero"))
+                          vm.count("microbatches") || f.recompute || vm.count("zero"))
           ? "the launch line gives the distribution: "
             "--dp/--tp/--pp/--microbatches/--recompute/--zero do not apply to --megatron-args"
       : vm.count("world-size") && !megatron_mode  ? "--world-size needs --megatron-args"

@@ -32,7 +32,8 @@ std::string DescribeParallelOptions(const ParallelOptions& o) {
                     std::string(ScheduleName(o.schedule));
   if (o.virtual_stages != 1) out += " vpp=" + std::to_string(o.virtual_stages);
   if (o.sequence_parallel) out += " sp";
-  if (o.recompute) out += o.recompute_selective ? " recompute=selective" : " recompute";
+  if (o.recompute == RecomputeKind::kFull) out += " recompute";
+  if (o.recompute == RecomputeKind::kSelective) out += " recompute=selective";
   if (o.zero_stage != 0) out += " zero=" + std::to_string(o.zero_stage);
   return out;
 }

@@ -30,6 +30,19 @@ std::string_view ScheduleName(PipelineSchedule schedule);
 /// Parses "gpipe" / "1f1b" (case-insensitive); InvalidArgument listing both otherwise.
 StatusOr<PipelineSchedule> ParseSchedule(std::string_view text);
 
+/// Which activations a training step recomputes in its backward tasks. The
+/// search's space.recompute (search/megatron_knobs.h has its text forms) and
+/// the sharding path's GridOptions (sharding/grid.h) say it with this too.
+enum class RecomputeKind {
+  kNone,  ///< keep every activation
+  /// Each stage recomputes its forward (the paper's); on the sharding path the
+  /// transformer-training models recompute every layer's (Megatron's full).
+  kFull,
+  /// Only the forward ops the model marks `recompute = 1` (Megatron's selective
+  /// recomputation of core attention); the sharding path only.
+  kSelective,
+};
+
 struct ParallelOptions {
   int64_t dp = 1;  ///< D: data-parallel replicas; >= 1
   int64_t tp = 1;  ///< T: tensor-parallel shards per stage; >= 1
@@ -39,10 +52,8 @@ struct ParallelOptions {
   int64_t virtual_stages = 1;
   int64_t microbatches = 1;  ///< K: microbatches per replica; batch / (D K) >= 1 and integral
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
-  bool recompute = false;  ///< training: each stage recomputes its forward in its backward task
-  /// With recompute, on the sharding path: only the ops the model marks
-  /// `recompute = 1` (Megatron's selective recomputation of core attention).
-  bool recompute_selective = false;
+  /// Training: what each backward task recomputes of its forward first.
+  RecomputeKind recompute = RecomputeKind::kNone;
   /// Megatron's sequence parallelism over tp (the model's rules,
   /// models/transformer_sharding.h); transformer models on the sharding path only.
   bool sequence_parallel = false;
@@ -53,7 +64,8 @@ struct ParallelOptions {
   int64_t world_size() const { return dp * tp * pp; }
 };
 
-/// "D=2 T=4 P=2 K=8 1f1b" plus " vpp=2" / " recompute" / " zero=2" when set.
+/// "D=2 T=4 P=2 K=8 1f1b" plus " vpp=2" / " sp" / " recompute" (or
+/// " recompute=selective") / " zero=2" when set.
 std::string DescribeParallelOptions(const ParallelOptions& options);
 
 }  // namespace distir

@@ -57,7 +57,7 @@ Status Validate(const Function& seq, const ModelLayout& layout, const ParallelOp
   if (o.zero_stage < 0 || o.zero_stage > 3) {
     return InvalidArgument() << "ZeRO stage " << o.zero_stage << " is not 0, 1, 2 or 3";
   }
-  if (!layout.training && (o.recompute || o.zero_stage != 0)) {
+  if (!layout.training && (o.recompute != RecomputeKind::kNone || o.zero_stage != 0)) {
     return InvalidArgument() << "recomputation and ZeRO apply to training; @" << seq.name()
                              << " is an inference model";
   }
@@ -482,8 +482,9 @@ void ProgramEmitter::EmitOp(const Op& op, int64_t s, int64_t m, Target target) {
   GatherShardedWeights(op);
   const auto& local_shape = local_shape_[static_cast<size_t>(op.id())];
   const std::string& gelu = layout_.ops[static_cast<size_t>(op.id())].gelu;
-  const bool use_rc = target == Target::kRecompute || (o_.recompute && target == Target::kLocal &&
-                                                       layout_.ops[static_cast<size_t>(op.id())].phase == OpPhase::kBackward);
+  const bool use_rc = target == Target::kRecompute ||
+                      (o_.recompute != RecomputeKind::kNone && target == Target::kLocal &&
+                       layout_.ops[static_cast<size_t>(op.id())].phase == OpPhase::kBackward);
   const bool has_device = op.FindAttr("device") != nullptr;
   const bool mse = op.kind() == OpKind::kMSELoss || op.kind() == OpKind::kMSELossGrad;
   std::vector<std::string> names(static_cast<size_t>(op.num_results()));
@@ -562,7 +563,7 @@ void ProgramEmitter::Accumulate(int vid, int64_t m) {
 
 void ProgramEmitter::EmitTask(const PipelineTask& task) {
   const auto s = static_cast<size_t>(task.stage);
-  if (task.backward && o_.recompute) {
+  if (task.backward && o_.recompute != RecomputeKind::kNone) {
     for (int id : rc_ops_[s]) EmitOp(*seq_.ops()[static_cast<size_t>(id)], task.stage, task.microbatch, Target::kRecompute);
   }
   const auto& ops = task.backward ? bwd_ops_[s] : fwd_ops_[s];

@@ -64,7 +64,7 @@ struct Case {
     o.pp = pp;
     o.microbatches = k;
     o.schedule = schedule;
-    o.recompute = recompute;
+    o.recompute = recompute ? RecomputeKind::kFull : RecomputeKind::kNone;
     o.zero_stage = zero;
     return o;
   }

@@ -176,6 +176,15 @@ TEST(ModelZooTest, WithBatchSetsTheGlobalBatch) {
   EXPECT_EQ(BatchOf(WithBatch(mlp, 8192)), 8192);
 }
 
+TEST(ModelZooTest, ModelLayersReadsTheFamilysLayerCount) {
+  ASSERT_OK_AND_ASSIGN(ModelSpec mlp, LookupModel("mlp-1b"));
+  EXPECT_EQ(ModelLayers(mlp), 16);  // n_layer
+  ASSERT_OK_AND_ASSIGN(ModelSpec gpt, LookupModel("gpt2-tiny"));
+  EXPECT_EQ(ModelLayers(gpt), 8);  // n_layer
+  ASSERT_OK_AND_ASSIGN(ModelSpec gpt3, LookupModel("gpt3-175b"));
+  EXPECT_EQ(ModelLayers(gpt3), 96);  // num_layers
+}
+
 TEST(ModelZooTest, AdamStateIsNotCountedAsWeights) {
   ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel("mlp-tiny"));
   spec.mlp.optimizer = MlpOptimizer::kAdam;

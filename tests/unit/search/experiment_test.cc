@@ -10,12 +10,14 @@
 #include "interp/infer_types.h"
 #include "models/model_zoo.h"
 #include "search/grid.h"
+#include "testing/experiment_error.h"
 #include "testing/test_util.h"
 #include "transforms/parallelize.h"
 
 namespace distir::search {
 namespace {
 
+using ::distir::testing::ExperimentErrorOf;
 using ::distir::testing::SourcePath;
 
 // Paths of every shipped experiment file, sorted.
@@ -48,16 +50,6 @@ int64_t CountValid(const Experiment& e, const std::vector<Config>& configs) {
     valid += CheckParallelOptions(*it->second.entry(), o).ok() ? 1 : 0;
   }
   return valid;
-}
-
-// The error ParseExperiment gives for `text`, as "file:line:col: error: message".
-std::string ErrorOf(const std::string& text) {
-  StatusOr<Experiment> e = ParseExperiment(text, SourcePath("configs/experiments/t.yaml"));
-  if (e.ok()) return "ok";
-  std::string s = e.status().ToString();
-  const std::string prefix = SourcePath("configs/experiments/");
-  if (s.rfind(prefix, 0) == 0) s.erase(0, prefix.size());
-  return s;
 }
 
 // A valid experiment; tests replace one line.
@@ -187,77 +179,81 @@ TEST(ExperimentTest, MemoryLimitUnitsAndInlineHardware) {
 }
 
 TEST(ExperimentTest, UnknownKeyNamesItsPosition) {
-  EXPECT_EQ(ErrorOf(Replace(kBase, "world_size: 8\n", "world_size: 8\nworld: 8\n")),
+  EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "world_size: 8\n", "world_size: 8\nworld: 8\n")),
             "t.yaml:5:1: error: unknown key 'world' in experiment; expected one of: name, model, "
             "hardware, world_size, space, constraints, memory_limit, traces, output, sharding, "
             "mesh, layers");
-  EXPECT_EQ(ErrorOf(Replace(kBase, "  pp: all\n", "  pp: all\n  sched: [1f1b]\n")),
+  EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "  pp: all\n", "  pp: all\n  sched: [1f1b]\n")),
             "t.yaml:10:3: error: unknown key 'sched' in space; expected one of: batch, dp, tp, pp, "
             "microbatches, micro_batch, virtual_stages, num_layers_per_virtual_pipeline_stage, "
             "schedule, recompute, zero");
 }
 
 TEST(ExperimentTest, WrongTypeNamesTheValue) {
-  EXPECT_EQ(ErrorOf(Replace(kBase, "world_size: 8\n", "world_size: eight\n")),
+  EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "world_size: 8\n", "world_size: eight\n")),
             "t.yaml:4:13: error: world_size must be an integer, got 'eight'");
-  EXPECT_EQ(ErrorOf(Replace(kBase, "  dp: all\n", "  dp: [1, two]\n")),
+  EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "  dp: all\n", "  dp: [1, two]\n")),
             "t.yaml:7:11: error: space.dp must be an integer, got 'two'");
-  EXPECT_EQ(ErrorOf(Replace(kBase, "  batch: [32, 64]\n", "  batch: [32, 0]\n")),
+  EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "  batch: [32, 64]\n", "  batch: [32, 0]\n")),
             "t.yaml:6:15: error: space.batch must be >= 1, got 0");
 }
 
 TEST(ExperimentTest, Pow2OutOfRange) {
-  EXPECT_EQ(ErrorOf(Replace(kBase, "  batch: [32, 64]\n", "  batch: {pow2: [7, 41]}\n")),
+  EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "  batch: [32, 64]\n", "  batch: {pow2: [7, 41]}\n")),
             "t.yaml:6:17: error: space.batch.pow2 must satisfy 0 <= lowest <= highest <= 40, got "
             "[7, 41]");
-  EXPECT_EQ(ErrorOf(Replace(kBase, "  batch: [32, 64]\n", "  batch: {pow2: [5, 3]}\n")),
+  EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "  batch: [32, 64]\n", "  batch: {pow2: [5, 3]}\n")),
             "t.yaml:6:17: error: space.batch.pow2 must satisfy 0 <= lowest <= highest <= 40, got "
             "[5, 3]");
 }
 
 TEST(ExperimentTest, DegreeAboveWorldSize) {
-  EXPECT_EQ(ErrorOf(Replace(kBase, "  dp: all\n", "  dp: [1, 16]\n")),
+  EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "  dp: all\n", "  dp: [1, 16]\n")),
             "t.yaml:7:7: error: space.dp value 16 exceeds world_size 8");
 }
 
 TEST(ExperimentTest, MissingKey) {
-  EXPECT_EQ(ErrorOf(Replace(kBase, "world_size: 8\n", "")),
+  EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "world_size: 8\n", "")),
             "t.yaml:1:1: error: experiment is missing required key 'world_size'");
-  EXPECT_EQ(ErrorOf(Replace(kBase, "  pp: all\n", "")),
+  EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "  pp: all\n", "")),
             "t.yaml:6:3: error: space is missing required key 'pp' (or give the mesh shapes with "
             "mesh:)");
 }
 
 TEST(ExperimentTest, MalformedYaml) {
-  const std::string error = ErrorOf(Replace(kBase, "  dp: all\n", "  dp: [1, 2\n"));
+  const std::string error = ExperimentErrorOf(Replace(kBase, "  dp: all\n", "  dp: [1, 2\n"));
   EXPECT_EQ(error.rfind("t.yaml:", 0), 0u) << error;
   EXPECT_NE(error.find(": error: malformed YAML: "), std::string::npos) << error;
 }
 
 TEST(ExperimentTest, OtherRules) {
-  EXPECT_EQ(ErrorOf(Replace(kBase, "world_size: 8\n", "world_size: 32\n")),
+  EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "world_size: 8\n", "world_size: 32\n")),
             "t.yaml:4:13: error: world_size 32 exceeds the 16 devices of dgx2-v100");
-  EXPECT_EQ(ErrorOf(Replace(kBase, "constraints: {world: equal}\n", "memory_limit: 32\n")), "ok");
-  EXPECT_EQ(ErrorOf(Replace(kBase, "constraints: {world: equal}\n", "memory_limit: 32 GiBs\n")),
-            "t.yaml:11:15: error: memory_limit must be a positive size with a unit (B, kB, MB, GB, "
-            "TB, KiB, MiB, GiB, TiB), got '32 GiBs'");
   EXPECT_EQ(
-      ErrorOf(Replace(kBase, "constraints: {world: equal}\n", "constraints: {world: exact}\n")),
-      "t.yaml:11:22: error: constraints.world must be equal or at_most");
-  EXPECT_EQ(ErrorOf(Replace(kBase, "model: mlp-tiny\n", "model: gpt2-tiny\n") + "traces: -1\n"),
-            "t.yaml:12:9: error: traces must be >= 0");
-  EXPECT_EQ(ErrorOf(Replace(Replace(kBase, "model: mlp-tiny\n", "model: gpt2-tiny\n"),
-                            "  pp: all\n", "  pp: all\n  recompute: [false, true]\n")),
+      ExperimentErrorOf(Replace(kBase, "constraints: {world: equal}\n", "memory_limit: 32\n")),
+      "ok");
+  EXPECT_EQ(
+      ExperimentErrorOf(Replace(kBase, "constraints: {world: equal}\n", "memory_limit: 32 GiBs\n")),
+      "t.yaml:11:15: error: memory_limit must be a positive size with a unit (B, kB, MB, GB, "
+      "TB, KiB, MiB, GiB, TiB), got '32 GiBs'");
+  EXPECT_EQ(ExperimentErrorOf(
+                Replace(kBase, "constraints: {world: equal}\n", "constraints: {world: exact}\n")),
+            "t.yaml:11:22: error: constraints.world must be equal or at_most");
+  EXPECT_EQ(
+      ExperimentErrorOf(Replace(kBase, "model: mlp-tiny\n", "model: gpt2-tiny\n") + "traces: -1\n"),
+      "t.yaml:12:9: error: traces must be >= 0");
+  EXPECT_EQ(ExperimentErrorOf(Replace(Replace(kBase, "model: mlp-tiny\n", "model: gpt2-tiny\n"),
+                                      "  pp: all\n", "  pp: all\n  recompute: [false, true]\n")),
             "t.yaml:10:14: error: space.recompute: recomputation applies to training; gpt2-tiny "
             "is an inference model");
-  EXPECT_EQ(ErrorOf(Replace(kBase, "  pp: all\n", "  pp: all\n  zero: [0, 4]\n")),
+  EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "  pp: all\n", "  pp: all\n  zero: [0, 4]\n")),
             "t.yaml:10:13: error: space.zero must be 0, 1, 2 or 3");
 }
 
 // Issue 20: sizes past 64 bits are errors at the key, never wrapped values.
 TEST(ExperimentTest, MemoryLimitBeyond64BitsIsAnError) {
   auto limit = [](const std::string& value) {
-    return ErrorOf(
+    return ExperimentErrorOf(
         Replace(kBase, "constraints: {world: equal}\n", "memory_limit: " + value + "\n"));
   };
   // Both used to be stored as INT64_MIN: "0 fit in memory".
@@ -290,7 +286,7 @@ TEST(ExperimentTest, MemoryLimitBeyond64BitsIsAnError) {
 
 TEST(ExperimentTest, ModelSizesBeyondTheLimitNameTheKey) {
   auto model = [](const std::string& line) {
-    return ErrorOf(Replace(kBase, "model: mlp-tiny\n", line + "\n"));
+    return ExperimentErrorOf(Replace(kBase, "model: mlp-tiny\n", line + "\n"));
   };
   // Status ok with a bogus peak before: every d x d weight wrapped.
   EXPECT_EQ(model("model: {name: mlp-tiny, d_model: 4294967296}"),
@@ -315,12 +311,14 @@ TEST(ExperimentTest, ModelSizesBeyondTheLimitNameTheKey) {
             "would take more than 1 EiB (2^60 bytes) in all, the most the simulator accepts (most "
             "of it: a d_model x d_model weight of f32, and others like it)");
   // The smallest batch decides; its key is space.batch.
-  EXPECT_EQ(ErrorOf(Replace(kBase, "  batch: [32, 64]\n", "  batch: [4611686018427387904]\n")),
-            "t.yaml:6:10: error: mlp option batch 4611686018427387904 is too large: a batch x "
-            "d_model activation of f32 would take more than 1 EiB (2^60 bytes), the most the "
-            "simulator accepts");
+  EXPECT_EQ(
+      ExperimentErrorOf(Replace(kBase, "  batch: [32, 64]\n", "  batch: [4611686018427387904]\n")),
+      "t.yaml:6:10: error: mlp option batch 4611686018427387904 is too large: a batch x "
+      "d_model activation of f32 would take more than 1 EiB (2^60 bytes), the most the "
+      "simulator accepts");
   // A larger batch that is too large only makes its configurations invalid (Evaluator).
-  EXPECT_EQ(ErrorOf(Replace(kBase, "  batch: [32, 64]\n", "  batch: [32, 4611686018427387904]\n")),
+  EXPECT_EQ(ExperimentErrorOf(
+                Replace(kBase, "  batch: [32, 64]\n", "  batch: [32, 4611686018427387904]\n")),
             "ok");
 }
 
@@ -328,7 +326,7 @@ TEST(ExperimentTest, ModelSizesBeyondTheLimitNameTheKey) {
 // configuration invalid ("0 of 28 fit in memory"); they are errors at the option.
 TEST(ExperimentTest, ModelOptionsTheBuilderRefusesAreErrorsAtTheOption) {
   auto model = [](const std::string& line) {
-    return ErrorOf(Replace(kBase, "model: mlp-tiny\n", line + "\n"));
+    return ExperimentErrorOf(Replace(kBase, "model: mlp-tiny\n", line + "\n"));
   };
   EXPECT_EQ(model("model: {name: gpt2-tiny, n_head: 3}"),
             "t.yaml:2:34: error: gpt2 option n_head must divide d_model, got d_model 32 and "
@@ -347,10 +345,11 @@ TEST(ExperimentTest, ModelOptionsTheBuilderRefusesAreErrorsAtTheOption) {
 }
 
 TEST(ExperimentTest, EmptySpaceNamesTheKeysAndTheProducts) {
-  EXPECT_EQ(ErrorOf(Replace(kBase, "  dp: all\n", "  dp: [2]\n")), "ok");  // 2 x 4 x 1 = 8
-  EXPECT_EQ(ErrorOf(Replace(Replace(Replace(kBase, "  dp: all\n", "  dp: [2]\n"), "  tp: all\n",
-                                    "  tp: [1, 2]\n"),
-                            "  pp: all\n", "  pp: 1\n")),
+  EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "  dp: all\n", "  dp: [2]\n")),
+            "ok");  // 2 x 4 x 1 = 8
+  EXPECT_EQ(ExperimentErrorOf(Replace(Replace(Replace(kBase, "  dp: all\n", "  dp: [2]\n"),
+                                              "  tp: all\n", "  tp: [1, 2]\n"),
+                                      "  pp: all\n", "  pp: 1\n")),
             "t.yaml:6:3: error: the search space has no configuration: no D*T*P of space.dp [2], "
             "space.tp [1, 2] and space.pp [1] equals world_size 8 (constraints.world: equal); "
             "the products are 2, 4");
@@ -387,17 +386,17 @@ TEST(ExperimentTest, InlineProfileErrorsPointAtTheValue) {
       "  nodes: {devices_per_node: 8, num_nodes: 1}\n"
       "  intra_node: {name: a, bandwidth: 1 GB/s, latency: 1 us}\n"
       "  collectives: {allreduce: ring, launch_overhead: 1 us}\n";
-  EXPECT_EQ(ErrorOf(Replace(kBase, "hardware: ../hardware/dgx2-v100.yaml\n", hardware)),
+  EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "hardware: ../hardware/dgx2-v100.yaml\n", hardware)),
             "t.yaml:9:21: error: inline hardware profile: device.dram_bandwidth must be positive, "
             "got '-1 TB/s'");
 }
 
 TEST(ExperimentTest, AMissingProfileNamesThePathsTried) {
-  EXPECT_EQ(
-      ErrorOf(Replace(kBase, "hardware: ../hardware/dgx2-v100.yaml\n", "hardware: nothere.yaml\n")),
-      "t.yaml:3:11: error: hardware profile 'nothere.yaml' not found: tried '" +
-          SourcePath("configs/experiments/nothere.yaml") +
-          "' (beside the experiment) and 'nothere.yaml' (from the current directory)");
+  EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "hardware: ../hardware/dgx2-v100.yaml\n",
+                                      "hardware: nothere.yaml\n")),
+            "t.yaml:3:11: error: hardware profile 'nothere.yaml' not found: tried '" +
+                SourcePath("configs/experiments/nothere.yaml") +
+                "' (beside the experiment) and 'nothere.yaml' (from the current directory)");
 }
 
 // An inline profile with any number of nodes: world_size is bounded by device ids alone.
@@ -417,7 +416,7 @@ std::string ScaleOut(const std::string& world_size, const std::string& dp) {
 }
 
 TEST(ExperimentTest, WorldSizeIsBoundedByDeviceIdsAndAllStopsInRange) {
-  EXPECT_EQ(ErrorOf(ScaleOut("9223372036854775807", "[1]")),
+  EXPECT_EQ(ExperimentErrorOf(ScaleOut("9223372036854775807", "[1]")),
             "t.yaml:4:13: error: world_size 9223372036854775807 is too large: device ids are "
             "32-bit, so at most 2147483647 devices");
   // `all` doubled past INT64_MAX before (and then looped on 0).

@@ -7,11 +7,13 @@
 
 #include "search/experiment.h"
 #include "search/grid.h"
+#include "testing/experiment_error.h"
 #include "testing/test_util.h"
 
 namespace distir::search {
 namespace {
 
+using ::distir::testing::ExperimentErrorOf;
 using ::distir::testing::SourcePath;
 
 // gpt-tiny (8 layers) on 2 devices through the sharding path; tests add
@@ -32,16 +34,6 @@ StatusOr<Experiment> ParseTiny(const std::string& extra) {
   return ParseExperiment(kMegatronTiny + extra, SourcePath("configs/experiments/t.yaml"));
 }
 
-// "t.yaml:L:C: error: ..." for `extra`, or "ok".
-std::string TinyErrorOf(const std::string& text) {
-  StatusOr<Experiment> e = ParseExperiment(text, SourcePath("configs/experiments/t.yaml"));
-  if (e.ok()) return "ok";
-  std::string s = e.status().ToString();
-  const std::string prefix = SourcePath("configs/experiments/");
-  if (s.rfind(prefix, 0) == 0) s.erase(0, prefix.size());
-  return s;
-}
-
 TEST(MegatronKnobsTest, RecomputeKindsAndTruthValues) {
   EXPECT_EQ(ParseRecomputeKind("none"), RecomputeKind::kNone);
   EXPECT_EQ(ParseRecomputeKind("false"), RecomputeKind::kNone);
@@ -49,11 +41,8 @@ TEST(MegatronKnobsTest, RecomputeKindsAndTruthValues) {
   EXPECT_EQ(ParseRecomputeKind("full"), RecomputeKind::kFull);
   EXPECT_EQ(ParseRecomputeKind("selective"), RecomputeKind::kSelective);
   EXPECT_EQ(ParseRecomputeKind("partial"), std::nullopt);
-  for (RecomputeKind k : {RecomputeKind::kNone, RecomputeKind::kFull, RecomputeKind::kSelective}) {
-    ParallelOptions o;
-    SetRecompute(k, o);
-    EXPECT_EQ(RecomputeKindOf(o), k) << RecomputeKindName(k);
-  }
+  for (RecomputeKind k : {RecomputeKind::kNone, RecomputeKind::kFull, RecomputeKind::kSelective})
+    EXPECT_EQ(ParseRecomputeKind(RecomputeKindName(k)), k) << RecomputeKindName(k);
 }
 
 TEST(MegatronKnobsTest, MicroBatchGivesKOrTheReason) {
@@ -94,17 +83,17 @@ TEST(MegatronKnobsTest, ParsesTheKeys) {
 }
 
 TEST(MegatronKnobsTest, ErrorsAreLocated) {
-  EXPECT_EQ(TinyErrorOf(std::string(kMegatronTiny) + "  microbatches: 2\n  micro_batch: 2\n"),
+  EXPECT_EQ(ExperimentErrorOf(std::string(kMegatronTiny) + "  microbatches: 2\n  micro_batch: 2\n"),
             "t.yaml:12:16: error: space.micro_batch and space.microbatches both give K; keep one");
-  EXPECT_EQ(TinyErrorOf(std::string(kMegatronTiny) +
-                        "  virtual_stages: 2\n  num_layers_per_virtual_pipeline_stage: 2\n"),
+  EXPECT_EQ(ExperimentErrorOf(std::string(kMegatronTiny) +
+                              "  virtual_stages: 2\n  num_layers_per_virtual_pipeline_stage: 2\n"),
             "t.yaml:12:42: error: space.num_layers_per_virtual_pipeline_stage and "
             "space.virtual_stages both give v; keep one");
-  EXPECT_EQ(TinyErrorOf(std::string(kMegatronTiny) + "  recompute: [none, partial]\n"),
+  EXPECT_EQ(ExperimentErrorOf(std::string(kMegatronTiny) + "  recompute: [none, partial]\n"),
             "t.yaml:11:21: error: space.recompute must be none, full, selective, true or false");
-  EXPECT_EQ(TinyErrorOf(std::string(kMegatronTiny) + "  recompute: [full, true]\n"),
+  EXPECT_EQ(ExperimentErrorOf(std::string(kMegatronTiny) + "  recompute: [full, true]\n"),
             "t.yaml:11:21: error: space.recompute lists full twice");
-  EXPECT_EQ(TinyErrorOf(std::string(kMegatronTiny) + "  micro_batch: [2, 0]\n"),
+  EXPECT_EQ(ExperimentErrorOf(std::string(kMegatronTiny) + "  micro_batch: [2, 0]\n"),
             "t.yaml:11:20: error: space.micro_batch must be >= 1, got 0");
 }
 
@@ -112,7 +101,7 @@ TEST(MegatronKnobsTest, SelectiveNeedsAModelWithMarks) {
   const std::string mlp =
       "name: t\nmodel: mlp-tiny\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 2\n"
       "space:\n  batch: 16\n  dp: 2\n  tp: 1\n  pp: 1\n  recompute: [full, selective]\n";
-  EXPECT_EQ(TinyErrorOf(mlp),
+  EXPECT_EQ(ExperimentErrorOf(mlp),
             "t.yaml:10:21: error: space.recompute: selective recomputes the ops a model marks "
             "(Megatron's core attention); only the transformer-training models (gpt-tiny, "
             "gpt3-*, ...) mark them, mlp-tiny does not");
@@ -122,7 +111,7 @@ TEST(MegatronKnobsTest, InterleavingNeedsTheShardingPath) {
   const std::string mlp =
       "name: t\nmodel: mlp-tiny\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 2\n"
       "space:\n  batch: 16\n  dp: 1\n  tp: 1\n  pp: 2\n  virtual_stages: [1, 2]\n";
-  EXPECT_EQ(TinyErrorOf(mlp),
+  EXPECT_EQ(ExperimentErrorOf(mlp),
             "t.yaml:10:19: error: space.virtual_stages: interleaved pipeline chunks are built by "
             "the sharding path only: add 'sharding: model' (or rules)");
 }
@@ -141,7 +130,7 @@ TEST(MegatronKnobsTest, EnumeratesVAndMicroBatch) {
   EXPECT_EQ(first.options.microbatches, 4);  // 16 / (1 x 4)
   EXPECT_EQ(first.micro_batch, 4);
   EXPECT_TRUE(first.invalid.empty());
-  EXPECT_EQ(RecomputeKindOf(configs[1].options), RecomputeKind::kSelective);
+  EXPECT_EQ(configs[1].options.recompute, RecomputeKind::kSelective);
   const Config& odd = configs[2];  // micro batch 3
   EXPECT_EQ(odd.micro_batch, 3);
   EXPECT_EQ(odd.options.microbatches, 0);

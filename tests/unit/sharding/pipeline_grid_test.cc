@@ -240,7 +240,7 @@ TEST_P(PipelineGridTest, ScheduledPartitionComputesTheGlobalView) {
   grid.pp = g.pp;
   grid.microbatches = g.k;
   grid.schedule = g.schedule;
-  grid.recompute = g.recompute;
+  grid.recompute = g.recompute ? RecomputeKind::kFull : RecomputeKind::kNone;
   grid.zero_stage = g.zero;
   grid.virtual_stages = g.vpp;
   ASSERT_OK(AnnotateGrid(m, "mlp", grid, MlpRules()));
@@ -465,7 +465,7 @@ TEST(PipelineGridSimulationTest, MatchesThePerModelEmitterOnMlp1b) {
     po.tp = p.tp;
     po.pp = p.pp;
     po.microbatches = p.k;
-    po.recompute = p.recompute;
+    po.recompute = p.recompute ? RecomputeKind::kFull : RecomputeKind::kNone;
     po.zero_stage = p.zero;
     ASSERT_OK_AND_ASSIGN(DistributedProgram old, Parallelize(*seq.entry(), po));
     ASSERT_OK_AND_ASSIGN(sim::SimulationResult a, sim::Simulate(old.module, old.program(), hw));
@@ -485,6 +485,35 @@ TEST(PipelineGridSimulationTest, MatchesThePerModelEmitterOnMlp1b) {
   }
 }
 
+// Each text form of recomputation, and each kind of ParallelOptions, is one
+// GridOptions; recompute_layers only qualifies full recomputation.
+TEST(GridSpecTest, RecomputeFormsSayTheKind) {
+  struct Form {
+    const char* spec;
+    RecomputeKind kind;
+    bool layers;
+  };
+  for (const Form& f : {Form{"dp=2", RecomputeKind::kNone, false},
+                        Form{"dp=2,recompute", RecomputeKind::kFull, false},
+                        Form{"dp=2,recompute=1", RecomputeKind::kFull, false},
+                        Form{"dp=2,recompute=0", RecomputeKind::kNone, false},
+                        Form{"dp=2,recompute=layer", RecomputeKind::kFull, true},
+                        Form{"dp=2,recompute=selective", RecomputeKind::kSelective, false}}) {
+    ASSERT_OK_AND_ASSIGN(GridOptions grid, ParseGridSpec(f.spec));
+    EXPECT_EQ(grid.recompute, f.kind) << f.spec;
+    EXPECT_EQ(grid.recompute_layers, f.layers) << f.spec;
+  }
+  EXPECT_THAT(ParseGridSpec("dp=2,recompute=full"),
+              StatusIs(StatusCode::kInvalidArgument, "must read recompute, recompute=0"));
+  ParallelOptions o;
+  for (RecomputeKind k : {RecomputeKind::kNone, RecomputeKind::kFull, RecomputeKind::kSelective}) {
+    o.recompute = k;
+    EXPECT_EQ(GridOf(o, "", true).recompute, k);
+    EXPECT_EQ(GridOf(o, "", true).recompute_layers, k == RecomputeKind::kFull);
+    EXPECT_FALSE(GridOf(o, "", false).recompute_layers);
+  }
+}
+
 // Megatron's full recomputation keeps every block's input (recompute=layer):
 // on one stage of gpt3-1.3b-shaped blocks the backward then holds one
 // block's activations at a time instead of the whole stage's, so the
@@ -501,7 +530,7 @@ TEST(RecomputeLayersTest, BlockInputsAreKeptAndTheActivationPeakDrops) {
   ParallelOptions po;
   po.dp = 2;
   po.microbatches = 2;
-  po.recompute = true;
+  po.recompute = RecomputeKind::kFull;
   sim::SimulateOptions so;
   so.record_trace = false;
   so.record_memory_timeline = false;

@@ -53,7 +53,7 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
   std::string name = (c.model == "mlp-tiny" ? "" : "gpt2_") + std::string("D") + std::to_string(c.dp) + "T" + std::to_string(c.tp) + "P" +
                      std::to_string(c.grid.pp) + "K" + std::to_string(c.grid.microbatches) + "_" +
                      std::string(ScheduleName(c.grid.schedule));
-  if (c.grid.recompute) name += "_recompute";
+  if (c.grid.recompute != RecomputeKind::kNone) name += "_recompute";
   if (c.grid.zero_stage) name += "_zero" + std::to_string(c.grid.zero_stage);
   return name;
 }
@@ -89,7 +89,7 @@ std::vector<Case> Cases(const std::string& model) {
                 c.grid.pp = p;
                 c.grid.microbatches = k;
                 c.grid.schedule = schedule;
-                c.grid.recompute = recompute;
+                c.grid.recompute = recompute ? RecomputeKind::kFull : RecomputeKind::kNone;
                 c.grid.zero_stage = zero;
                 if (!training) c.grid.layer_pattern = kGptLayerPattern;
                 cases.push_back(c);

@@ -33,7 +33,7 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
   std::string name = info.param.model + "_D" + std::to_string(o.dp) + "T" + std::to_string(o.tp) +
                      "P" + std::to_string(o.pp) + "K" + std::to_string(o.microbatches) + "_" +
                      std::string(ScheduleName(o.schedule));
-  if (o.recompute) name += "_recompute";
+  if (o.recompute != RecomputeKind::kNone) name += "_recompute";
   if (o.zero_stage) name += "_zero" + std::to_string(o.zero_stage);
   for (char& c : name) {
     if (c == '-') c = '_';
@@ -77,7 +77,7 @@ std::vector<Case> Cases(const std::string& model, bool training) {
                 o.pp = p;
                 o.microbatches = k;
                 o.schedule = schedule;
-                o.recompute = recompute;
+                o.recompute = recompute ? RecomputeKind::kFull : RecomputeKind::kNone;
                 o.zero_stage = zero;
                 cases.push_back({model, o});
               }

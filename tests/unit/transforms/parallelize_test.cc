@@ -173,7 +173,7 @@ TEST(ParallelizeMemoryTest, RecomputationLowersPeakMemory) {
   mlp.batch = 1024;
   ParallelOptions o = Options(1, 1, 2, 8);
   const int64_t plain = PeakMemory(mlp, o);
-  o.recompute = true;
+  o.recompute = RecomputeKind::kFull;
   const int64_t recomputed = PeakMemory(mlp, o);
   EXPECT_LT(recomputed, plain);
 }
