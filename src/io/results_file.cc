@@ -116,6 +116,8 @@ void WriteConfigs(Writer& w, hid_t g, const std::vector<ResultRow>& rows) {
   ints("virtual_stages", [](const ResultRow& r) { return r.virtual_stages; });
   strings("recompute_kind", [](const ResultRow& r) { return RecomputeKind(r); });
   ints("micro_batch", [](const ResultRow& r) { return r.micro_batch; });
+  w.Array(g, "sequence_parallel", H5T_NATIVE_INT8,
+          Column<int8_t>(rows, [](const ResultRow& r) { return r.sequence_parallel; }));
   strings("status", [](const ResultRow& r) { return r.status; });
   strings("reason", [](const ResultRow& r) { return r.reason; });
   doubles("iteration_time_s", [](const ResultRow& r) { return r.iteration_time_s; });
@@ -216,7 +218,9 @@ struct Columns {
   // Optional: absent in files written before the Megatron knobs (issue #17).
   std::vector<int64_t> virtual_stages, micro_batch;
   std::vector<std::string> recompute_kind;
-  bool has_exposed = false, has_step = false, has_megatron = false;
+  // Optional: absent in files written before space.sequence_parallel.
+  std::vector<int8_t> sequence_parallel;
+  bool has_exposed = false, has_step = false, has_megatron = false, has_sp = false;
   std::vector<int8_t> recompute, fits;
   std::vector<std::string> schedule, status, reason;
 };
@@ -286,6 +290,9 @@ Status ReadColumns(const Hdf5Reader& r, Columns& c) {
     DISTIR_ASSIGN_OR_RETURN(c.recompute_kind, r.ReadStrings("/configs/recompute_kind"));
     DISTIR_ASSIGN_OR_RETURN(c.micro_batch, r.ReadInts("/configs/micro_batch"));
   }
+  if ((c.has_sp = r.Has("/configs/sequence_parallel"))) {
+    DISTIR_ASSIGN_OR_RETURN(c.sequence_parallel, r.ReadInt8s("/configs/sequence_parallel"));
+  }
   if ((c.has_step = r.Has("/configs/tokens_per_s"))) {
     DISTIR_ASSIGN_OR_RETURN(c.tokens_per_s, r.ReadDoubles("/configs/tokens_per_s"));
     DISTIR_ASSIGN_OR_RETURN(c.tflops_per_gpu, r.ReadDoubles("/configs/tflops_per_gpu"));
@@ -333,6 +340,7 @@ Status CheckColumns(const std::string& path, const Columns& c, const std::vector
       optional.push_back(size);
     DISTIR_RETURN_IF_ERROR(CheckRecomputeKinds(path, c));
   }
+  if (c.has_sp) optional.push_back(c.sequence_parallel.size());
   if (c.has_step) {
     for (size_t size : {c.tokens_per_s.size(), c.tflops_per_gpu.size(), c.mfu.size()})
       optional.push_back(size);
@@ -463,6 +471,7 @@ std::vector<ResultRow> BuildRows(const Columns& c) {
     r.num_ops = c.ops[i];
     r.rank = c.rank[i];
     if (c.has_exposed) r.exposed_communication_s = c.exposed[i];
+    if (c.has_sp) r.sequence_parallel = c.sequence_parallel[i] != 0;
     if (c.has_megatron) {
       r.virtual_stages = c.virtual_stages[i];
       r.recompute_selective = c.recompute_kind[i] == "selective";

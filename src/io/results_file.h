@@ -48,6 +48,8 @@ struct ResultRow {
   /// Megatron's micro batch, batch / (D K); 0 where that does not divide. In
   /// files without the column: derived from batch, dp and microbatches.
   int64_t micro_batch = 0;
+  /// Megatron's sequence parallelism; false in files without the column.
+  bool sequence_parallel = false;
   std::string status;  ///< ok, invalid, error
   std::string reason;
   double iteration_time_s = 0, throughput = 0;

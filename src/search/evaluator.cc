@@ -181,12 +181,22 @@ StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& 
   // The sharding path can split heads unevenly (per-rank programs); Megatron
   // cannot, so the built-in GPT-2 keeps the emitter's rule.
   DISTIR_RETURN_IF_ERROR(CheckTpDivides(o.tp, e_.sharding_tp_divisor, e_.sharding_tp_divisor_name));
-  DISTIR_ASSIGN_OR_RETURN(const std::vector<sharding::ParamRule>* rules, Rules());
+  DISTIR_ASSIGN_OR_RETURN(const std::vector<sharding::ParamRule>* rules,
+                          Rules(o.sequence_parallel));
   return sharding::DistributedCopy(
       seq, sharding::GridOf(o, e_.sharding_layers, e_.sharding_recompute_layers), *rules);
 }
 
-StatusOr<const std::vector<sharding::ParamRule>*> Evaluator::Rules() const {
+StatusOr<const std::vector<sharding::ParamRule>*> Evaluator::Rules(bool sequence_parallel) const {
+  if (sequence_parallel) {
+    if (!sp_rules_.has_value()) {
+      std::vector<std::string> texts = e_.sequence_parallel_rules;
+      texts.insert(texts.end(), e_.sharding_rules->begin(), e_.sharding_rules->end());
+      sp_rules_.emplace(sharding::ParseParamRules(texts));
+    }
+    if (!sp_rules_->ok()) return sp_rules_->status();
+    return &**sp_rules_;
+  }
   if (!rules_.has_value()) rules_.emplace(sharding::ParseParamRules(*e_.sharding_rules));
   if (!rules_->ok()) return rules_->status();
   return &**rules_;

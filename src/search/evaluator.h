@@ -127,13 +127,15 @@ class Evaluator {
                         int64_t replicas, ConfigResult& r);
 
   /// The experiment's sharding rules, parsed once (the first Sharded call).
-  StatusOr<const std::vector<sharding::ParamRule>*> Rules() const;
+  StatusOr<const std::vector<sharding::ParamRule>*> Rules(bool sequence_parallel = false) const;
 
   const Experiment& e_;
   EvaluatorOptions options_;
   std::map<int64_t, Module> sequential_;  // per batch
   sim::CostModel costs_;                  // memo shared by every configuration
   mutable std::optional<StatusOr<std::vector<sharding::ParamRule>>> rules_;
+  /// The same with the model's sequence-parallel rules first.
+  mutable std::optional<StatusOr<std::vector<sharding::ParamRule>>> sp_rules_;
 };
 
 }  // namespace distir::search

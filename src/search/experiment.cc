@@ -446,6 +446,7 @@ Status ParseSharding(const Reader& rd, const YAML::Node& node, Experiment& e) {
     } else if (e.model.family == ModelFamily::kTransformerTraining) {
       TransformerSharding t = TransformerShardingOf(ResolveTransformerOptions(e.model.transformer));
       e.sharding_rules = std::move(t.rules);
+      e.sequence_parallel_rules = std::move(t.sequence_parallel_rules);
       e.sharding_layers = std::move(t.layer_pattern);
       e.sharding_tp_divisor = t.tp_divisor;
       e.sharding_tp_divisor_name = std::move(t.tp_divisor_name);
@@ -594,10 +595,10 @@ Status CheckInterleavingPath(const Reader& rd, const YAML::Node& space, const Ex
 }
 
 Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool has_mesh) {
-  DISTIR_RETURN_IF_ERROR(
-      rd.CheckMap(node, "space",
-                  {"batch", "dp", "tp", "pp", "microbatches", "micro_batch", "virtual_stages",
-                   "num_layers_per_virtual_pipeline_stage", "schedule", "recompute", "zero"}));
+  DISTIR_RETURN_IF_ERROR(rd.CheckMap(node, "space",
+                                     {"batch", "dp", "tp", "pp", "microbatches", "micro_batch",
+                                      "virtual_stages", "num_layers_per_virtual_pipeline_stage",
+                                      "schedule", "recompute", "zero", "sequence_parallel"}));
   SearchSpace& s = e.space;
   if (!node["batch"])
     return InvalidArgument(rd.Loc(node)) << "space is missing required key 'batch'";
@@ -641,6 +642,26 @@ Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool 
       if (z < 0 || z > 3) return InvalidArgument(rd.Loc(item)) << "space.zero must be 0, 1, 2 or 3";
       s.zero.push_back(static_cast<int>(z));
     }
+  }
+  if (const YAML::Node v = node["sequence_parallel"]) {
+    s.sequence_parallel.clear();
+    for (const YAML::Node& item : v.IsSequence() ? v : YAML::Node(std::vector<YAML::Node>{v})) {
+      DISTIR_ASSIGN_OR_RETURN(bool on, rd.Bool(item, "space.sequence_parallel"));
+      if (std::find(s.sequence_parallel.begin(), s.sequence_parallel.end(), on) !=
+          s.sequence_parallel.end()) {
+        return InvalidArgument(rd.Loc(item))
+               << "space.sequence_parallel lists " << (on ? "true" : "false") << " twice";
+      }
+      if (on && e.model.family != ModelFamily::kTransformerTraining) {
+        return InvalidArgument(rd.Loc(item))
+               << "space.sequence_parallel: Megatron's sequence parallelism is modelled for the "
+                  "transformer-training models (gpt-tiny, gpt3-*, llama-*, ...), not "
+               << e.model.name;
+      }
+      s.sequence_parallel.push_back(on);
+    }
+    if (v.IsSequence() && v.size() == 0)
+      return InvalidArgument(rd.Loc(v)) << "space.sequence_parallel is an empty list";
   }
   const bool training = e.model.family != ModelFamily::kGpt2Inference;
   for (RecomputeKind r : s.recompute) {

@@ -64,6 +64,9 @@ struct SearchSpace {
   std::vector<PipelineSchedule> schedule = {PipelineSchedule::k1F1B};
   std::vector<RecomputeKind> recompute = {RecomputeKind::kNone};
   std::vector<int> zero = {0};
+  /// space.sequence_parallel: Megatron's sequence parallelism off and/or on
+  /// (searched where T > 1; transformer-training models only).
+  std::vector<bool> sequence_parallel = {false};
 };
 
 enum class WorldRule { kEqual, kAtMost };
@@ -106,6 +109,10 @@ struct Experiment {
   /// every forward op that reads a weight. GPT-2's blocks for `sharding: model`;
   /// the experiment's `layers:` key overrides it.
   std::string sharding_layers;
+  /// With `sharding: model` for a transformer-training model: the rules that
+  /// go before `sharding_rules` for a configuration with sequence parallelism
+  /// (models/transformer_sharding.h).
+  std::vector<std::string> sequence_parallel_rules;
   /// With sharding: T must divide this count, named by `sharding_tp_divisor_name`
   /// (GPT-2's heads for `sharding: model`: Megatron splits whole heads); 0: any T.
   int64_t sharding_tp_divisor = 0;

@@ -71,20 +71,25 @@ std::vector<Config> EnumerateConfigs(const Experiment& e) {
         for (size_t si = 0; si < (schedules_differ ? s.schedule.size() : 1); ++si) {
           for (size_t ri = 0; ri < (training ? s.recompute.size() : 1); ++ri) {
             for (size_t zi = 0; zi < (training && d > 1 ? s.zero.size() : 1); ++zi) {
-              Config c;
-              c.index = static_cast<int64_t>(out.size());
-              c.batch = batch;
-              c.micro_batch = k.micro_batch;
-              c.invalid = !k.invalid.empty() ? k.invalid : v.invalid;
-              c.options.dp = d;
-              c.options.tp = t;
-              c.options.pp = p;
-              c.options.virtual_stages = v.v;
-              c.options.microbatches = k.k;
-              c.options.schedule = s.schedule[si];
-              c.options.recompute = training ? s.recompute[ri] : RecomputeKind::kNone;
-              c.options.zero_stage = training && d > 1 ? s.zero[zi] : 0;
-              out.push_back(c);
+              // Sequence parallelism splits over tp: at T = 1 there is nothing to split
+              // (Megatron turns it off), so only T > 1 searches it.
+              for (size_t qi = 0; qi < (t > 1 ? s.sequence_parallel.size() : 1); ++qi) {
+                Config c;
+                c.index = static_cast<int64_t>(out.size());
+                c.batch = batch;
+                c.micro_batch = k.micro_batch;
+                c.invalid = !k.invalid.empty() ? k.invalid : v.invalid;
+                c.options.dp = d;
+                c.options.tp = t;
+                c.options.pp = p;
+                c.options.virtual_stages = v.v;
+                c.options.microbatches = k.k;
+                c.options.schedule = s.schedule[si];
+                c.options.recompute = training ? s.recompute[ri] : RecomputeKind::kNone;
+                c.options.zero_stage = training && d > 1 ? s.zero[zi] : 0;
+                c.options.sequence_parallel = t > 1 && s.sequence_parallel[qi];
+                out.push_back(c);
+              }
             }
           }
         }

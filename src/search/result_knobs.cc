@@ -25,7 +25,8 @@ constexpr KnobNames kNames[] = {{Knob::kBatch, "batch", "batch"},
                                 {Knob::kMicroBatch, "micro_batch", "micro batch"},
                                 {Knob::kSchedule, "schedule", "schedule"},
                                 {Knob::kRecompute, "recompute", "recompute"},
-                                {Knob::kZeroStage, "zero_stage", "zero"}};
+                                {Knob::kZeroStage, "zero_stage", "zero"},
+                                {Knob::kSequenceParallel, "sequence_parallel", "sp"}};
 
 const KnobNames& NamesOf(Knob knob) {
   return *std::find_if(std::begin(kNames), std::end(kNames),
@@ -40,8 +41,16 @@ std::string KnownColumns() {
 
 // The value of a filter in KnobValue's spelling, or "" when it does not suit
 // the knob.
+// A truth value's spellings: "yes" or "no", "" for anything else.
+std::string TruthValue(std::string_view text) {
+  if (text == "1" || text == "true" || text == "yes" || text == "on") return "yes";
+  if (text == "0" || text == "false" || text == "no" || text == "off") return "no";
+  return "";
+}
+
 std::string CanonicalValue(Knob knob, std::string_view text) {
   if (knob == Knob::kSchedule) return text == "gpipe" || text == "1f1b" ? std::string(text) : "";
+  if (knob == Knob::kSequenceParallel) return TruthValue(text);
   if (knob == Knob::kRecompute) {
     if (text == "1" || text == "true" || text == "yes" || text == "on" || text == "full")
       return "yes";
@@ -59,6 +68,7 @@ std::string_view ExpectedValues(Knob knob) {
   if (knob == Knob::kSchedule) return "gpipe or 1f1b";
   if (knob == Knob::kRecompute)
     return "yes or no (1/0, true/false, on/off), none, full or selective";
+  if (knob == Knob::kSequenceParallel) return "yes or no (1/0, true/false, on/off)";
   return "an integer";
 }
 
@@ -112,6 +122,8 @@ std::string KnobValue(const io::ResultRow& row, Knob knob) {
       return row.recompute_selective ? "selective" : "yes";
     case Knob::kZeroStage:
       return std::to_string(row.zero_stage);
+    case Knob::kSequenceParallel:
+      return row.sequence_parallel ? "yes" : "no";
   }
   return "";
 }
@@ -164,6 +176,9 @@ std::vector<Knob> TableKnobs(const io::ResultsFile& f) {
   const bool interleaved = std::any_of(
       f.rows.begin(), f.rows.end(), [](const io::ResultRow& r) { return r.virtual_stages != 1; });
   if (!interleaved) std::erase(knobs, Knob::kVirtualStages);
+  const bool sequence_parallel = std::any_of(
+      f.rows.begin(), f.rows.end(), [](const io::ResultRow& r) { return r.sequence_parallel; });
+  if (!sequence_parallel) std::erase(knobs, Knob::kSequenceParallel);
   return knobs;
 }
 

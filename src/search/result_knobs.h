@@ -29,16 +29,26 @@ enum class Knob {
   kMicroBatch,
   kSchedule,
   kRecompute,
-  kZeroStage
+  kZeroStage,
+  kSequenceParallel
 };
 
 /// Every knob, in the order tables show them.
-inline constexpr std::array<Knob, 10> kAllKnobs = {
-    Knob::kBatch,        Knob::kDp,         Knob::kTp,       Knob::kPp,        Knob::kVirtualStages,
-    Knob::kMicrobatches, Knob::kMicroBatch, Knob::kSchedule, Knob::kRecompute, Knob::kZeroStage};
+inline constexpr std::array<Knob, 11> kAllKnobs = {Knob::kBatch,
+                                                   Knob::kDp,
+                                                   Knob::kTp,
+                                                   Knob::kPp,
+                                                   Knob::kVirtualStages,
+                                                   Knob::kMicrobatches,
+                                                   Knob::kMicroBatch,
+                                                   Knob::kSchedule,
+                                                   Knob::kRecompute,
+                                                   Knob::kZeroStage,
+                                                   Knob::kSequenceParallel};
 
 /// The knob's /configs column: "batch", "dp", "tp", "pp", "virtual_stages",
-/// "microbatches", "micro_batch", "schedule", "recompute", "zero_stage".
+/// "microbatches", "micro_batch", "schedule", "recompute", "zero_stage",
+/// "sequence_parallel".
 std::string_view KnobColumn(Knob knob);
 
 /// The knob's name in tables: "batch", "D", "T", "P", "v", "K", "micro batch",

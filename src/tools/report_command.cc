@@ -32,7 +32,7 @@ void PrintCsv(const io::ResultsFile& f, std::ostream& os) {
     for (const char* kind : io::kMemoryKindColumns) os << ",memory_" << kind << "_bytes";
   }
   // Added last (issue #17), so that readers of the older columns by position still work.
-  os << ",virtual_stages,recompute_kind,micro_batch";
+  os << ",virtual_stages,recompute_kind,micro_batch,sequence_parallel";
   os << "\n" << std::setprecision(17);
   for (const io::ResultRow& r : f.rows) {
     os << r.rank << "," << r.index << "," << r.batch << "," << r.dp << "," << r.tp << "," << r.pp
@@ -48,7 +48,7 @@ void PrintCsv(const io::ResultsFile& f, std::ostream& os) {
        << (!r.recompute            ? "none"
            : r.recompute_selective ? "selective"
                                    : "full")
-       << "," << r.micro_batch;
+       << "," << r.micro_batch << "," << (r.sequence_parallel ? 1 : 0);
     os << "\n";
   }
 }

@@ -111,6 +111,7 @@ struct SearchedModel {
   std::optional<std::vector<std::string>> sharding_rules;
   std::string sharding_layers;
   bool sharding_recompute_layers = false;
+  std::vector<std::string> sequence_parallel_rules;
 };
 
 // The model of the stored experiment, rebuilt exactly (overrides included) or
@@ -129,7 +130,7 @@ StatusOr<SearchedModel> ModelOf(const io::ResultsFile& f, const std::string& pat
                              << "' but the file says it searched '" << f.model << "'";
   }
   return SearchedModel{e->model, e->sharding_rules, e->sharding_layers,
-                       e->sharding_recompute_layers};
+                       e->sharding_recompute_layers, e->sequence_parallel_rules};
 }
 
 // The program of `row` as the search built it: through the sharding passes
@@ -145,8 +146,11 @@ StatusOr<std::pair<Module, std::string>> DistributedProgramOf(const SearchedMode
     std::string name = dist.program_name;
     return std::pair{std::move(dist.module), name};
   }
-  DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules,
-                          sharding::ParseParamRules(*searched.sharding_rules));
+  // Sequence parallelism: the model's rules for it go first, as in the search.
+  std::vector<std::string> texts =
+      o.sequence_parallel ? searched.sequence_parallel_rules : std::vector<std::string>{};
+  texts.insert(texts.end(), searched.sharding_rules->begin(), searched.sharding_rules->end());
+  DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules, sharding::ParseParamRules(texts));
   const sharding::GridOptions grid =
       sharding::GridOf(o, searched.sharding_layers, searched.sharding_recompute_layers);
   const std::string name = seq.entry()->name();
@@ -200,6 +204,7 @@ StatusOr<backend::TimingResult> RunConfig(const SearchedModel& model, const io::
                 : row.recompute_selective ? RecomputeKind::kSelective
                                           : RecomputeKind::kFull;
   o.zero_stage = static_cast<int>(row.zero_stage);
+  o.sequence_parallel = row.sequence_parallel;
   DISTIR_ASSIGN_OR_RETURN(auto dist, DistributedProgramOf(model, row, o));
   const auto& [module, program_name] = dist;
   DISTIR_ASSIGN_OR_RETURN(backend::ExecutionPlan plan,

@@ -72,6 +72,7 @@ io::ResultsFile Assemble(const search::Experiment& e, const search::SearchOutcom
     row.zero_stage = c.options.zero_stage;
     row.virtual_stages = c.options.virtual_stages;
     row.micro_batch = c.micro_batch;
+    row.sequence_parallel = c.options.sequence_parallel;
     row.status = search::StatusName(r.status);
     row.reason = r.reason;
     row.iteration_time_s = r.iteration_time_s;

@@ -26,12 +26,13 @@ cmp -s "$WORK/np1.txt" "$WORK/np2.txt" || fail "the printed rankings differ on 1
 "$DISTIR" report --csv "$WORK/np2.h5" > "$WORK/np2.csv"
 rows=$(($(wc -l < "$WORK/np2.csv") - 1))
 [[ $rows == 30 ]] || fail "report --csv has $rows rows, expected 30"
-# status is column 11; virtual_stages, recompute_kind, micro_batch the last three.
+# status is column 11; virtual_stages, recompute_kind, micro_batch the three before the
+# last (sequence_parallel).
 ok_with() {  # ok_with AWK_CONDITION: the number of "ok" rows that satisfy it
   awk -F, "NR > 1 && \$11 == \"ok\" && ($1) { n++ } END { print n + 0 }" "$WORK/np2.csv"
 }
-for cond in '$(NF-2) == 1' '$(NF-2) == 2' '$(NF-1) == "none"' '$(NF-1) == "full"' \
-            '$(NF-1) == "selective"' '$NF == 2' '$NF == 4'; do
+for cond in '$(NF-3) == 1' '$(NF-3) == 2' '$(NF-2) == "none"' '$(NF-2) == "full"' \
+            '$(NF-2) == "selective"' '$(NF-1) == 2' '$(NF-1) == 4' '$NF == 0'; do
   [[ $(ok_with "$cond") -gt 0 ]] || fail "no simulated row with $cond"
 done
 [[ $(ok_with '1') == 18 ]] || fail "$(ok_with 1) simulated rows, expected 18"

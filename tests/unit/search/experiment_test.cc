@@ -186,7 +186,7 @@ TEST(ExperimentTest, UnknownKeyNamesItsPosition) {
   EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "  pp: all\n", "  pp: all\n  sched: [1f1b]\n")),
             "t.yaml:10:3: error: unknown key 'sched' in space; expected one of: batch, dp, tp, pp, "
             "microbatches, micro_batch, virtual_stages, num_layers_per_virtual_pipeline_stage, "
-            "schedule, recompute, zero");
+            "schedule, recompute, zero, sequence_parallel");
 }
 
 TEST(ExperimentTest, WrongTypeNamesTheValue) {
