@@ -94,17 +94,21 @@ std::optional<std::vector<size_t>> ExchangeThenUpdate(
   return order;
 }
 
-// Whether running the ops of `fn` in `order` reads every value after its definition.
-bool DefinesBeforeUse(const Function& fn, const std::vector<size_t>& order) {
+// OK when running the ops of `fn` in `order` reads every value after its
+// definition; Internal naming the first op that reads a value too early.
+Status CheckDefinedBeforeUse(const Function& fn, const std::vector<size_t>& order) {
   std::vector<bool> defined(fn.num_values(), false);
   for (const auto& p : fn.params()) defined[p->id()] = true;
   for (size_t i : order) {
-    for (const Value* v : fn.ops()[i]->inputs()) {
-      if (!defined[v->id()]) return false;
+    const Op& op = *fn.ops()[i];
+    for (const Value* v : op.inputs()) {
+      if (!defined[v->id()])
+        return Internal(op.loc()) << "the pipeline schedule runs " << op.Name() << " before "
+                                  << v->Ref() << " is computed (by " << v->def()->Name() << ")";
     }
-    for (const auto& r : fn.ops()[i]->results()) defined[r->id()] = true;
+    for (const auto& r : op.results()) defined[r->id()] = true;
   }
-  return true;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -155,7 +159,7 @@ Status OrderByTasks(Function& fn, const std::vector<std::optional<TaskTag>>& tas
   // is not a valid program.
   if (std::optional<std::vector<size_t>> order =
           ExchangeThenUpdate(fn, tasks, key, stages / virtual_stages, virtual_stages > 1)) {
-    if (DefinesBeforeUse(fn, *order)) {
+    if (CheckDefinedBeforeUse(fn, *order).ok()) {
       fn.PermuteOps(*order);
       return Status::Ok();
     }
@@ -183,17 +187,7 @@ Status OrderByTasks(Function& fn, const std::vector<std::optional<TaskTag>>& tas
   for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
   std::vector<size_t> order(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) order[start[bucket(i)]++] = i;
-  std::vector<bool> defined(fn.num_values(), false);
-  for (const auto& p : fn.params()) defined[p->id()] = true;
-  for (size_t i : order) {
-    for (const Value* v : ops[i]->inputs()) {
-      if (!defined[v->id()])
-        return Internal(ops[i]->loc()) << "the pipeline schedule runs " << ops[i]->Name()
-                                       << " before " << v->Ref() << " is computed (by "
-                                       << v->def()->Name() << ")";
-    }
-    for (const auto& r : ops[i]->results()) defined[r->id()] = true;
-  }
+  DISTIR_RETURN_IF_ERROR(CheckDefinedBeforeUse(fn, order));
   fn.PermuteOps(order);
   return Status::Ok();
 }

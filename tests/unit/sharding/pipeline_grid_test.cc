@@ -295,6 +295,17 @@ INSTANTIATE_TEST_SUITE_P(
         PipelinePoint{2, 2, 2, 4, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, true, 0, 2},
         PipelinePoint{2, 1, 2, 2, PipelineSchedule::k1F1B, MlpOptimizer::kAdam, false, 1, 2}));
 
+// The tiny MLP's grid point of P = 2 stages, v chunks each, K microbatches,
+// no data or tensor parallelism.
+GridOptions TinyPipeline(int64_t virtual_stages, int64_t microbatches) {
+  GridOptions grid;
+  grid.axes = {{"dp", 1}, {"tp", 1}};
+  grid.pp = 2;
+  grid.virtual_stages = virtual_stages;
+  grid.microbatches = microbatches;
+  return grid;
+}
+
 // The tasks of device `device` in its program order, each op's task once
 // per run of ops: a Send, whose result is on the receiver, is the sender's.
 std::vector<PipelineTask> DeviceTasks(const Function& fn, DeviceId device) {
@@ -316,11 +327,7 @@ std::vector<PipelineTask> DeviceTasks(const Function& fn, DeviceId device) {
 // microbatch template, DistributedCopy).
 TEST(InterleavedGridTest, EachDeviceRunsMegatronsOrderOfItsChunks) {
   ASSERT_OK_AND_ASSIGN(Module seq, BuildMlpTraining(Tiny(MlpOptimizer::kSgd)));
-  GridOptions grid;
-  grid.axes = {{"dp", 1}, {"tp", 1}};
-  grid.pp = 2;
-  grid.virtual_stages = 2;
-  grid.microbatches = 4;
+  GridOptions grid = TinyPipeline(/*virtual_stages=*/2, /*microbatches=*/4);
   ASSERT_OK_AND_ASSIGN(Module copy, DistributedCopy(*seq.entry(), grid, MlpRules()));
   ASSERT_OK(DistributeGrid(seq, "mlp", grid, MlpRules()));
   for (const Module* m : {&seq, &copy}) {
@@ -377,10 +384,7 @@ std::vector<std::pair<std::string, std::set<std::string>>> DeviceExchanges(const
 // (send_backward_recv_forward); no Send waits for a task it does not need.
 TEST(ExchangeOrderTest, StagesMeetAtMegatronsCommunicationPoints) {
   ASSERT_OK_AND_ASSIGN(Module seq, BuildMlpTraining(Tiny(MlpOptimizer::kSgd)));
-  GridOptions grid;
-  grid.axes = {{"dp", 1}, {"tp", 1}};
-  grid.pp = 2;
-  grid.microbatches = 4;
+  GridOptions grid = TinyPipeline(/*virtual_stages=*/1, /*microbatches=*/4);
   ASSERT_OK_AND_ASSIGN(Module copy, DistributedCopy(*seq.entry(), grid, MlpRules()));
   ASSERT_OK(DistributeGrid(seq, "mlp", grid, MlpRules()));
   using S = std::set<std::string>;
@@ -407,11 +411,7 @@ TEST(ExchangeOrderTest, StagesMeetAtMegatronsCommunicationPoints) {
 // every device still exchanges every activation and gradient it owns.
 TEST(ExchangeOrderTest, InterleavedStagesExchangeAfterEachBackward) {
   ASSERT_OK_AND_ASSIGN(Module seq, BuildMlpTraining(Tiny(MlpOptimizer::kSgd)));
-  GridOptions grid;
-  grid.axes = {{"dp", 1}, {"tp", 1}};
-  grid.pp = 2;
-  grid.virtual_stages = 2;
-  grid.microbatches = 4;
+  GridOptions grid = TinyPipeline(/*virtual_stages=*/2, /*microbatches=*/4);
   ASSERT_OK(DistributeGrid(seq, "mlp", grid, MlpRules()));
   for (int32_t d = 0; d < 2; ++d) {
     const auto segments = DeviceExchanges(*seq.entry(), DeviceId(d));
