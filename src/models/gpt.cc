@@ -314,13 +314,13 @@ StatusOr<Module> BuildGpt2Inference(const GptOptions& options) {
 
 std::vector<std::string> GptShardingRules() {
   return {"input_ids=[{dp}, {}]",
-          // Whole on every device (the token Gather reads it); without this
-          // rule the LM head's split would propagate back and gather it.
-          "wte.weight=[{}, {}]", "h.*.attn.c_attn.weight=[{}, {tp}]", "h.*.attn.c_attn.bias=[{tp}]",
+          // Megatron's vocabulary-parallel embedding: each device holds
+          // vocab / T rows; the token Gather looks up its own rows (a partial
+          // sum, all-reduced over tp) and the tied LM head reads the same
+          // piece transposed (vocab-parallel logits).
+          "wte.weight=[{tp}, {}]", "h.*.attn.c_attn.weight=[{}, {tp}]", "h.*.attn.c_attn.bias=[{tp}]",
           "h.*.attn.c_proj.weight=[{tp}, {}]", "h.*.mlp.c_fc.weight=[{}, {tp}]",
           "h.*.mlp.c_fc.bias=[{tp}]", "h.*.mlp.c_proj.weight=[{tp}, {}]",
-          // The tied LM head reads the transposed embedding column-parallel
-          // (vocab-parallel logits); the token Gather reads it whole.
           "lm_head.weight_t=[{}, {tp}]"};
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "backend/cpu/host_kernels.h"
+#include "backend/cpu/index_ops.h"
 #include "backend/cpu/layout_ops.h"
 #include "backend/cpu/transformer_ops.h"
 #include "backend/shape_math.h"
@@ -479,6 +480,7 @@ StatusOr<CpuKernel> PlanHalfOp(const Op& op, Views in, Views out, ScratchPool& s
 StatusOr<CpuKernel> PlanComputeOp(const Op& op, std::span<const TensorView> in,
                                   std::span<const TensorView> out, ScratchPool& scratch) {
   if (auto layout = PlanLayoutOp(op, in, out)) return std::move(*layout);
+  if (auto index = PlanIndexOp(op, in, out)) return std::move(*index);
   const DType dtype = out.empty() ? DType::kF32 : out[0].dtype;
   bool half = false;
   for (const TensorView& v : in) half = half || IsHalf(v.dtype);

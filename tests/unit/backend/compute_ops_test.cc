@@ -3,8 +3,8 @@
 // each op is planned on views of them and run in program order, and the
 // returned values are compared with Execute()'s. Covers the LLaMA building
 // blocks (Sigmoid, Sin, Cos, SigmoidGrad, RMSNormalization and its gradient)
-// in f32 and in bf16 (computed in f32 scratch copies), and the cases the
-// planners reject.
+// in f32 and in bf16 (computed in f32 scratch copies), the integer index ops
+// of a vocabulary-parallel lookup, and the cases the planners reject.
 
 #include "backend/cpu/compute_ops.h"
 
@@ -53,9 +53,10 @@ class PlannedRun {
   ScratchPool scratch_;
 };
 
-void ExpectPlannedMatchesReference(const std::string& text, double rtol, double atol) {
+void ExpectPlannedMatchesReference(const std::string& text, double rtol, double atol,
+                                   const RandomInputOptions& options = {}) {
   const Module m = ParseAndInferOrDie(text);
-  ASSERT_OK_AND_ASSIGN(std::vector<HostValue> args, RandomInputs(*m.entry(), 3));
+  ASSERT_OK_AND_ASSIGN(std::vector<HostValue> args, RandomInputs(*m.entry(), 3, options));
   ASSERT_OK_AND_ASSIGN(std::vector<HostValue> want, Execute(m, *m.entry(), args));
   PlannedRun run;
   ASSERT_OK_AND_ASSIGN(std::vector<HostValue> got, run.Run(*m.entry(), args));
@@ -87,6 +88,34 @@ TEST(ComputeOpsTest, LlamaOpsInF32MatchTheReference) {
 TEST(ComputeOpsTest, LlamaOpsInBF16MatchTheReference) {
   // Both round each result to bf16 (8 significant bits): within about one ulp.
   ExpectPlannedMatchesReference(LlamaOps("bf16"), 1e-2, 1e-2);
+}
+
+// The masked ids of a vocabulary-parallel lookup (sharding/partition.cc):
+// shift, compare, select, as index_ops.h plans them, with broadcasting.
+std::string IndexOps(const std::string& dtype) {
+  const std::string t = "tensor<4x8x" + dtype + ", d0>";
+  return "func @f(%ids: " + t + ", %lo: tensor<1x" + dtype + ", d0>, %rows: tensor<8x" + dtype +
+         R"(, d0>) {
+    %s = Sub(%ids, %lo)
+    %below = Less(%s, %lo)
+    %t = Where(%below, %rows, %s)
+    %in = Less(%t, %rows)
+    %eq = Equal(%ids, %t)
+    %out = Not(%in)
+    %m = Mul(%t, %rows)
+    %a = Add(%m, %ids)
+    return %s, %t, %in, %eq, %out, %a
+  })";
+}
+
+TEST(ComputeOpsTest, IndexOpsMatchTheReference) {
+  RandomInputOptions ids;
+  ids.int_min = -20;
+  ids.int_max = 20;
+  for (const char* dtype : {"i64", "i32"}) {
+    SCOPED_TRACE(dtype);
+    ExpectPlannedMatchesReference(IndexOps(dtype), 0, 0, ids);
+  }
 }
 
 TEST(ComputeOpsTest, RMSNormalizationOutsideTheLastAxisOrWithABroadcastScaleIsUnimplemented) {

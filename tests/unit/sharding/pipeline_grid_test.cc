@@ -182,7 +182,7 @@ TEST(StagesTest, InterleavedChunksAreTheTasksStages) {
 
 // GPT-2's blocks are its layers (kGptLayerPattern): gpt2-tiny's 8 blocks on 2
 // stages cut between blocks 3 and 4, the embeddings on the first stage, ln_f and the LM
-// head on the last, which holds its own slice of the tied embedding.
+// head on the last, which holds its own piece of the tied embedding.
 TEST(StagesTest, GptBlocksAreTheLayersAndTheTiedEmbeddingIsOnBothEnds) {
   ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel("gpt2-tiny"));
   spec.gpt.grouped_qkv = true;
@@ -207,11 +207,16 @@ TEST(StagesTest, GptBlocksAreTheLayersAndTheTiedEmbeddingIsOnBothEnds) {
   ASSERT_OK(MaterializeShardings(m, "gpt2"));
   RunCleanup(m, "gpt2");
   ASSERT_OK(SplitStageMeshes(m, "gpt2"));
-  const Value* copy = m.entry()->LookupValue("wte.weight.s1");
-  ASSERT_NE(copy, nullptr);
-  ASSERT_NE(copy->sharding(), nullptr);
-  EXPECT_EQ(copy->sharding()->mesh, "mesh.s1");
-  EXPECT_EQ(copy->sharding()->dims[0], std::vector<std::string>{"tp"});  // the LM head's piece
+  // Each stage holds the tied embedding's vocabulary piece it reads: the
+  // token lookup's on the first, the LM head's (the original) on the last.
+  for (const char* name : {"wte.weight.s0", "wte.weight"}) {
+    SCOPED_TRACE(name);
+    const Value* copy = m.entry()->LookupValue(name);
+    ASSERT_NE(copy, nullptr);
+    ASSERT_NE(copy->sharding(), nullptr);
+    EXPECT_EQ(copy->sharding()->mesh, std::string(name) == "wte.weight" ? "mesh.s1" : "mesh.s0");
+    EXPECT_EQ(copy->sharding()->dims[0], std::vector<std::string>{"tp"});  // vocabulary-parallel
+  }
   int transfers = 0;  // the activations between the stages only, never a weight
   for (const auto& op : m.entry()->ops()) {
     if (op->kind() != OpKind::kMeshTransfer) continue;
