@@ -541,35 +541,69 @@ Status ParseMegatronSpaceKeys(const Reader& rd, const YAML::Node& node, SearchSp
   return Status::Ok();
 }
 
+// A knob's value or list of values: each item read by `read(item)` (a
+// located error) and checked by `check(item, value)`, none listed twice
+// (named by `name(value)`), not an empty list. Errors are at the item.
+template <typename T, typename Read, typename Check, typename Name>
+StatusOr<std::vector<T>> ReadDistinctValues(const Reader& rd, const YAML::Node& v,
+                                            const std::string& key, Read read, Check check,
+                                            Name name) {
+  std::vector<T> out;
+  for (const YAML::Node& item : v.IsSequence() ? v : YAML::Node(std::vector<YAML::Node>{v})) {
+    DISTIR_ASSIGN_OR_RETURN(T value, read(item));
+    if (std::find(out.begin(), out.end(), value) != out.end())
+      return InvalidArgument(rd.Loc(item)) << key << " lists " << name(value) << " twice";
+    DISTIR_RETURN_IF_ERROR(check(item, value));
+    out.push_back(value);
+  }
+  if (v.IsSequence() && v.size() == 0) return InvalidArgument(rd.Loc(v)) << key << " is an empty list";
+  return out;
+}
+
 // space.recompute: none | full | selective, or a truth value (true: full),
 // one or a list. Selective recomputes the ops a model marks, which only the
 // transformer-training models have: for any other model it would quietly be
 // no recomputation, so it is an error at the value.
 Status ParseRecompute(const Reader& rd, const YAML::Node& v, Experiment& e) {
-  std::vector<RecomputeKind>& out = e.space.recompute;
-  out.clear();
-  for (const YAML::Node& item : v.IsSequence() ? v : YAML::Node(std::vector<YAML::Node>{v})) {
+  auto read = [&rd](const YAML::Node& item) -> StatusOr<RecomputeKind> {
     const std::optional<RecomputeKind> kind =
         item.IsScalar() ? ParseRecomputeKind(item.Scalar()) : std::nullopt;
     if (!kind) {
       return InvalidArgument(rd.Loc(item))
              << "space.recompute must be none, full, selective, true or false";
     }
-    if (std::find(out.begin(), out.end(), *kind) != out.end()) {
-      return InvalidArgument(rd.Loc(item))
-             << "space.recompute lists " << RecomputeKindName(*kind) << " twice";
-    }
-    if (*kind == RecomputeKind::kSelective && e.model.family != ModelFamily::kTransformerTraining) {
-      return InvalidArgument(rd.Loc(item))
-             << "space.recompute: selective recomputes the ops a model marks (Megatron's core "
-                "attention); only the transformer-training models (gpt-tiny, gpt3-*, ...) "
-                "mark them, "
-             << e.model.name << " does not";
-    }
-    out.push_back(*kind);
-  }
-  if (v.IsSequence() && v.size() == 0)
-    return InvalidArgument(rd.Loc(v)) << "space.recompute is an empty list";
+    return *kind;
+  };
+  auto check = [&rd, &e](const YAML::Node& item, RecomputeKind kind) -> Status {
+    if (kind != RecomputeKind::kSelective || e.model.family == ModelFamily::kTransformerTraining)
+      return Status::Ok();
+    return InvalidArgument(rd.Loc(item))
+           << "space.recompute: selective recomputes the ops a model marks (Megatron's core "
+              "attention); only the transformer-training models (gpt-tiny, gpt3-*, ...) "
+              "mark them, "
+           << e.model.name << " does not";
+  };
+  DISTIR_ASSIGN_OR_RETURN(e.space.recompute,
+                          ReadDistinctValues<RecomputeKind>(rd, v, "space.recompute", read, check,
+                                                            RecomputeKindName));
+  return Status::Ok();
+}
+
+// space.sequence_parallel: a truth value or a list of them; true only for
+// the transformer-training models (Megatron's sequence parallelism).
+Status ParseSequenceParallel(const Reader& rd, const YAML::Node& v, Experiment& e) {
+  auto read = [&rd](const YAML::Node& item) { return rd.Bool(item, "space.sequence_parallel"); };
+  auto check = [&rd, &e](const YAML::Node& item, bool on) -> Status {
+    if (!on || e.model.family == ModelFamily::kTransformerTraining) return Status::Ok();
+    return InvalidArgument(rd.Loc(item))
+           << "space.sequence_parallel: Megatron's sequence parallelism is modelled for the "
+              "transformer-training models (gpt-tiny, gpt3-*, llama-*, ...), not "
+           << e.model.name;
+  };
+  auto name = [](bool on) { return on ? "true" : "false"; };
+  DISTIR_ASSIGN_OR_RETURN(e.space.sequence_parallel,
+                          ReadDistinctValues<bool>(rd, v, "space.sequence_parallel", read, check,
+                                                   name));
   return Status::Ok();
 }
 
@@ -643,26 +677,8 @@ Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool 
       s.zero.push_back(static_cast<int>(z));
     }
   }
-  if (const YAML::Node v = node["sequence_parallel"]) {
-    s.sequence_parallel.clear();
-    for (const YAML::Node& item : v.IsSequence() ? v : YAML::Node(std::vector<YAML::Node>{v})) {
-      DISTIR_ASSIGN_OR_RETURN(bool on, rd.Bool(item, "space.sequence_parallel"));
-      if (std::find(s.sequence_parallel.begin(), s.sequence_parallel.end(), on) !=
-          s.sequence_parallel.end()) {
-        return InvalidArgument(rd.Loc(item))
-               << "space.sequence_parallel lists " << (on ? "true" : "false") << " twice";
-      }
-      if (on && e.model.family != ModelFamily::kTransformerTraining) {
-        return InvalidArgument(rd.Loc(item))
-               << "space.sequence_parallel: Megatron's sequence parallelism is modelled for the "
-                  "transformer-training models (gpt-tiny, gpt3-*, llama-*, ...), not "
-               << e.model.name;
-      }
-      s.sequence_parallel.push_back(on);
-    }
-    if (v.IsSequence() && v.size() == 0)
-      return InvalidArgument(rd.Loc(v)) << "space.sequence_parallel is an empty list";
-  }
+  if (const YAML::Node v = node["sequence_parallel"])
+    DISTIR_RETURN_IF_ERROR(ParseSequenceParallel(rd, v, e));
   const bool training = e.model.family != ModelFamily::kGpt2Inference;
   for (RecomputeKind r : s.recompute) {
     if (r != RecomputeKind::kNone && !training) {

@@ -52,11 +52,11 @@ std::string CanonicalValue(Knob knob, std::string_view text) {
   if (knob == Knob::kSchedule) return text == "gpipe" || text == "1f1b" ? std::string(text) : "";
   if (knob == Knob::kSequenceParallel) return TruthValue(text);
   if (knob == Knob::kRecompute) {
-    if (text == "1" || text == "true" || text == "yes" || text == "on" || text == "full")
-      return "yes";
-    if (text == "0" || text == "false" || text == "no" || text == "off" || text == "none")
-      return "no";
-    return text == "selective" ? "selective" : "";
+    // The truth values, and the recomputation kinds by name (full is yes).
+    if (text == "full") return "yes";
+    if (text == "none") return "no";
+    if (text == "selective") return "selective";
+    return TruthValue(text);
   }
   int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
