@@ -9,7 +9,7 @@ mean absolute error over the rows simulated beside Calculon's on the same rows.
 
     scripts/validate_published.py [--distir build/test/src/tools/distir]
         [--hardware configs/hardware/dgx-a100.yaml] [--csv FILE]
-        [--closest] [--no-interleaving] [--no-sequence-parallel]
+        [--closest] [--no-interleaving] [--no-sequence-parallel] [--no-scatter-gather]
         [--max-memory SIZE] [--timeout S]
         [--rows 1,3]
 
@@ -20,9 +20,12 @@ model is reported with the reason, not simulated as something else; with
 --closest such rows would be simulated as the nearest modelled configuration
 (today every option the data file uses is modelled, so --closest changes
 nothing). --no-interleaving simulates the interleaved rows as plain 1F1B
-instead, and --no-sequence-parallel the sequence-parallel rows without it,
-marked 'closest' and left out of the mean unless every row is: comparisons
-of one run with and without the option. Rows
+instead, --no-sequence-parallel the sequence-parallel rows without it, and
+--no-scatter-gather every pipelined row with Megatron's
+--no-scatter-gather-tensors-in-pipeline (stage transfers sent whole from every
+tensor-parallel GPU instead of 1/t each and all-gathered, Megatron's
+default), marked 'closest' and left out of the mean unless every row is:
+comparisons of one run with and without the option. Rows
 too large to build are reported as such (the program-size estimate of
 `distir simulate --max-memory`).
 
@@ -47,7 +50,7 @@ def read_rows(path):
     return list(csv.DictReader(lines))
 
 
-def launch_line(row, closest, interleave=True, sequence_parallel=True):
+def launch_line(row, closest, interleave=True, sequence_parallel=True, scatter_gather=True):
     """The Megatron options of a row, and the options dropped (--closest drops
     what is not modelled; interleave=False the interleaving)."""
     words = [
@@ -76,12 +79,15 @@ def launch_line(row, closest, interleave=True, sequence_parallel=True):
                   "--recompute-num-layers", "1"]
     elif row["recompute"].startswith("selective"):
         words += ["--recompute-granularity", "selective"]
+    if not scatter_gather and int(row["pp"]) > 1 and int(row["tp"]) > 1:
+        words.append("--no-scatter-gather-tensors-in-pipeline")
+        dropped.append("scatter-gather of stage transfers")
     return " ".join(words), dropped
 
 
 def simulate(args, row, closest):
     line, dropped = launch_line(row, closest, not args.no_interleaving,
-                                not args.no_sequence_parallel)
+                                not args.no_sequence_parallel, not args.no_scatter_gather)
     cmd = [args.distir, "simulate", "--megatron-args", line, "--world-size", row["num_gpus"],
            "--hardware", args.hardware, "--json", "--max-memory", args.max_memory]
     try:
@@ -114,6 +120,9 @@ def main():
                          "marked closest")
     ap.add_argument("--no-sequence-parallel", action="store_true",
                     help="simulate the sequence-parallel rows without it, marked closest")
+    ap.add_argument("--no-scatter-gather", action="store_true",
+                    help="simulate the pipelined rows with --no-scatter-gather-tensors-in-"
+                         "pipeline, marked closest")
     ap.add_argument("--max-memory", default="16GiB",
                     help="refuse programs estimated to need more memory (distir simulate)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per row")

@@ -196,6 +196,12 @@ const std::map<std::string, OptionSpec, std::less<>>& OptionTable() {
        {true, ArgsInt(&A::num_layers_per_virtual_pipeline_stage)}},
       {"--sequence-parallel", {false, ArgsFlag(&A::sequence_parallel)}},
       {"--use-distributed-optimizer", {false, ArgsFlag(&A::use_distributed_optimizer)}},
+      {"--no-scatter-gather-tensors-in-pipeline",
+       {false,
+        [](State& s, std::string_view, std::string_view) {
+          s.args.scatter_gather_tensors_in_pipeline = false;
+          return Status::Ok();
+        }}},
       {"--recompute-granularity",
        {true, Choice({"selective", "full"},
                      [](State& s, std::string_view v) { s.args.recompute_granularity = v; })}},
@@ -361,6 +367,7 @@ StatusOr<MegatronDistribution> MegatronDistributionOf(const MegatronArgs& args,
   d.recompute_selective = args.recompute_granularity == "selective";
   d.zero_stage = args.use_distributed_optimizer ? 1 : 0;
   d.sequence_parallel = args.sequence_parallel;
+  d.scatter_gather = args.scatter_gather_tensors_in_pipeline;
   return d;
 }
 

@@ -31,6 +31,9 @@ struct MegatronArgs {
   int64_t num_layers_per_virtual_pipeline_stage = 0;  ///< 0: no interleaving
   bool sequence_parallel = false;
   bool use_distributed_optimizer = false;
+  /// False with --no-scatter-gather-tensors-in-pipeline (Megatron's default:
+  /// stage transfers scattered over tp and gathered, sharding::GridOptions).
+  bool scatter_gather_tensors_in_pipeline = true;
   std::string recompute_granularity;  ///< "", "selective" or "full"
   /// Options read but not modelled, each as written ("--lr 1.5e-4",
   /// "--data-path /x"), in order.
@@ -67,6 +70,8 @@ struct MegatronDistribution {
   /// --sequence-parallel (Megatron turns it off at T = 1, and so does the mesh).
   bool sequence_parallel = false;
   int zero_stage = 0;  ///< 1 with --use-distributed-optimizer
+  /// Stage transfers by scatter-gather (off: --no-scatter-gather-tensors-in-pipeline).
+  bool scatter_gather = true;
   int64_t global_batch = 1;
 };
 

@@ -63,6 +63,8 @@ struct TransformerSharding {
   std::string tp_divisor_name;  ///< "the number of query groups"
   /// Recomputation keeps every block's input (Megatron's full recomputation).
   bool recompute_layers = true;
+  /// Stage transfers by Megatron's scatter-gather (sharding::GridOptions).
+  bool scatter_gather_transfers = true;
 };
 TransformerSharding TransformerShardingOf(const TransformerOptions& o);
 

@@ -184,7 +184,10 @@ StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& 
   DISTIR_ASSIGN_OR_RETURN(const std::vector<sharding::ParamRule>* rules,
                           Rules(o.sequence_parallel));
   return sharding::DistributedCopy(
-      seq, sharding::GridOf(o, e_.sharding_layers, e_.sharding_recompute_layers), *rules);
+      seq,
+      sharding::GridOf(o, e_.sharding_layers, e_.sharding_recompute_layers,
+                       e_.sharding_scatter_gather),
+      *rules);
 }
 
 StatusOr<const std::vector<sharding::ParamRule>*> Evaluator::Rules(bool sequence_parallel) const {

@@ -451,6 +451,7 @@ Status ParseSharding(const Reader& rd, const YAML::Node& node, Experiment& e) {
       e.sharding_tp_divisor = t.tp_divisor;
       e.sharding_tp_divisor_name = std::move(t.tp_divisor_name);
       e.sharding_recompute_layers = t.recompute_layers;
+      e.sharding_scatter_gather = t.scatter_gather_transfers;
     } else {
       // GPT-2 with Megatron's grouped QKV layout, so that c_attn's shards hold whole heads.
       e.model.gpt.grouped_qkv = true;

@@ -120,6 +120,9 @@ struct Experiment {
   /// With sharding: recomputation keeps every layer's input (Megatron's full
   /// recomputation; the transformer-training models), not only each stage's.
   bool sharding_recompute_layers = false;
+  /// With sharding: stage transfers by Megatron's scatter-gather
+  /// (sharding::GridOptions; the transformer-training models).
+  bool sharding_scatter_gather = false;
 };
 
 /// Parses an experiment; `path` names it in errors and anchors a relative

@@ -31,7 +31,8 @@ StatusOr<int64_t> PositiveInt(const std::string& key, const std::string& value) 
 
 }  // namespace
 
-GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern, bool recompute_layers) {
+GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern, bool recompute_layers,
+                   bool scatter_gather_transfers) {
   GridOptions grid;
   grid.axes = {{"dp", o.dp}, {"tp", o.tp}};
   grid.pp = o.pp;
@@ -42,6 +43,7 @@ GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern, bool rec
   grid.recompute_layers = o.recompute == RecomputeKind::kFull && recompute_layers;
   grid.zero_stage = o.zero_stage;
   grid.layer_pattern = std::move(layer_pattern);
+  grid.scatter_gather_transfers = scatter_gather_transfers;
   return grid;
 }
 
@@ -78,6 +80,11 @@ StatusOr<GridOptions> ParseGridSpec(const std::string& text) {
       if (value.size() != 1 || value[0] < '0' || value[0] > '3')
         return InvalidArgument() << "'" << item << "' must read zero=0, 1, 2 or 3";
       grid.zero_stage = value[0] - '0';
+    } else if (key == "scatter_gather") {
+      if (value != "" && value != "0" && value != "1")
+        return InvalidArgument() << "'" << item
+                                 << "' must read scatter_gather, scatter_gather=0 or =1";
+      grid.scatter_gather_transfers = value != "0";
     } else {
       axes += (axes.empty() ? "" : ",") + item;
     }
@@ -192,7 +199,8 @@ Status DistributeGrid(Module& module, std::string function, const GridOptions& g
   DISTIR_RETURN_IF_ERROR(PropagateShardings(module, function));
   DISTIR_RETURN_IF_ERROR(MaterializeShardings(module, function));
   RunCleanup(module, function);
-  DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function, "dp", grid.virtual_stages));
+  DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function, "dp", grid.virtual_stages,
+                                          grid.scatter_gather_transfers ? "tp" : ""));
   DISTIR_RETURN_IF_ERROR(PartitionShardings(module, function));
   return OrderPipelineTasks(module, function, grid.schedule, grid.virtual_stages);
 }
@@ -209,7 +217,8 @@ Status DistributeGridReplicated(Module& module, std::string function, const Grid
   DISTIR_RETURN_IF_ERROR(PropagateShardings(module, function));
   DISTIR_RETURN_IF_ERROR(MaterializeShardings(module, function));
   RunCleanup(module, function);
-  DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function, "dp", grid.virtual_stages));
+  DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function, "dp", grid.virtual_stages,
+                                          grid.scatter_gather_transfers ? "tp" : ""));
   std::vector<std::string> local = LocalNames(module, *module.Lookup(function), mb);
   DISTIR_RETURN_IF_ERROR(PartitionShardings(module, function));
   InheritTasks(*module.Lookup(function));

@@ -49,18 +49,26 @@ struct GridOptions {
   /// Weights of one layer, for the pipeline stages (stages.h): a regular
   /// expression whose first group names the layer; empty: every weight-reading op.
   std::string layer_pattern;
+  /// Values replicated over tp cross stages as Megatron-LM sends them by
+  /// default: a 1/T piece from each tensor-parallel device, all-gathered over
+  /// tp on arrival (stage_meshes.h; Megatron's
+  /// --no-scatter-gather-tensors-in-pipeline turns it off). The transformer
+  /// models set it (models/transformer_sharding.h); off, each device sends
+  /// its whole copy, as the paper's transforms do.
+  bool scatter_gather_transfers = false;
 };
 
 /// The grid point of a search configuration: D and T as mesh axes dp and tp,
 /// and its P, K, schedule, recomputation (per layer with `recompute_layers`)
-/// and ZeRO stage.
+/// and ZeRO stage; Megatron's scatter-gather of stage transfers with
+/// `scatter_gather_transfers`.
 GridOptions GridOf(const ParallelOptions& o, std::string layer_pattern = "",
-                   bool recompute_layers = false);
+                   bool recompute_layers = false, bool scatter_gather_transfers = false);
 
 /// Parses "dp=2,tp=4,pp=2,vpp=2,microbatches=8,schedule=gpipe,recompute,zero=1":
 /// pp, vpp (virtual_stages), microbatches, schedule, recompute (alone, or =0 / =1; =layer keeps
-/// every layer's input, kFull with recompute_layers; =selective, kSelective)
-/// and zero (0..3)
+/// every layer's input, kFull with recompute_layers; =selective, kSelective),
+/// zero (0..3) and scatter_gather (alone, =0 or =1: scatter_gather_transfers)
 /// are the grid point's, every other NAME=SIZE a mesh axis.
 StatusOr<GridOptions> ParseGridSpec(const std::string& text);
 

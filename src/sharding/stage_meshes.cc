@@ -69,11 +69,24 @@ Sharding OnStage(const Sharding& s, const std::string& mesh) {
   return out;
 }
 
+// The size of `axis` on `mesh`; 1 when the mesh has no such axis (an axis of
+// size 1 is not declared) or `axis` is empty.
+int64_t AxisSizeOr1(const Mesh& mesh, const std::string& axis) {
+  for (const MeshAxis& a : mesh.axes()) {
+    if (a.name == axis) return a.size;
+  }
+  return 1;
+}
+
 class StageSplitter {
  public:
   /// `stages`: P, the chunk of an op runs on stage chunk mod P.
-  StageSplitter(const Function& fn, const std::string& base, int64_t stages)
-      : fn_(fn), base_(base), stages_(stages), b_(fn) {}
+  /// `scatter`: the axis over which replicated transfers are scattered and
+  /// gathered (ScatterDim); empty: none.
+  StageSplitter(const Function& fn, const Mesh& base, int64_t stages, std::string scatter)
+      : fn_(fn), base_(base.name()), mesh_(base), stages_(stages), b_(fn),
+        scatter_(std::move(scatter)),
+        scatter_size_(AxisSizeOr1(base, scatter_)) {}
 
   StatusOr<std::unique_ptr<Function>> Run();
 
@@ -84,14 +97,18 @@ class StageSplitter {
   Value* ParamCopy(const Value* old, int64_t stage);
   Value* Recompute(const Value* old, int64_t stage, const Op& reader);
   Value* Transfer(const Value* old, int64_t stage, const Op& reader);
+  int ScatterDim(const Value& v) const;
   Op* CloneOnStage(const Op& op, int64_t stage, const Op& reader);
   bool SlicedParamCopy(const Op& op, const std::vector<int64_t>& home);
   void RepeatOnStage(const Op& op, int64_t stage);
 
   const Function& fn_;
   std::string base_;
+  Mesh mesh_;  // the stage mesh's shape (its axes), a copy: DeclareStages adds meshes
   int64_t stages_;
   Rebuilder b_;
+  std::string scatter_;
+  int64_t scatter_size_;
   std::map<std::pair<int, int64_t>, Value*> moved_;  // (old value id, stage) -> its copy there
 };
 
@@ -139,13 +156,59 @@ Value* StageSplitter::Recompute(const Value* old, int64_t stage, const Op& reade
 Value* StageSplitter::Transfer(const Value* old, int64_t stage, const Op& reader) {
   Value* v = b_.Map(old);
   std::string base = old->name().empty() ? "moved" : old->name();
-  Sharding to = sharding::OnStage(*v->sharding(), MeshName(stage));
-  Value* t =
-      b_.Emit(OpKind::kMeshTransfer, {v}, {{"mesh", Attribute(MeshName(stage))}},
-              b_.Fresh(base + ".to.s" + std::to_string(stage)), reader.loc(), v->type(), &to);
-  std::optional<TaskTag> task = GetTask(*old->def());
+  const std::string at = ".s" + std::to_string(stage);
+  const std::optional<TaskTag> task = GetTask(*old->def());
+  const int dim = ScatterDim(*v);
+  Value* sent = v;
+  if (dim >= 0) {
+    // Megatron's scatter-gather: each device of the tensor-parallel group
+    // sends its 1/T of the replicated value, and the receiving group
+    // all-gathers the pieces.
+    Sharding split = *v->sharding();
+    split.dims[static_cast<size_t>(dim)].push_back(scatter_);
+    sent = b_.Emit(OpKind::kMeshSlice, {v},
+                   {{"mesh", Attribute(v->sharding()->mesh)},
+                    {"axes", Attribute(std::vector<std::string>{scatter_})},
+                    {"axis", Attribute(int64_t{dim})}},
+                   b_.Fresh(base + ".scatter"), reader.loc(), v->type(), &split);
+    if (task.has_value()) SetTask(*sent->def(), *task);
+  }
+  Sharding to = sharding::OnStage(*sent->sharding(), MeshName(stage));
+  Value* t = b_.Emit(OpKind::kMeshTransfer, {sent}, {{"mesh", Attribute(MeshName(stage))}},
+                     b_.Fresh(base + ".to" + at), reader.loc(), v->type(), &to);
   if (task.has_value()) SetTask(*t->def(), *task);
-  return t;
+  if (dim < 0) return t;
+  // The gather is the receiver's work, at the start of the task that reads it.
+  Sharding whole = sharding::OnStage(*v->sharding(), MeshName(stage));
+  Value* g = b_.Emit(OpKind::kMeshAllGather, {t},
+                     {{"mesh", Attribute(MeshName(stage))},
+                      {"axes", Attribute(std::vector<std::string>{scatter_})},
+                      {"axis", Attribute(int64_t{dim})}},
+                     b_.Fresh(base + ".gathered" + at), reader.loc(), v->type(), &whole);
+  if (std::optional<TaskTag> r = GetTask(reader); r.has_value()) SetTask(*g->def(), *r);
+  return g;
+}
+
+// The dim along which a transfer of `v` is scattered over `scatter_`, or -1
+// (sent as it is): only a value replicated over that axis (not split by it,
+// not partial), evenly laid out, with a dim whose pieces divide by its size
+// (Megatron sends whole tensors when the element count does not divide by
+// T). The longest such dim (the last of equals), so the pieces are large.
+int StageSplitter::ScatterDim(const Value& v) const {
+  const Sharding* s = v.sharding();
+  if (scatter_size_ <= 1 || s == nullptr || s->is_partial() || s->UsesAxis(scatter_) ||
+      !s->offsets.empty() || !v.type().HasStaticShape())
+    return -1;
+  const std::vector<int64_t> shape = v.type().shape();
+  int best = -1;
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
+    int64_t shards = 1;
+    for (const std::string& axis : s->dims[static_cast<size_t>(d)]) shards *= mesh_.AxisSize(axis);
+    const int64_t piece = shape[static_cast<size_t>(d)] % shards == 0 ? shape[static_cast<size_t>(d)] / shards : 0;
+    if (piece > 0 && piece % scatter_size_ == 0 && (best < 0 || shape[static_cast<size_t>(d)] >= shape[static_cast<size_t>(best)]))
+      best = d;
+  }
+  return best;
 }
 
 // Clones `op` onto `stage`: its operands as that stage reads them, its
@@ -256,7 +319,7 @@ StatusOr<std::unique_ptr<Function>> StageSplitter::Run() {
 }  // namespace
 
 Status SplitStageMeshes(Module& module, std::string function, const std::string& outer_axis,
-                        int64_t virtual_stages) {
+                        int64_t virtual_stages, const std::string& scatter_axis) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to split into stages";
   InheritTasks(*fn);
@@ -269,11 +332,11 @@ Status SplitStageMeshes(Module& module, std::string function, const std::string&
                              << " model chunks, not a multiple of v = " << virtual_stages;
   const int64_t stages = chunks / virtual_stages;
   if (stages == 1) return Status::Ok();
-  DISTIR_ASSIGN_OR_RETURN(const Mesh* base, SingleMesh(module, *fn));
-  const std::string base_name = base->name();
-  DISTIR_RETURN_IF_ERROR(DeclareStages(module, *base, stages, outer_axis));
+  DISTIR_ASSIGN_OR_RETURN(const Mesh* found, SingleMesh(module, *fn));
+  const Mesh base = *found;  // DeclareStages adds meshes to the module
+  DISTIR_RETURN_IF_ERROR(DeclareStages(module, base, stages, outer_axis));
   DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> split,
-                          StageSplitter(*fn, base_name, stages).Run());
+                          StageSplitter(*fn, base, stages, scatter_axis).Run());
   module.ReplaceFunction(std::move(split));
   return Status::Ok();
 }

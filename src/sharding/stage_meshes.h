@@ -36,12 +36,19 @@ namespace distir::sharding {
 
 /// Moves the stages of `function` onto stage meshes; with `virtual_stages`
 /// v the tasks' stages are chunks, P v of them. A function whose ops are all
-/// on stage 0 is left unchanged.
+/// on stage 0 is left unchanged. With `scatter_axis` (e.g. "tp", of size
+/// T > 1), a transferred value replicated over that axis is sent as
+/// Megatron's scatter-gather sends it (its --scatter-gather-tensors-in-
+/// pipeline, on by default): a MeshSlice over the axis (the sender's task),
+/// the transfer of the pieces, and a MeshAllGather on the receiving stage
+/// (the task of its first reader there), along the longest dim whose pieces
+/// divide by T; values with no such dim, or split or partial over the axis,
+/// move as they are.
 /// Errors: values on several meshes (FailedPrecondition), a mesh with
 /// explicit devices or a stage mesh name already taken (Unimplemented,
 /// InvalidArgument), v < 1 or a chunk count that is not a multiple of v
 /// (InvalidArgument).
 Status SplitStageMeshes(Module& module, std::string function, const std::string& outer_axis = "dp",
-                        int64_t virtual_stages = 1);
+                        int64_t virtual_stages = 1, const std::string& scatter_axis = "");
 
 }  // namespace distir::sharding

@@ -69,7 +69,8 @@ struct OptOptions {
 };
 
 // The grid point of --parallelize for the pipeline passes: its schedule
-// (1F1B when it names none) and model chunks per stage (vpp, 1 when none).
+// (1F1B when it names none), model chunks per stage (vpp, 1 when none) and
+// scatter-gather of stage transfers.
 sharding::GridOptions PipelineOf(const OptOptions& o) {
   StatusOr<sharding::GridOptions> grid = sharding::ParseGridSpec(o.parallelize);
   return grid.ok() ? *grid : sharding::GridOptions{};
@@ -80,7 +81,9 @@ sharding::GridOptions PipelineOf(const OptOptions& o) {
 Status RunNamedPass(const std::string& name, Module& m, const std::string& fn,
                     const sharding::GridOptions& grid) {
   if (name == "propagate-sharding") return sharding::PropagateShardings(m, fn);
-  if (name == "split-stages") return sharding::SplitStageMeshes(m, fn, "dp", grid.virtual_stages);
+  if (name == "split-stages")
+    return sharding::SplitStageMeshes(m, fn, "dp", grid.virtual_stages,
+                                      grid.scatter_gather_transfers ? "tp" : "");
   if (name == "order-tasks")
     return sharding::OrderPipelineTasks(m, fn, grid.schedule, grid.virtual_stages);
   if (name == "materialize") return sharding::MaterializeShardings(m, fn);
@@ -284,7 +287,8 @@ int RunOpt(int argc, char** argv) {
       "all-reduce-to-reduce-scatter, all-gather-sink, all-reduce-fold")(
       "parallelize", po::value(&o.parallelize),
       "distribute a sequential program over a mesh, e.g. dp=2,tp=4 or "
-      "dp=2,tp=2,pp=2,microbatches=4,schedule=gpipe[,recompute[=layer|selective]][,zero=1]: "
+      "dp=2,tp=2,pp=2,microbatches=4,schedule=gpipe[,recompute[=layer|selective]][,zero=1]"
+      "[,scatter_gather]: "
       "declare mesh @mesh, lay the parameters "
       "out by the --shard rules (with pp or microbatches: split the batch inputs, those whose "
       "rule puts dp on dim 0, into microbatches and give every op a pipeline stage), then "

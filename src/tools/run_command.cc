@@ -112,6 +112,7 @@ struct SearchedModel {
   std::string sharding_layers;
   bool sharding_recompute_layers = false;
   std::vector<std::string> sequence_parallel_rules;
+  bool sharding_scatter_gather = false;
 };
 
 // The model of the stored experiment, rebuilt exactly (overrides included) or
@@ -130,7 +131,8 @@ StatusOr<SearchedModel> ModelOf(const io::ResultsFile& f, const std::string& pat
                              << "' but the file says it searched '" << f.model << "'";
   }
   return SearchedModel{e->model, e->sharding_rules, e->sharding_layers,
-                       e->sharding_recompute_layers, e->sequence_parallel_rules};
+                       e->sharding_recompute_layers, e->sequence_parallel_rules,
+                       e->sharding_scatter_gather};
 }
 
 // The program of `row` as the search built it: through the sharding passes
@@ -152,7 +154,8 @@ StatusOr<std::pair<Module, std::string>> DistributedProgramOf(const SearchedMode
   texts.insert(texts.end(), searched.sharding_rules->begin(), searched.sharding_rules->end());
   DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules, sharding::ParseParamRules(texts));
   const sharding::GridOptions grid =
-      sharding::GridOf(o, searched.sharding_layers, searched.sharding_recompute_layers);
+      sharding::GridOf(o, searched.sharding_layers, searched.sharding_recompute_layers,
+                       searched.sharding_scatter_gather);
   const std::string name = seq.entry()->name();
   DISTIR_RETURN_IF_ERROR(sharding::DistributeGrid(seq, name, grid, rules));
   return std::pair{std::move(seq), name};

@@ -53,6 +53,9 @@ struct SimulateFlags {
   std::string output = "-";  // where the summary or the JSON goes
   ParallelOptions parallel;
   int64_t max_memory = 0;  // bytes; 0: no limit
+  // Transformer models: stage transfers by Megatron's scatter-gather (off with
+  // --megatron-args' --no-scatter-gather-tensors-in-pipeline).
+  bool scatter_gather = true;
 };
 
 // Names in the JSON come from the input (the profile's, the function's): invalid
@@ -253,7 +256,7 @@ StatusOr<sim::HardwareProfile> LoadProfile(const std::string& path, std::string*
 // tensor parallelism (models/transformer_sharding.h), data parallelism, the
 // layers over P stages, K microbatches, recomputation and ZeRO.
 StatusOr<Module> ShardedTransformer(const ModelSpec& spec, const Module& seq,
-                                    const ParallelOptions& o) {
+                                    const ParallelOptions& o, bool scatter_gather) {
   const TransformerSharding t = TransformerShardingOf(ResolveTransformerOptions(spec.transformer));
   DISTIR_RETURN_IF_ERROR(CheckTpDivides(o.tp, t.tp_divisor, t.tp_divisor_name));
   std::vector<std::string> texts = o.sequence_parallel ? t.sequence_parallel_rules
@@ -261,7 +264,9 @@ StatusOr<Module> ShardedTransformer(const ModelSpec& spec, const Module& seq,
   texts.insert(texts.end(), t.rules.begin(), t.rules.end());
   DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules, sharding::ParseParamRules(texts));
   return sharding::DistributedCopy(*seq.entry(),
-                                   sharding::GridOf(o, t.layer_pattern, t.recompute_layers), rules);
+                                   sharding::GridOf(o, t.layer_pattern, t.recompute_layers,
+                                                    t.scatter_gather_transfers && scatter_gather),
+                                   rules);
 }
 
 // The model of model mode: from --megatron-args, or --model's with --batch applied.
@@ -308,7 +313,7 @@ StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwarePro
   if (Status fits = search::CheckMemoryEstimate(bytes, ops, f.max_memory); !fits.ok()) {
     return fits.Prefix(f.model + " " + DescribeParallelOptions(o) + " is too large: it ");
   }
-  if (transformer) return ShardedTransformer(spec, seq, o);
+  if (transformer) return ShardedTransformer(spec, seq, o, f.scatter_gather);
   DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq.entry(), o));
   return std::move(dist.module);
 }
@@ -448,6 +453,7 @@ std::optional<int> ReadMegatronArgs(const std::string& line, std::optional<int64
                                                   : RecomputeKind::kFull;
   f.parallel.sequence_parallel = d->sequence_parallel;
   f.parallel.zero_stage = d->zero_stage;
+  f.scatter_gather = d->scatter_gather;
   f.megatron = spec;
   f.model = spec.name;
   return std::nullopt;
