@@ -1,5 +1,7 @@
 #include "search/evaluator.h"
 
+#include "search/memory_bound.h"
+
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -9,10 +11,12 @@
 #include "ir/clone.h"
 #include "models/model_size.h"
 #include "models/transformer_sharding.h"
+#include "search/memory_bound.h"
 #include "search/memory_estimate.h"
 #include "search/step_metrics.h"
 #include "sharding/annotate.h"
 #include "sharding/grid.h"
+#include "support/byte_size.h"
 #include "support/checked_math.h"
 #include "transforms/parallelize.h"
 
@@ -28,6 +32,8 @@ const char* StatusName(ConfigStatus status) {
       return "error";
     case ConfigStatus::kTooLarge:
       return "too-large";
+    case ConfigStatus::kPruned:
+      return "pruned";
   }
   return "?";
 }
@@ -119,6 +125,7 @@ ConfigResult Evaluator::Evaluate(const Config& c) {
   ParallelOptions o = c.options;
   o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
   const bool one_replica = options_.replica_symmetry && SimulatesOneReplica(e_, c);
+  if (Prune(**seq, o, r)) return r;
   if (e_.sharding_rules.has_value()) {
     if (!RejectTooLarge(**seq, o, one_replica, r)) SimulateSharded(c, **seq, r);
     return r;
@@ -155,10 +162,26 @@ double Evaluator::PredictedCost(const Config& c) {
   o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
   const bool one_replica = options_.replica_symmetry && SimulatesOneReplica(e_, c);
   ConfigResult unused;
-  if (RejectTooLarge(**seq, o, one_replica, unused)) return 0;
+  if (Prune(**seq, o, unused) || RejectTooLarge(**seq, o, one_replica, unused)) return 0;
   if (e_.sharding_rules.has_value()) return EstimatedCost(e_, c);
   if (!CheckConfig(**seq, o, one_replica).ok()) return 0;
   return EstimatedCost(e_, c);
+}
+
+bool Evaluator::Prune(const Function& seq, const ParallelOptions& o, ConfigResult& r) const {
+  if (e_.memory_limit_bytes <= 0 || e_.model.family != ModelFamily::kTransformerTraining ||
+      !e_.sharding_rules.has_value() || o.dp < 1 || o.tp < 1 || o.pp < 1)
+    return false;
+  const int64_t bound = ParameterMemoryLowerBound(seq, o);
+  if (bound <= e_.memory_limit_bytes) return false;
+  r.status = ConfigStatus::kPruned;
+  r.peak_memory_bytes = bound;
+  r.fits = false;
+  r.reason = "its parameters alone need at least " + FormatByteSize(static_cast<double>(bound)) +
+             " on some GPU (weights, master weights and Adam moments of one stage over T, "
+             "ZeRO-sharded over D), above memory_limit " +
+             FormatByteSize(static_cast<double>(e_.memory_limit_bytes));
+  return true;
 }
 
 bool Evaluator::RejectTooLarge(const Function& seq, const ParallelOptions& o, bool one_replica,

@@ -30,9 +30,13 @@ enum class ConfigStatus : int8_t {
   /// above EvaluatorOptions::max_memory_bytes (memory_estimate.h); `reason`
   /// has the estimate and the limit. Never ranked.
   kTooLarge = 3,
+  /// Not built: a lower bound of its peak memory (memory_bound.h) is above
+  /// the experiment's memory_limit, so it cannot fit and would never be
+  /// ranked; `peak_memory_bytes` holds the bound, `reason` says it.
+  kPruned = 4,
 };
 
-/// "ok", "invalid", "error", "too-large".
+/// "ok", "invalid", "error", "too-large", "pruned".
 const char* StatusName(ConfigStatus status);
 
 struct ConfigResult {
@@ -104,6 +108,10 @@ class Evaluator {
 
  private:
   StatusOr<const Function*> Sequential(int64_t batch);
+  /// True (and `r` is kPruned with the bound) when the memory lower bound of
+  /// `seq` as `o` (memory_bound.h; transformer-training models on the
+  /// sharding path) is above the experiment's memory_limit.
+  bool Prune(const Function& seq, const ParallelOptions& o, ConfigResult& r) const;
   /// Marks `r` kTooLarge when the program of `o` (one replica of it when
   /// `one_replica`) is estimated above the memory limit; true if so.
   bool RejectTooLarge(const Function& seq, const ParallelOptions& o, bool one_replica,
