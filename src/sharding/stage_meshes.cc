@@ -158,6 +158,22 @@ Value* StageSplitter::Transfer(const Value* old, int64_t stage, const Op& reader
   std::string base = old->name().empty() ? "moved" : old->name();
   const std::string at = ".s" + std::to_string(stage);
   const std::optional<TaskTag> task = GetTask(*old->def());
+  const Op& def = *old->def();
+  if (!scatter_.empty() && def.kind() == OpKind::kMeshAllGather) {
+    // Megatron moves what each GPU holds and gathers on arrival: the gather's
+    // input crosses (once per stage, shared with its other readers there) and
+    // the gather runs on the receiving stage, in its reader's task; the
+    // sender's gather goes if nothing on its own stage reads it.
+    Value* piece = OnStage(def.input(0), stage, reader);
+    AttrMap attrs = def.attrs();
+    attrs["mesh"] = Attribute(MeshName(stage));
+    attrs.erase("task");
+    Sharding whole = sharding::OnStage(*v->sharding(), MeshName(stage));
+    Value* g = b_.Emit(OpKind::kMeshAllGather, {piece}, std::move(attrs),
+                       b_.Fresh(base + ".gathered" + at), reader.loc(), v->type(), &whole);
+    if (std::optional<TaskTag> r = GetTask(reader); r.has_value()) SetTask(*g->def(), *r);
+    return g;
+  }
   const int dim = ScatterDim(*v);
   Value* sent = v;
   if (dim >= 0) {
@@ -338,6 +354,8 @@ Status SplitStageMeshes(Module& module, std::string function, const std::string&
   DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> split,
                           StageSplitter(*fn, base, stages, scatter_axis).Run());
   module.ReplaceFunction(std::move(split));
+  // The senders' gathers whose results now cross ungathered.
+  if (!scatter_axis.empty()) RemoveDeadMeshOps(module, function);
   return Status::Ok();
 }
 

@@ -43,7 +43,9 @@ namespace distir::sharding {
 /// the transfer of the pieces, and a MeshAllGather on the receiving stage
 /// (the task of its first reader there), along the longest dim whose pieces
 /// divide by T; values with no such dim, or split or partial over the axis,
-/// move as they are.
+/// move as they are. With it, too, a value that is a MeshAllGather's result
+/// crosses as the gather's input and is gathered on the receiving stage, and
+/// gathers left unread on the sending stage are removed.
 /// Errors: values on several meshes (FailedPrecondition), a mesh with
 /// explicit devices or a stage mesh name already taken (Unimplemented,
 /// InvalidArgument), v < 1 or a chunk count that is not a multiple of v

@@ -45,7 +45,8 @@ StatusOr<std::vector<ParamRule>> SequenceParallel(const ModelSpec& spec, std::st
 }
 
 // The global-view program of the grid point, materialised and cleaned up on
-// stage meshes, as `distir opt --parallelize ... --check-partition` has it.
+// stage meshes, as `distir opt --parallelize ...,scatter_gather
+// --check-partition` has it.
 StatusOr<Module> GlobalView(const SpCase& c) {
   ModelSpec spec = WithBatch(*LookupModel(c.model), 8);
   DISTIR_ASSIGN_OR_RETURN(Module m, BuildModel(spec));
@@ -62,7 +63,9 @@ StatusOr<Module> GlobalView(const SpCase& c) {
   DISTIR_RETURN_IF_ERROR(PropagateShardings(m, fn));
   DISTIR_RETURN_IF_ERROR(MaterializeShardings(m, fn));
   RunCleanup(m, fn);
-  DISTIR_RETURN_IF_ERROR(SplitStageMeshes(m, fn, "dp", 1));
+  // Stage transfers by Megatron's scatter-gather, as the transformer models
+  // run them (TransformerSharding::scatter_gather_transfers).
+  DISTIR_RETURN_IF_ERROR(SplitStageMeshes(m, fn, "dp", 1, "tp"));
   return m;
 }
 
