@@ -318,10 +318,10 @@ std::vector<std::string> GptShardingRules() {
           // vocab / T rows; the token Gather looks up its own rows (a partial
           // sum, all-reduced over tp) and the tied LM head reads the same
           // piece transposed (vocab-parallel logits).
-          "wte.weight=[{tp}, {}]", "h.*.attn.c_attn.weight=[{}, {tp}]", "h.*.attn.c_attn.bias=[{tp}]",
-          "h.*.attn.c_proj.weight=[{tp}, {}]", "h.*.mlp.c_fc.weight=[{}, {tp}]",
-          "h.*.mlp.c_fc.bias=[{tp}]", "h.*.mlp.c_proj.weight=[{tp}, {}]",
-          "lm_head.weight_t=[{}, {tp}]"};
+          "wte.weight=[{tp}, {}]", "h.*.attn.c_attn.weight=[{}, {tp}]",
+          "h.*.attn.c_attn.bias=[{tp}]", "h.*.attn.c_proj.weight=[{tp}, {}]",
+          "h.*.mlp.c_fc.weight=[{}, {tp}]", "h.*.mlp.c_fc.bias=[{tp}]",
+          "h.*.mlp.c_proj.weight=[{tp}, {}]", "lm_head.weight_t=[{}, {tp}]"};
 }
 
 Status ValidateGptOptions(const GptOptions& options, std::string* culprit) {

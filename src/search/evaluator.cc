@@ -1,7 +1,5 @@
 #include "search/evaluator.h"
 
-#include "search/memory_bound.h"
-
 #include <algorithm>
 #include <cmath>
 #include <iomanip>

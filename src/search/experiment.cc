@@ -557,7 +557,8 @@ StatusOr<std::vector<T>> ReadDistinctValues(const Reader& rd, const YAML::Node& 
     DISTIR_RETURN_IF_ERROR(check(item, value));
     out.push_back(value);
   }
-  if (v.IsSequence() && v.size() == 0) return InvalidArgument(rd.Loc(v)) << key << " is an empty list";
+  if (v.IsSequence() && v.size() == 0)
+    return InvalidArgument(rd.Loc(v)) << key << " is an empty list";
   return out;
 }
 
@@ -584,9 +585,9 @@ Status ParseRecompute(const Reader& rd, const YAML::Node& v, Experiment& e) {
               "mark them, "
            << e.model.name << " does not";
   };
-  DISTIR_ASSIGN_OR_RETURN(e.space.recompute,
-                          ReadDistinctValues<RecomputeKind>(rd, v, "space.recompute", read, check,
-                                                            RecomputeKindName));
+  DISTIR_ASSIGN_OR_RETURN(
+      e.space.recompute,
+      ReadDistinctValues<RecomputeKind>(rd, v, "space.recompute", read, check, RecomputeKindName));
   return Status::Ok();
 }
 
@@ -602,9 +603,9 @@ Status ParseSequenceParallel(const Reader& rd, const YAML::Node& v, Experiment& 
            << e.model.name;
   };
   auto name = [](bool on) { return on ? "true" : "false"; };
-  DISTIR_ASSIGN_OR_RETURN(e.space.sequence_parallel,
-                          ReadDistinctValues<bool>(rd, v, "space.sequence_parallel", read, check,
-                                                   name));
+  DISTIR_ASSIGN_OR_RETURN(
+      e.space.sequence_parallel,
+      ReadDistinctValues<bool>(rd, v, "space.sequence_parallel", read, check, name));
   return Status::Ok();
 }
 

@@ -31,8 +31,8 @@ int64_t ParameterMemoryLowerBound(const Function& seq, const ParallelOptions& o)
   for (const auto& p : seq.params()) {
     if (!p->type().HasStaticShape()) continue;
     const std::string_view name = p->name();
-    const bool over_dp = IsBatchInput(name) || o.zero_stage >= 3 ||
-                         (o.zero_stage >= 1 && IsOptimizerState(name));
+    const bool over_dp =
+        IsBatchInput(name) || o.zero_stage >= 3 || (o.zero_stage >= 1 && IsOptimizerState(name));
     per_stage += static_cast<double>(p->type().SizeInBytes()) / (t * (over_dp ? d : 1.0));
   }
   return static_cast<int64_t>(std::floor(per_stage / static_cast<double>(o.pp)));

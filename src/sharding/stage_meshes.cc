@@ -84,7 +84,11 @@ class StageSplitter {
   /// `scatter`: the axis over which replicated transfers are scattered and
   /// gathered (ScatterDim); empty: none.
   StageSplitter(const Function& fn, const Mesh& base, int64_t stages, std::string scatter)
-      : fn_(fn), base_(base.name()), mesh_(base), stages_(stages), b_(fn),
+      : fn_(fn),
+        base_(base.name()),
+        mesh_(base),
+        stages_(stages),
+        b_(fn),
         scatter_(std::move(scatter)),
         scatter_size_(AxisSizeOr1(base, scatter_)) {}
 
@@ -220,8 +224,10 @@ int StageSplitter::ScatterDim(const Value& v) const {
   for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
     int64_t shards = 1;
     for (const std::string& axis : s->dims[static_cast<size_t>(d)]) shards *= mesh_.AxisSize(axis);
-    const int64_t piece = shape[static_cast<size_t>(d)] % shards == 0 ? shape[static_cast<size_t>(d)] / shards : 0;
-    if (piece > 0 && piece % scatter_size_ == 0 && (best < 0 || shape[static_cast<size_t>(d)] >= shape[static_cast<size_t>(best)]))
+    const int64_t piece =
+        shape[static_cast<size_t>(d)] % shards == 0 ? shape[static_cast<size_t>(d)] / shards : 0;
+    if (piece > 0 && piece % scatter_size_ == 0 &&
+        (best < 0 || shape[static_cast<size_t>(d)] >= shape[static_cast<size_t>(best)]))
       best = d;
   }
   return best;

@@ -130,8 +130,11 @@ StatusOr<SearchedModel> ModelOf(const io::ResultsFile& f, const std::string& pat
     return InvalidArgument() << path << ": the stored experiment builds model '" << e->model.name
                              << "' but the file says it searched '" << f.model << "'";
   }
-  return SearchedModel{e->model, e->sharding_rules, e->sharding_layers,
-                       e->sharding_recompute_layers, e->sequence_parallel_rules,
+  return SearchedModel{e->model,
+                       e->sharding_rules,
+                       e->sharding_layers,
+                       e->sharding_recompute_layers,
+                       e->sequence_parallel_rules,
                        e->sharding_scatter_gather};
 }
 

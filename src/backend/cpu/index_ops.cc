@@ -46,7 +46,8 @@ void ForEachBroadcast(const std::vector<int64_t>& shape,
 }
 
 template <typename T>
-CpuKernel PlanArithmetic(OpKind kind, const TensorView& a, const TensorView& b, const TensorView& y) {
+CpuKernel PlanArithmetic(OpKind kind, const TensorView& a, const TensorView& b,
+                         const TensorView& y) {
   const std::array<std::vector<int64_t>, 2> s = {IndexStrides(a, y.shape),
                                                  IndexStrides(b, y.shape)};
   return [=] {
@@ -79,8 +80,8 @@ CpuKernel PlanCompare(OpKind kind, const TensorView& a, const TensorView& b, con
 template <typename T>
 CpuKernel PlanSelect(const TensorView& c, const TensorView& a, const TensorView& b,
                      const TensorView& y) {
-  const std::array<std::vector<int64_t>, 3> s = {
-      IndexStrides(c, y.shape), IndexStrides(a, y.shape), IndexStrides(b, y.shape)};
+  const std::array<std::vector<int64_t>, 3> s = {IndexStrides(c, y.shape), IndexStrides(a, y.shape),
+                                                 IndexStrides(b, y.shape)};
   return [=] {
     const uint8_t* pc = c.as<uint8_t>();
     const T* pa = a.as<T>();

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "interp/infer_types.h"
+#include "models/model_zoo.h"
 #include "search/experiment.h"
 #include "search/grid.h"
 #include "search/grid_search.h"
 #include "search/memory_bound.h"
-#include "interp/infer_types.h"
-#include "models/model_zoo.h"
 #include "testing/test_util.h"
 
 namespace distir::search {
