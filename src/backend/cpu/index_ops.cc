@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace distir::backend {
@@ -45,33 +46,17 @@ void ForEachBroadcast(const std::vector<int64_t>& shape,
   }
 }
 
-template <typename T>
-CpuKernel PlanArithmetic(OpKind kind, const TensorView& a, const TensorView& b,
-                         const TensorView& y) {
+// y[i] = f(a[.], b[.]) with broadcasting; T the operands', R the result's type.
+template <typename T, typename R, typename F>
+CpuKernel PlanBinaryIndex(const TensorView& a, const TensorView& b, const TensorView& y, F f) {
   const std::array<std::vector<int64_t>, 2> s = {IndexStrides(a, y.shape),
                                                  IndexStrides(b, y.shape)};
   return [=] {
     const T* pa = a.as<T>();
     const T* pb = b.as<T>();
-    T* py = y.as<T>();
+    R* py = y.as<R>();
     ForEachBroadcast<2>(y.shape, s, [&](int64_t i, const std::array<int64_t, 2>& o) {
-      const T u = pa[o[0]], v = pb[o[1]];
-      py[i] = kind == OpKind::kAdd ? u + v : kind == OpKind::kSub ? u - v : u * v;
-    });
-    return Status::Ok();
-  };
-}
-
-template <typename T>
-CpuKernel PlanCompare(OpKind kind, const TensorView& a, const TensorView& b, const TensorView& y) {
-  const std::array<std::vector<int64_t>, 2> s = {IndexStrides(a, y.shape),
-                                                 IndexStrides(b, y.shape)};
-  return [=] {
-    const T* pa = a.as<T>();
-    const T* pb = b.as<T>();
-    uint8_t* py = y.as<uint8_t>();
-    ForEachBroadcast<2>(y.shape, s, [&](int64_t i, const std::array<int64_t, 2>& o) {
-      py[i] = kind == OpKind::kLess ? pa[o[0]] < pb[o[1]] : pa[o[0]] == pb[o[1]];
+      py[i] = f(pa[o[0]], pb[o[1]]);
     });
     return Status::Ok();
   };
@@ -97,15 +82,19 @@ CpuKernel PlanSelect(const TensorView& c, const TensorView& a, const TensorView&
 template <typename T>
 std::optional<StatusOr<CpuKernel>> PlanOf(const Op& op, std::span<const TensorView> in,
                                           const TensorView& y) {
+  if (op.kind() != OpKind::kWhere && in.size() != 2) return std::nullopt;
   switch (op.kind()) {
     case OpKind::kAdd:
+      return StatusOr<CpuKernel>(PlanBinaryIndex<T, T>(in[0], in[1], y, std::plus<T>()));
     case OpKind::kSub:
+      return StatusOr<CpuKernel>(PlanBinaryIndex<T, T>(in[0], in[1], y, std::minus<T>()));
     case OpKind::kMul:
-      if (in.size() != 2) return std::nullopt;
-      return StatusOr<CpuKernel>(PlanArithmetic<T>(op.kind(), in[0], in[1], y));
+      return StatusOr<CpuKernel>(PlanBinaryIndex<T, T>(in[0], in[1], y, std::multiplies<T>()));
     case OpKind::kLess:
+      return StatusOr<CpuKernel>(PlanBinaryIndex<T, uint8_t>(in[0], in[1], y, std::less<T>()));
     case OpKind::kEqual:
-      return StatusOr<CpuKernel>(PlanCompare<T>(op.kind(), in[0], in[1], y));
+      return StatusOr<CpuKernel>(
+          PlanBinaryIndex<T, uint8_t>(in[0], in[1], y, std::equal_to<T>()));
     case OpKind::kWhere:
       if (in[0].dtype != DType::kBool) return std::nullopt;
       return StatusOr<CpuKernel>(PlanSelect<T>(in[0], in[1], in[2], y));
