@@ -55,7 +55,7 @@ TEST(HardwareProfileTest, LoadsDgxA100) {
   EXPECT_EQ(hw.devices_per_node, 8);
   EXPECT_EQ(hw.num_nodes, 0);  // any
   EXPECT_EQ(hw.NumDevices(), std::nullopt);
-  EXPECT_DOUBLE_EQ(hw.intra_node.bandwidth, 300e9);
+  EXPECT_DOUBLE_EQ(hw.intra_node.bandwidth, 230e9);  // NCCL's effective NVLink3 bandwidth
   EXPECT_DOUBLE_EQ(hw.inter_node.bandwidth, 25e9);  // 200 Gb/s / 8
   EXPECT_DOUBLE_EQ(hw.inter_node.latency, 9.6e-6);
   EXPECT_EQ(hw.collectives.allreduce, AllReduceAlgorithm::kHierarchical);
@@ -67,7 +67,7 @@ TEST(HardwareProfileTest, LoadsH100Sxm) {
   EXPECT_DOUBLE_EQ(hw.device.peak_flops_f32, 67e12);
   EXPECT_DOUBLE_EQ(hw.device.dram_bandwidth, 3.35e12);
   EXPECT_EQ(hw.device.memory_capacity, static_cast<int64_t>(81559 * kMiB));
-  EXPECT_DOUBLE_EQ(hw.intra_node.bandwidth, 450e9);
+  EXPECT_DOUBLE_EQ(hw.intra_node.bandwidth, 370e9);  // NCCL's effective NVLink4 bandwidth
   EXPECT_DOUBLE_EQ(hw.inter_node.bandwidth, 50e9);  // 400 Gb/s / 8
   EXPECT_EQ(hw.num_nodes, 0);
 }
