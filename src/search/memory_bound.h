@@ -25,7 +25,8 @@
 namespace distir::search {
 
 /// The bound above for the sequential transformer-training step `seq`
-/// (parameters named as models/transformer.h names them) distributed as `o`,
+/// (parameters named as models/transformer.h names them, classified by
+/// ClassifyTransformerValue) distributed as `o`,
 /// in bytes, rounded down. REQUIRES: `seq` is typed; o.dp, o.tp, o.pp >= 1.
 int64_t ParameterMemoryLowerBound(const Function& seq, const ParallelOptions& o);
 

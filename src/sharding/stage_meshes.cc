@@ -69,15 +69,6 @@ Sharding OnStage(const Sharding& s, const std::string& mesh) {
   return out;
 }
 
-// The size of `axis` on `mesh`; 1 when the mesh has no such axis (an axis of
-// size 1 is not declared) or `axis` is empty.
-int64_t AxisSizeOr1(const Mesh& mesh, const std::string& axis) {
-  for (const MeshAxis& a : mesh.axes()) {
-    if (a.name == axis) return a.size;
-  }
-  return 1;
-}
-
 class StageSplitter {
  public:
   /// `stages`: P, the chunk of an op runs on stage chunk mod P.
@@ -85,30 +76,33 @@ class StageSplitter {
   /// gathered (ScatterDim); empty: none.
   StageSplitter(const Function& fn, const Mesh& base, int64_t stages, std::string scatter)
       : fn_(fn),
-        base_(base.name()),
         mesh_(base),
         stages_(stages),
         b_(fn),
         scatter_(std::move(scatter)),
-        scatter_size_(AxisSizeOr1(base, scatter_)) {}
+        // An axis of size 1 is not declared: nothing to scatter over.
+        scatter_size_(base.AxisIndex(scatter_) >= 0 ? base.AxisSize(scatter_) : 1) {}
 
   StatusOr<std::unique_ptr<Function>> Run();
 
  private:
-  std::string MeshName(int64_t stage) const { return base_ + ".s" + std::to_string(stage); }
+  std::string MeshName(int64_t stage) const {
+    return mesh_.name() + ".s" + std::to_string(stage);
+  }
   int64_t StageOf(const Op& op) const { return ChunkOf(op) % stages_; }
   Value* OnStage(const Value* old, int64_t stage, const Op& reader);
   Value* ParamCopy(const Value* old, int64_t stage);
   Value* Recompute(const Value* old, int64_t stage, const Op& reader);
   Value* Transfer(const Value* old, int64_t stage, const Op& reader);
+  Value* GatherOnArrival(Value* pieces, const Value& whole, AttrMap attrs, int64_t stage,
+                         const std::string& name, const Op& reader);
   int ScatterDim(const Value& v) const;
   Op* CloneOnStage(const Op& op, int64_t stage, const Op& reader);
   bool SlicedParamCopy(const Op& op, const std::vector<int64_t>& home);
   void RepeatOnStage(const Op& op, int64_t stage);
 
   const Function& fn_;
-  std::string base_;
-  Mesh mesh_;  // the stage mesh's shape (its axes), a copy: DeclareStages adds meshes
+  Mesh mesh_;  // the mesh the stages split, a copy: DeclareStages adds meshes
   int64_t stages_;
   Rebuilder b_;
   std::string scatter_;
@@ -168,15 +162,10 @@ Value* StageSplitter::Transfer(const Value* old, int64_t stage, const Op& reader
     // input crosses (once per stage, shared with its other readers there) and
     // the gather runs on the receiving stage, in its reader's task; the
     // sender's gather goes if nothing on its own stage reads it.
-    Value* piece = OnStage(def.input(0), stage, reader);
     AttrMap attrs = def.attrs();
-    attrs["mesh"] = Attribute(MeshName(stage));
     attrs.erase("task");
-    Sharding whole = sharding::OnStage(*v->sharding(), MeshName(stage));
-    Value* g = b_.Emit(OpKind::kMeshAllGather, {piece}, std::move(attrs),
-                       b_.Fresh(base + ".gathered" + at), reader.loc(), v->type(), &whole);
-    if (std::optional<TaskTag> r = GetTask(reader); r.has_value()) SetTask(*g->def(), *r);
-    return g;
+    return GatherOnArrival(OnStage(def.input(0), stage, reader), *v, std::move(attrs), stage,
+                           base + ".gathered" + at, reader);
   }
   const int dim = ScatterDim(*v);
   Value* sent = v;
@@ -198,13 +187,21 @@ Value* StageSplitter::Transfer(const Value* old, int64_t stage, const Op& reader
                      b_.Fresh(base + ".to" + at), reader.loc(), v->type(), &to);
   if (task.has_value()) SetTask(*t->def(), *task);
   if (dim < 0) return t;
-  // The gather is the receiver's work, at the start of the task that reads it.
-  Sharding whole = sharding::OnStage(*v->sharding(), MeshName(stage));
-  Value* g = b_.Emit(OpKind::kMeshAllGather, {t},
-                     {{"mesh", Attribute(MeshName(stage))},
-                      {"axes", Attribute(std::vector<std::string>{scatter_})},
-                      {"axis", Attribute(int64_t{dim})}},
-                     b_.Fresh(base + ".gathered" + at), reader.loc(), v->type(), &whole);
+  return GatherOnArrival(t,  *v,
+                         {{"axes", Attribute(std::vector<std::string>{scatter_})},
+                          {"axis", Attribute(int64_t{dim})}},
+                         stage, base + ".gathered" + at, reader);
+}
+
+// `pieces` on `stage` all-gathered (by `attrs`' axes and axis) to the layout
+// of `whole` there: the receiver's work, at the start of the task of
+// `reader`, the op that reads it.
+Value* StageSplitter::GatherOnArrival(Value* pieces, const Value& whole, AttrMap attrs,
+                                      int64_t stage, const std::string& name, const Op& reader) {
+  attrs["mesh"] = Attribute(MeshName(stage));
+  Sharding there = sharding::OnStage(*whole.sharding(), MeshName(stage));
+  Value* g = b_.Emit(OpKind::kMeshAllGather, {pieces}, std::move(attrs), b_.Fresh(name),
+                     reader.loc(), whole.type(), &there);
   if (std::optional<TaskTag> r = GetTask(reader); r.has_value()) SetTask(*g->def(), *r);
   return g;
 }
