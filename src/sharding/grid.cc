@@ -200,7 +200,7 @@ Status DistributeGrid(Module& module, std::string function, const GridOptions& g
   DISTIR_RETURN_IF_ERROR(MaterializeShardings(module, function));
   RunCleanup(module, function);
   DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function, "dp", grid.virtual_stages,
-                                          grid.scatter_gather_transfers ? "tp" : ""));
+                                          grid.ScatterAxis()));
   DISTIR_RETURN_IF_ERROR(PartitionShardings(module, function));
   return OrderPipelineTasks(module, function, grid.schedule, grid.virtual_stages);
 }
@@ -218,7 +218,7 @@ Status DistributeGridReplicated(Module& module, std::string function, const Grid
   DISTIR_RETURN_IF_ERROR(MaterializeShardings(module, function));
   RunCleanup(module, function);
   DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function, "dp", grid.virtual_stages,
-                                          grid.scatter_gather_transfers ? "tp" : ""));
+                                          grid.ScatterAxis()));
   std::vector<std::string> local = LocalNames(module, *module.Lookup(function), mb);
   DISTIR_RETURN_IF_ERROR(PartitionShardings(module, function));
   InheritTasks(*module.Lookup(function));

@@ -56,6 +56,10 @@ struct GridOptions {
   /// models set it (models/transformer_sharding.h); off, each device sends
   /// its whole copy, as the paper's transforms do.
   bool scatter_gather_transfers = false;
+
+  /// The axis stage transfers are scattered over (SplitStageMeshes'
+  /// scatter_axis): "tp" with scatter_gather_transfers, else "".
+  std::string ScatterAxis() const { return scatter_gather_transfers ? "tp" : ""; }
 };
 
 /// The grid point of a search configuration: D and T as mesh axes dp and tp,

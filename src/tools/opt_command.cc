@@ -82,8 +82,7 @@ Status RunNamedPass(const std::string& name, Module& m, const std::string& fn,
                     const sharding::GridOptions& grid) {
   if (name == "propagate-sharding") return sharding::PropagateShardings(m, fn);
   if (name == "split-stages")
-    return sharding::SplitStageMeshes(m, fn, "dp", grid.virtual_stages,
-                                      grid.scatter_gather_transfers ? "tp" : "");
+    return sharding::SplitStageMeshes(m, fn, "dp", grid.virtual_stages, grid.ScatterAxis());
   if (name == "order-tasks")
     return sharding::OrderPipelineTasks(m, fn, grid.schedule, grid.virtual_stages);
   if (name == "materialize") return sharding::MaterializeShardings(m, fn);
