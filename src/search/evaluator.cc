@@ -193,8 +193,10 @@ bool Evaluator::RejectTooLarge(const Function& seq, const ParallelOptions& o, bo
   return true;
 }
 
-StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& o,
-                                    int64_t replicas) const {
+// The world-size and tensor-parallel rules of the sharding path; its
+// parameter rules.
+StatusOr<const std::vector<sharding::ParamRule>*> Evaluator::CheckSharded(const ParallelOptions& o,
+                                                                          int64_t replicas) const {
   const int64_t devices = replicas * o.dp * o.tp * o.pp;
   if (e_.world_rule == WorldRule::kEqual ? devices != e_.world_size : devices > e_.world_size)
     return InvalidArgument() << "D*T*P = " << devices << " does not fit world_size "
@@ -202,8 +204,12 @@ StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& 
   // The sharding path can split heads unevenly (per-rank programs); Megatron
   // cannot, so the built-in GPT-2 keeps the emitter's rule.
   DISTIR_RETURN_IF_ERROR(CheckTpDivides(o.tp, e_.sharding_tp_divisor, e_.sharding_tp_divisor_name));
-  DISTIR_ASSIGN_OR_RETURN(const std::vector<sharding::ParamRule>* rules,
-                          Rules(o.sequence_parallel));
+  return Rules(o.sequence_parallel);
+}
+
+StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& o,
+                                    int64_t replicas) const {
+  DISTIR_ASSIGN_OR_RETURN(const std::vector<sharding::ParamRule>* rules, CheckSharded(o, replicas));
   return sharding::DistributedCopy(
       seq,
       sharding::GridOf(o, e_.sharding_layers, e_.sharding_recompute_layers,
@@ -244,6 +250,8 @@ void Evaluator::SimulateSharded(const Config& c, const Function& seq, ConfigResu
     replicas = o.dp;
     o.dp = 1;
   }
+  if (options_.expanded_microbatches && SimulateExpandedInto(*program, o, c.batch, replicas, r))
+    return;
   StatusOr<Module> m = Sharded(*program, o, replicas);
   if (!m.ok()) {
     r.status = m.status().code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid
@@ -266,15 +274,45 @@ void Evaluator::SimulateInto(const Function& seq, const ParallelOptions& o, int6
   RecordSimulation(dist->module, dist->program(), batch, replicas, r);
 }
 
-void Evaluator::RecordSimulation(const Module& module, const Function& program, int64_t batch,
-                                 int64_t replicas, ConfigResult& r) {
+bool Evaluator::SimulateExpandedInto(const Function& program, const ParallelOptions& o,
+                                     int64_t batch, int64_t replicas, ConfigResult& r) {
+  // One stream per device only (sim::SimulateExpanded).
+  if (e_.hardware.overlap.comm_stream) return false;
+  const sharding::GridOptions grid = sharding::GridOf(
+      o, e_.sharding_layers, e_.sharding_recompute_layers, e_.sharding_scatter_gather);
+  if (!sharding::ReplicatesMicrobatches(grid)) return false;
+  StatusOr<const std::vector<sharding::ParamRule>*> rules = CheckSharded(o, replicas);
+  if (!rules.ok()) return false;  // the full path reports it
+  StatusOr<sharding::ExpandedGrid> x = sharding::DistributedExpansion(program, grid, **rules);
+  if (!x.ok()) {
+    if (x.status().code() == StatusCode::kFailedPrecondition) return false;
+    r.status = x.status().code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid
+                                                                 : ConfigStatus::kError;
+    r.reason = x.status().message();
+    return true;
+  }
+  Record(sim::SimulateExpanded(x->module, *x->module.entry(), x->program, costs_,
+                               SearchSimulateOptions(batch)),
+         batch, replicas, r);
+  return true;
+}
+
+sim::SimulateOptions Evaluator::SearchSimulateOptions(int64_t batch) const {
   sim::SimulateOptions so;
   so.batch_size = batch;  // the global batch: throughput = batch / iteration time
   so.record_trace = false;
   so.record_memory_timeline = false;
-  const bool transformer = RecordsStepFigures(e_);
-  if (transformer) so.memory_kind = TransformerMemoryKind;
-  StatusOr<sim::SimulationResult> sim = sim::Simulate(module, program, costs_, so);
+  if (RecordsStepFigures(e_)) so.memory_kind = TransformerMemoryKind;
+  return so;
+}
+
+void Evaluator::RecordSimulation(const Module& module, const Function& program, int64_t batch,
+                                 int64_t replicas, ConfigResult& r) {
+  Record(sim::Simulate(module, program, costs_, SearchSimulateOptions(batch)), batch, replicas, r);
+}
+
+void Evaluator::Record(StatusOr<sim::SimulationResult> sim, int64_t batch, int64_t replicas,
+                       ConfigResult& r) {
   if (!sim.ok()) {
     // ResourceExhausted: an op's time or size is beyond what the cost model
     // represents (cost_model.h); the configuration, not the simulator, is at fault.
@@ -299,7 +337,7 @@ void Evaluator::RecordSimulation(const Module& module, const Function& program, 
   r.fits = e_.memory_limit_bytes == 0 || r.peak_memory_bytes <= e_.memory_limit_bytes;
   r.num_ops = sim->num_ops * replicas;
   r.exposed_communication_s = MaxExposedCommunicationS(*sim);
-  if (transformer) {
+  if (RecordsStepFigures(e_)) {
     const TransformerOptions o = WithBatch(e_.model, batch).transformer;
     r.step = StepFiguresOf(TransformerStepMetrics(o, e_.hardware, *sim), *sim);
   }

@@ -78,6 +78,12 @@ struct EvaluatorOptions {
   /// Simulate one replica where SimulatesOneReplica() allows; off only to test
   /// that it changes nothing.
   bool replica_symmetry = true;
+  /// On the sharding path, simulate a pipelined grid point as copies of its
+  /// one-microbatch template (sharding::DistributedExpansion,
+  /// sim::SimulateExpanded) where it is built from one: the same simulation
+  /// without building the IR of K microbatches. Off: `distir search
+  /// --exact-full`, the program built and simulated whole.
+  bool expanded_microbatches = true;
   /// Configurations whose estimated memory (memory_estimate.h) is above this
   /// are kTooLarge and not built; Trace() refuses them as ResourceExhausted.
   /// 0: no limit.
@@ -131,6 +137,15 @@ class Evaluator {
   /// Simulates `program` of `module` for a global batch of `batch` and fills
   /// r's outcome (both paths share it); `replicas` programs like it run side
   /// by side.
+  /// SimulateSharded by SimulateExpanded; false (nothing recorded) where
+  /// the grid point is not built from a template of one microbatch.
+  bool SimulateExpandedInto(const Function& program, const ParallelOptions& o, int64_t batch,
+                            int64_t replicas, ConfigResult& r);
+  StatusOr<const std::vector<sharding::ParamRule>*> CheckSharded(const ParallelOptions& o,
+                                                                 int64_t replicas) const;
+  sim::SimulateOptions SearchSimulateOptions(int64_t batch) const;
+  void Record(StatusOr<sim::SimulationResult> sim, int64_t batch, int64_t replicas,
+              ConfigResult& r);
   void RecordSimulation(const Module& module, const Function& program, int64_t batch,
                         int64_t replicas, ConfigResult& r);
 

@@ -172,6 +172,7 @@ StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
 
   EvaluatorOptions evaluator_options;
   evaluator_options.max_memory_bytes = options.max_memory_bytes;
+  evaluator_options.expanded_microbatches = !options.exact_full;
   Evaluator evaluator(e, evaluator_options);
   RankJournal journal(options, fingerprint, rank);
   const bool report = options.progress != nullptr && rank == 0;

@@ -66,6 +66,9 @@ struct SearchOptions {
   /// A resumed search evaluates the journal's too-large configurations again,
   /// since the limit may have changed.
   int64_t max_memory_bytes = 0;
+  /// EvaluatorOptions::expanded_microbatches off: every program built whole
+  /// (`distir search --exact-full`).
+  bool exact_full = false;
 };
 
 /// Runs the search over `comm` (collective: every rank calls it).

@@ -18,17 +18,14 @@ struct Chain {
 };
 
 // The chain of each device that an op of a task (not a Send) writes.
-std::unordered_map<int32_t, int64_t> ChainOfDevices(const Function& fn,
-                                                    const std::vector<std::optional<TaskTag>>& tasks,
-                                                    const std::vector<int64_t>& step,
-                                                    int64_t chains) {
+template <typename View>
+std::unordered_map<int32_t, int64_t> ChainOfDevices(
+    const View& fn, const std::vector<std::optional<TaskTag>>& tasks,
+    const std::vector<int64_t>& step, int64_t chains) {
   std::unordered_map<int32_t, int64_t> chain;
-  const auto& ops = fn.ops();
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (step[i] < 0 || ops[i]->kind() == OpKind::kSend) continue;
-    for (const auto& r : ops[i]->results()) {
-      for (DeviceId d : r->type().Devices()) chain.emplace(d.value(), tasks[i]->stage % chains);
-    }
+  for (size_t i = 0; i < fn.num_ops(); ++i) {
+    if (step[i] < 0 || fn.IsSend(i)) continue;
+    fn.ForEachResultDevice(i, [&](int32_t d) { chain.emplace(d, tasks[i]->stage % chains); });
   }
   return chain;
 }
@@ -46,9 +43,10 @@ size_t PointBefore(const Chain& c, size_t k) {
   return k;
 }
 
+template <typename View>
 class Builder {
  public:
-  Builder(const Function& fn, const std::vector<std::optional<TaskTag>>& tasks,
+  Builder(const View& fn, const std::vector<std::optional<TaskTag>>& tasks,
           const std::vector<int64_t>& step, int64_t chains, bool interleaved)
       : fn_(fn), tasks_(tasks), step_(step), chains_(static_cast<size_t>(chains)) {
     Tasks(interleaved);
@@ -66,7 +64,7 @@ class Builder {
   void Points(int64_t chains);
   void Enter(size_t c, std::deque<size_t>& ready);
 
-  const Function& fn_;
+  const View& fn_;
   const std::vector<std::optional<TaskTag>>& tasks_;
   const std::vector<int64_t>& step_;
   std::vector<Chain> chains_;
@@ -78,8 +76,9 @@ class Builder {
 };
 
 // Each chain's tasks in timestep order with their ops, and its points.
-void Builder::Tasks(bool interleaved) {
-  const size_t n = fn_.ops().size();
+template <typename View>
+void Builder<View>::Tasks(bool interleaved) {
+  const size_t n = fn_.num_ops();
   for (size_t i = 0; i < n; ++i) {
     if (step_[i] >= 0) chains_[ChainOf(i)].steps.push_back(step_[i]);
   }
@@ -91,7 +90,7 @@ void Builder::Tasks(bool interleaved) {
     c.points.resize(c.steps.size() + 1);
   }
   for (size_t i = 0; i < n; ++i) {
-    if (step_[i] < 0 || fn_.ops()[i]->kind() == OpKind::kSend) continue;
+    if (step_[i] < 0 || fn_.IsSend(i)) continue;
     chains_[ChainOf(i)].task_ops[Slot(i)].push_back(i);
   }
   if (!interleaved) return;
@@ -108,28 +107,29 @@ void Builder::Tasks(bool interleaved) {
 
 // Each Send into the sender's point after its task and the receiver's point
 // before the first task that reads it.
-void Builder::Points(int64_t chains) {
-  const auto& ops = fn_.ops();
-  const size_t n = ops.size();
+template <typename View>
+void Builder<View>::Points(int64_t chains) {
+  const size_t n = fn_.num_ops();
   std::vector<std::vector<std::pair<size_t, size_t>>> readers(fn_.num_values());
   for (size_t i = 0; i < n; ++i) {
     if (step_[i] < 0) continue;
-    for (const Value* v : ops[i]->inputs()) readers[v->id()].emplace_back(ChainOf(i), Slot(i));
+    const size_t chain = ChainOf(i), slot = Slot(i);
+    fn_.ForEachInput(i, [&](int32_t v) { readers[v].emplace_back(chain, slot); });
   }
   const std::unordered_map<int32_t, int64_t> device_chain = ChainOfDevices(fn_, tasks_, step_, chains);
   members_.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (step_[i] < 0) continue;
     members_[i] = 1;
-    if (ops[i]->kind() != OpKind::kSend) continue;
+    if (!fn_.IsSend(i)) continue;
     const size_t c = ChainOf(i);
     chains_[c].points[PointAtOrAfter(chains_[c], Slot(i))].push_back(i);
-    const DeviceId to = ops[i]->result(0)->type().device();
-    auto it = to.has_value() ? device_chain.find(to.value()) : device_chain.end();
+    const int32_t to = fn_.SendTarget(i);
+    auto it = to >= 0 ? device_chain.find(to) : device_chain.end();
     if (it == device_chain.end() || static_cast<size_t>(it->second) == c) continue;
     const auto r = static_cast<size_t>(it->second);
     size_t first = chains_[r].steps.size();  // no task there reads it: after the last
-    for (const auto& [reader_chain, reader_slot] : readers[ops[i]->result(0)->id()]) {
+    for (const auto& [reader_chain, reader_slot] : readers[fn_.SendResult(i)]) {
       if (reader_chain == r) first = std::min(first, reader_slot);
     }
     chains_[r].points[PointBefore(chains_[r], first)].push_back(i);
@@ -140,7 +140,8 @@ void Builder::Points(int64_t chains) {
 // Chain c enters its next point: its Sends count the arrival, those both
 // chains have reached become ready; a point without pending Sends is passed
 // at once (with the task after it).
-void Builder::Enter(size_t c, std::deque<size_t>& ready) {
+template <typename View>
+void Builder<View>::Enter(size_t c, std::deque<size_t>& ready) {
   Chain& ch = chains_[c];
   while (true) {
     const size_t g = at_[c];
@@ -154,8 +155,9 @@ void Builder::Enter(size_t c, std::deque<size_t>& ready) {
   }
 }
 
-std::optional<std::vector<size_t>> Builder::Merge() {
-  const size_t n = fn_.ops().size();
+template <typename View>
+std::optional<std::vector<size_t>> Builder<View>::Merge() {
+  const size_t n = fn_.num_ops();
   arrived_.assign(n, 0);
   at_.assign(chains_.size(), 0);
   pending_.assign(chains_.size(), 0);
@@ -191,12 +193,20 @@ std::optional<std::vector<size_t>> Builder::Merge() {
 
 }  // namespace
 
-std::optional<std::vector<size_t>> ExchangeOrder(const Function& fn,
+template <typename View>
+std::optional<std::vector<size_t>> ExchangeOrder(const View& fn,
                                                  const std::vector<std::optional<TaskTag>>& tasks,
                                                  const std::vector<int64_t>& step, int64_t chains,
                                                  bool interleaved) {
   if (chains < 1) return std::nullopt;
-  return Builder(fn, tasks, step, chains, interleaved).Merge();
+  return Builder<View>(fn, tasks, step, chains, interleaved).Merge();
 }
+
+template std::optional<std::vector<size_t>> ExchangeOrder(
+    const FunctionOrderView&, const std::vector<std::optional<TaskTag>>&,
+    const std::vector<int64_t>&, int64_t, bool);
+template std::optional<std::vector<size_t>> ExchangeOrder(
+    const ExpandedOrderView&, const std::vector<std::optional<TaskTag>>&,
+    const std::vector<int64_t>&, int64_t, bool);
 
 }  // namespace distir::sharding

@@ -39,11 +39,13 @@
 #include <vector>
 
 #include "ir/function.h"
+#include "sharding/order_view.h"
 #include "sharding/pipeline_task.h"
 
 namespace distir::sharding {
 
-/// The exchange order of the ops of `fn` that run in a task: those with
+/// The exchange order of the ops of `fn` (a FunctionOrderView or an
+/// ExpandedOrderView, order_view.h) that run in a task: those with
 /// step[i] >= 0, the timestep of their task `tasks[i]` (each physical stage
 /// runs its tasks in timestep order). A task of stage (chunk) c runs on chain
 /// c mod `chains` (P, the physical pipeline stages); a Send's receiving chain
@@ -52,7 +54,8 @@ namespace distir::sharding {
 /// positions in their new order (ops with step < 0 left out), or nullopt when
 /// two stages would each wait for the other (the caller keeps the timestep
 /// order then).
-std::optional<std::vector<size_t>> ExchangeOrder(const Function& fn,
+template <typename View>
+std::optional<std::vector<size_t>> ExchangeOrder(const View& fn,
                                                  const std::vector<std::optional<TaskTag>>& tasks,
                                                  const std::vector<int64_t>& step, int64_t chains,
                                                  bool interleaved);

@@ -209,9 +209,12 @@ bool ReplicatesMicrobatches(const GridOptions& grid) {
   return grid.microbatches > 1 && grid.zero_stage <= 1;
 }
 
-Status DistributeGridReplicated(Module& module, std::string function, const GridOptions& grid,
-                                const std::vector<ParamRule>& rules) {
-  if (!ReplicatesMicrobatches(grid)) return DistributeGrid(module, function, grid, rules);
+namespace {
+
+// The partitioned template of microbatch 0 (replicate.h), with its tasks;
+// its local microbatch parameters go to `local`.
+Status DistributeTemplate(Module& module, const std::string& function, const GridOptions& grid,
+                          const std::vector<ParamRule>& rules, std::vector<std::string>& local) {
   std::vector<std::string> mb;
   DISTIR_RETURN_IF_ERROR(Annotate(module, function, grid, rules, /*first_only=*/true, mb));
   DISTIR_RETURN_IF_ERROR(PropagateShardings(module, function));
@@ -219,12 +222,38 @@ Status DistributeGridReplicated(Module& module, std::string function, const Grid
   RunCleanup(module, function);
   DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function, "dp", grid.virtual_stages,
                                           grid.ScatterAxis()));
-  std::vector<std::string> local = LocalNames(module, *module.Lookup(function), mb);
+  local = LocalNames(module, *module.Lookup(function), mb);
   DISTIR_RETURN_IF_ERROR(PartitionShardings(module, function));
   InheritTasks(*module.Lookup(function));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status DistributeGridReplicated(Module& module, std::string function, const GridOptions& grid,
+                                const std::vector<ParamRule>& rules) {
+  if (!ReplicatesMicrobatches(grid)) return DistributeGrid(module, function, grid, rules);
+  std::vector<std::string> local;
+  DISTIR_RETURN_IF_ERROR(DistributeTemplate(module, function, grid, rules, local));
   std::vector<std::optional<TaskTag>> tasks;
   DISTIR_RETURN_IF_ERROR(ReplicateMicrobatches(module, function, grid.microbatches, local, &tasks));
   return OrderByTasks(*module.Lookup(function), tasks, grid.schedule, grid.virtual_stages);
+}
+
+StatusOr<ExpandedGrid> DistributedExpansion(const Function& seq, const GridOptions& grid,
+                                            const std::vector<ParamRule>& rules) {
+  if (!ReplicatesMicrobatches(grid))
+    return FailedPrecondition() << "the grid point is not built from a template of one microbatch";
+  ExpandedGrid out;
+  out.module.AddFunction(CloneFunction(seq));
+  std::vector<std::string> local;
+  DISTIR_RETURN_IF_ERROR(DistributeTemplate(out.module, seq.name(), grid, rules, local));
+  const Function& tmpl = *out.module.Lookup(seq.name());
+  std::vector<std::optional<TaskTag>> tasks;
+  DISTIR_ASSIGN_OR_RETURN(out.program, ExpandMicrobatches(tmpl, grid.microbatches, local, tasks));
+  DISTIR_RETURN_IF_ERROR(
+      OrderExpandedByTasks(out.program, tmpl, tasks, grid.schedule, grid.virtual_stages));
+  return out;
 }
 
 StatusOr<Module> DistributedCopy(const Function& seq, const GridOptions& grid,

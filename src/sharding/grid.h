@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/expanded_program.h"
 #include "ir/function.h"
 #include "ir/mesh.h"
 #include "sharding/annotate.h"
@@ -108,6 +109,24 @@ bool ReplicatesMicrobatches(const GridOptions& grid);
 /// cannot express the program; DistributeGrid on a fresh copy then applies.
 Status DistributeGridReplicated(Module& module, std::string function, const GridOptions& grid,
                                 const std::vector<ParamRule>& rules);
+
+/// A grid point as the search simulates it: the partitioned template of one
+/// microbatch, the entry of `module`, and the program DistributeGridReplicated
+/// builds from it as copies of its ops (ir/expanded_program.h), in the same
+/// order.
+struct ExpandedGrid {
+  Module module;
+  ExpandedProgram program;
+};
+
+/// The grid point as an ExpandedGrid, without the IR of the copies
+/// (sim::SimulateExpanded simulates it as sim::Simulate simulates
+/// DistributedCopy's program). Errors: FailedPrecondition where
+/// DistributeGridReplicated would not use the template (not
+/// ReplicatesMicrobatches, or the template cannot express the program);
+/// those of the passes.
+StatusOr<ExpandedGrid> DistributedExpansion(const Function& seq, const GridOptions& grid,
+                                            const std::vector<ParamRule>& rules);
 
 /// A fresh module whose entry is `seq` distributed as the grid point says:
 /// DistributeGridReplicated on a copy, and where it answers

@@ -52,6 +52,56 @@ bool IsTaskPhase(const std::optional<TaskTag>& t) {
   return t.has_value() && (t->phase == TaskPhase::kForward || t->phase == TaskPhase::kBackward);
 }
 
+// Which ops and values of a template are per microbatch, and which
+// per-microbatch values are summed (replicate.h).
+struct Classes {
+  std::vector<bool> per_op, per_value, summed;
+  std::vector<std::optional<TaskTag>> task;  // per op
+  size_t last_per = 0;                       // one past the last per-microbatch op
+};
+
+Status ClassifyTemplate(const Function& fn, const std::set<std::string>& batch, Classes& c) {
+  const auto& ops = fn.ops();
+  c.per_op.assign(ops.size(), false);
+  c.per_value.assign(fn.num_values(), false);
+  c.summed.assign(fn.num_values(), false);
+  c.task.assign(ops.size(), std::nullopt);
+  for (const auto& p : fn.params()) c.per_value[p->id()] = batch.count(p->name()) != 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = *ops[i];
+    if (op.is_call()) return FailedPrecondition(op.loc()) << op.Name() << " is a call";
+    c.task[i] = GetTask(op);
+    bool reads_per = std::any_of(op.inputs().begin(), op.inputs().end(),
+                                 [&](const Value* v) { return c.per_value[v->id()]; });
+    // A constant a task owns (partition's shape operands of a microbatch's
+    // Reshape) is made for each microbatch, as splitting first makes it.
+    if (op.num_inputs() == 0 && IsTaskPhase(c.task[i])) reads_per = true;
+    if (!reads_per) continue;
+    if (!c.task[i].has_value())
+      return FailedPrecondition(op.loc()) << op.Name() << " reads a microbatch but has no task";
+    if (!IsTaskPhase(c.task[i])) continue;  // a shared reader: the sums below
+    c.per_op[i] = true;
+    c.last_per = i + 1;
+    for (const auto& r : op.results()) c.per_value[r->id()] = true;
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (c.per_op[i]) continue;
+    for (const Value* v : ops[i]->inputs()) {
+      if (!c.per_value[v->id()]) continue;
+      if (i < c.last_per)
+        return FailedPrecondition(ops[i]->loc())
+               << ops[i]->Name() << " reads " << v->Ref() << " before the last microbatch's work";
+      c.summed[v->id()] = true;
+    }
+  }
+  for (const Value* v : fn.returns()) {
+    if (c.per_value[v->id()] && v->def() != nullptr && v->type().is_tensor() &&
+        v->type().rank() == 0)
+      c.summed[v->id()] = true;
+  }
+  return Status::Ok();
+}
+
 class Replicator {
  public:
   Replicator(const Function& fn, int64_t k, const std::set<std::string>& batch)
@@ -134,44 +184,13 @@ std::string Replicator::CloneName(const Value& v, int64_t m) {
 }
 
 Status Replicator::Classify() {
-  const auto& ops = fn_.ops();
-  per_op_.assign(ops.size(), false);
-  per_value_.assign(fn_.num_values(), false);
-  summed_.assign(fn_.num_values(), false);
-  task_.assign(ops.size(), std::nullopt);
-  for (const auto& p : fn_.params()) per_value_[p->id()] = batch_.count(p->name()) != 0;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Op& op = *ops[i];
-    if (op.is_call()) return FailedPrecondition(op.loc()) << op.Name() << " is a call";
-    task_[i] = GetTask(op);
-    bool reads_per = std::any_of(op.inputs().begin(), op.inputs().end(),
-                                 [&](const Value* v) { return per_value_[v->id()]; });
-    // A constant a task owns (partition's shape operands of a microbatch's
-    // Reshape) is made for each microbatch, as splitting first makes it.
-    if (op.num_inputs() == 0 && IsTaskPhase(task_[i])) reads_per = true;
-    if (!reads_per) continue;
-    if (!task_[i].has_value())
-      return FailedPrecondition(op.loc()) << op.Name() << " reads a microbatch but has no task";
-    if (!IsTaskPhase(task_[i])) continue;  // a shared reader: the sums below
-    per_op_[i] = true;
-    last_per_ = i + 1;
-    for (const auto& r : op.results()) per_value_[r->id()] = true;
-  }
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (per_op_[i]) continue;
-    for (const Value* v : ops[i]->inputs()) {
-      if (!per_value_[v->id()]) continue;
-      if (i < last_per_)
-        return FailedPrecondition(ops[i]->loc())
-               << ops[i]->Name() << " reads " << v->Ref() << " before the last microbatch's work";
-      summed_[v->id()] = true;
-    }
-  }
-  for (const Value* v : fn_.returns()) {
-    if (per_value_[v->id()] && v->def() != nullptr && v->type().is_tensor() &&
-        v->type().rank() == 0)
-      summed_[v->id()] = true;
-  }
+  Classes c;
+  DISTIR_RETURN_IF_ERROR(ClassifyTemplate(fn_, batch_, c));
+  per_op_ = std::move(c.per_op);
+  per_value_ = std::move(c.per_value);
+  summed_ = std::move(c.summed);
+  task_ = std::move(c.task);
+  last_per_ = c.last_per;
   return Status::Ok();
 }
 
@@ -287,6 +306,106 @@ StatusOr<std::unique_ptr<Function>> Replicator::Run() {
   return std::move(out_);
 }
 
+// The program Replicator builds, as copies of the template's ops
+// (ir/expanded_program.h): the same ops in the same order, reading and
+// writing the same copies, without their IR.
+class Expander {
+ public:
+  Expander(const Function& fn, int64_t k, Classes c)
+      : fn_(fn),
+        k_(k),
+        c_(std::move(c)),
+        per_(static_cast<size_t>(k), std::vector<int32_t>(fn.num_values(), -1)),
+        shared_(fn.num_values(), -1) {}
+
+  ExpandedProgram Run();
+  std::vector<std::optional<TaskTag>>& tasks() { return tasks_; }
+
+ private:
+  int32_t Get(const Value* v, int64_t m) const {
+    return c_.per_value[v->id()] ? per_[static_cast<size_t>(m)][v->id()] : shared_[v->id()];
+  }
+  void Clone(const Op& op, int64_t m);
+  void Accumulate(const Op& op, int64_t m);
+
+  const Function& fn_;
+  int64_t k_;
+  Classes c_;
+  std::vector<std::vector<int32_t>> per_;  // [microbatch][template value id]
+  std::vector<int32_t> shared_;            // shared values; sums of per-microbatch ones
+  ExpandedProgram x_;
+  std::vector<std::optional<TaskTag>> tasks_;
+  std::vector<int32_t> ins_, outs_;  // scratch
+};
+
+void Expander::Clone(const Op& op, int64_t m) {
+  const size_t i = static_cast<size_t>(op.id());
+  const bool per = c_.per_op[i];
+  ins_.clear();
+  outs_.clear();
+  for (const Value* v : op.inputs()) ins_.push_back(per ? Get(v, m) : shared_[v->id()]);
+  for (const auto& r : op.results()) {
+    const int32_t id = x_.AddValue(r->id());
+    outs_.push_back(id);
+    (per ? per_[static_cast<size_t>(m)][r->id()] : shared_[r->id()]) = id;
+  }
+  x_.AddOp(op.id(), static_cast<int32_t>(per ? m : 0), ins_, outs_);
+  std::optional<TaskTag> t = c_.task[i];
+  if (per && m > 0) t->microbatch = m;
+  tasks_.push_back(t);
+}
+
+void Expander::Accumulate(const Op& op, int64_t m) {
+  for (const auto& r : op.results()) {
+    if (!c_.summed[r->id()]) continue;
+    const int32_t v = per_[static_cast<size_t>(m)][r->id()];
+    if (m == 0) {
+      shared_[r->id()] = v;
+      continue;
+    }
+    const int32_t sum = x_.AddValue(r->id(), /*sum=*/true);
+    const int32_t ins[] = {shared_[r->id()], v};
+    const int32_t outs[] = {sum};
+    x_.AddOp(ExpandedProgram::kSum, static_cast<int32_t>(m), ins, outs);
+    TaskTag t = *c_.task[static_cast<size_t>(op.id())];
+    t.microbatch = m;
+    tasks_.push_back(t);
+    shared_[r->id()] = sum;
+  }
+}
+
+ExpandedProgram Expander::Run() {
+  for (const auto& p : fn_.params()) {
+    const int64_t copies = c_.per_value[p->id()] ? k_ : 1;
+    for (int64_t m = 0; m < copies; ++m) {
+      const int32_t id = x_.AddValue(p->id());
+      x_.params.push_back(id);
+      (c_.per_value[p->id()] ? per_[static_cast<size_t>(m)][p->id()] : shared_[p->id()]) = id;
+    }
+  }
+  const auto& ops = fn_.ops();
+  for (size_t i = 0; i < c_.last_per; ++i) {
+    Clone(*ops[i], 0);
+    if (c_.per_op[i]) Accumulate(*ops[i], 0);
+  }
+  for (int64_t m = 1; m < k_; ++m) {
+    for (size_t i = 0; i < c_.last_per; ++i) {
+      if (!c_.per_op[i]) continue;
+      Clone(*ops[i], m);
+      Accumulate(*ops[i], m);
+    }
+  }
+  for (size_t i = c_.last_per; i < ops.size(); ++i) Clone(*ops[i], 0);
+  for (const Value* v : fn_.returns()) {
+    if (!c_.per_value[v->id()] || c_.summed[v->id()]) {
+      x_.returns.push_back(shared_[v->id()]);
+      continue;
+    }
+    for (int64_t m = 0; m < k_; ++m) x_.returns.push_back(per_[static_cast<size_t>(m)][v->id()]);
+  }
+  return std::move(x_);
+}
+
 }  // namespace
 
 Status ReplicateMicrobatches(Module& module, std::string function, int64_t microbatches,
@@ -309,6 +428,20 @@ Status ReplicateMicrobatches(Module& module, std::string function, int64_t micro
   module.ReplaceFunction(std::move(out));
   if (tasks != nullptr) *tasks = std::move(replicator.tasks());
   return Status::Ok();
+}
+
+StatusOr<ExpandedProgram> ExpandMicrobatches(const Function& fn, int64_t microbatches,
+                                             const std::vector<std::string>& batch_params,
+                                             std::vector<std::optional<TaskTag>>& tasks) {
+  if (microbatches < 1)
+    return InvalidArgument() << "microbatches must be >= 1, got " << microbatches;
+  std::set<std::string> batch(batch_params.begin(), batch_params.end());
+  Classes c;
+  DISTIR_RETURN_IF_ERROR(ClassifyTemplate(fn, batch, c));
+  Expander expander(fn, microbatches, std::move(c));
+  ExpandedProgram x = expander.Run();
+  tasks = std::move(expander.tasks());
+  return x;
 }
 
 }  // namespace distir::sharding

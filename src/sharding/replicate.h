@@ -40,9 +40,11 @@
 #include <string>
 #include <vector>
 
+#include "ir/expanded_program.h"
 #include "ir/function.h"
 #include "sharding/pipeline_task.h"
 #include "support/status.h"
+#include "support/status_or.h"
 
 namespace distir::sharding {
 
@@ -54,5 +56,16 @@ namespace distir::sharding {
 Status ReplicateMicrobatches(Module& module, std::string function, int64_t microbatches,
                              const std::vector<std::string>& batch_params,
                              std::vector<std::optional<TaskTag>>* tasks = nullptr);
+
+/// The program ReplicateMicrobatches makes of the partitioned template `fn`,
+/// as copies of its ops (ir/expanded_program.h) in the same order, without
+/// building them; `tasks` gets the task of each of its ops (for
+/// OrderExpandedByTasks, task_order.h). The search simulates this instead of
+/// the built program (sim::SimulateExpanded): the same per-device ops,
+/// costs and buffers. Errors: FailedPrecondition where ReplicateMicrobatches
+/// refuses (K = 1 included: a call, a shared op reading a microbatch early).
+StatusOr<ExpandedProgram> ExpandMicrobatches(const Function& fn, int64_t microbatches,
+                                             const std::vector<std::string>& batch_params,
+                                             std::vector<std::optional<TaskTag>>& tasks);
 
 }  // namespace distir::sharding

@@ -71,10 +71,11 @@ StatusOr<std::vector<std::vector<PipelineTask>>> ScheduleOfTasks(int64_t chunks,
 
 // Setup ops in program order, the tasks' ops in exchange order, then the
 // update ops in program order; nullopt where the exchange order has a cycle.
+template <typename View>
 std::optional<std::vector<size_t>> ExchangeThenUpdate(
-    const Function& fn, const std::vector<std::optional<TaskTag>>& tasks,
+    const View& fn, const std::vector<std::optional<TaskTag>>& tasks,
     const std::vector<int64_t>& key, int64_t chains, bool interleaved) {
-  const size_t n = fn.ops().size();
+  const size_t n = fn.num_ops();
   std::vector<int64_t> step(n, -1);
   for (size_t i = 0; i < n; ++i) {
     if (key[i] != kFirst && key[i] != kLast) step[i] = key[i];
@@ -96,22 +97,136 @@ std::optional<std::vector<size_t>> ExchangeThenUpdate(
 
 // OK when running the ops of `fn` in `order` reads every value after its
 // definition; Internal naming the first op that reads a value too early.
-Status CheckDefinedBeforeUse(const Function& fn, const std::vector<size_t>& order) {
-  std::vector<bool> defined(fn.num_values(), false);
-  for (const auto& p : fn.params()) defined[p->id()] = true;
+template <typename View>
+Status CheckDefinedBeforeUse(const View& fn, const std::vector<size_t>& order) {
+  std::vector<bool> defined(static_cast<size_t>(fn.num_values()), false);
+  fn.ForEachParam([&](int32_t v) { defined[v] = true; });
   for (size_t i : order) {
-    const Op& op = *fn.ops()[i];
-    for (const Value* v : op.inputs()) {
-      if (!defined[v->id()])
-        return Internal(op.loc()) << "the pipeline schedule runs " << op.Name() << " before "
-                                  << v->Ref() << " is computed (by " << v->def()->Name() << ")";
-    }
-    for (const auto& r : op.results()) defined[r->id()] = true;
+    int32_t early = -1;
+    fn.ForEachInput(i, [&](int32_t v) {
+      if (early < 0 && !defined[v]) early = v;
+    });
+    if (early >= 0) return fn.ReadsTooEarly(i, early);
+    fn.ForEachResult(i, [&](int32_t v) { defined[v] = true; });
   }
   return Status::Ok();
 }
 
+// The order of the ops of `fn` that OrderByTasks gives; nullopt when `tasks`
+// name no task (the order stays).
+template <typename View>
+StatusOr<std::optional<std::vector<size_t>>> TaskOrder(
+    const View& fn, const std::vector<std::optional<TaskTag>>& tasks, PipelineSchedule schedule,
+    int64_t virtual_stages) {
+  const size_t n = fn.num_ops();
+  int64_t stages = 0, microbatches = 0;
+  bool training = false;
+  for (const std::optional<TaskTag>& t : tasks) {
+    if (!t.has_value()) continue;
+    stages = std::max(stages, t->stage + 1);
+    microbatches = std::max(microbatches, t->microbatch + 1);
+    training = training || t->phase == TaskPhase::kBackward;
+  }
+  if (stages == 0 || microbatches == 0) return std::optional<std::vector<size_t>>();
+  DISTIR_ASSIGN_OR_RETURN(
+      auto timesteps, ScheduleOfTasks(stages, microbatches, schedule, virtual_stages, training));
+  const Timesteps at(stages, microbatches, timesteps);
+  std::vector<int64_t> key(n, kFirst);
+  for (size_t i = 0; i < n; ++i) {
+    const std::optional<TaskTag>& t = tasks[i];
+    if (!t.has_value() || t->phase == TaskPhase::kSetup) continue;
+    if (t->phase == TaskPhase::kUpdate) {
+      key[i] = kLast;
+      continue;
+    }
+    const int64_t step =
+        t->stage < 0 || t->microbatch < 0
+            ? -1
+            : at.At(t->stage, t->microbatch, t->phase == TaskPhase::kBackward);
+    if (step < 0) return fn.NotInSchedule(i);
+    key[i] = step;
+  }
+  // Each stage in its own order, meeting its neighbours only at their
+  // transfers (exchange_order.h); the timestep order below where that order
+  // is not a valid program.
+  if (std::optional<std::vector<size_t>> order =
+          ExchangeThenUpdate(fn, tasks, key, stages / virtual_stages, virtual_stages > 1)) {
+    if (CheckDefinedBeforeUse(fn, *order).ok()) return order;
+  }
+  // Within a timestep, the tasks' own ops first, then the sends between
+  // stages in stage order: a device receives only once its own task is done
+  // and does not wait for another stage's task before starting its own.
+  // Setup and update keep program order, sends included: an update may read
+  // what a send brings (a gradient computed on the next stage, as a
+  // transformer's bias gradient is, all-reduced where its weight lives).
+  std::vector<int64_t> send_stage(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    if (fn.IsSend(i) && key[i] != kFirst && key[i] != kLast)
+      send_stage[i] = tasks[i].value_or(TaskTag{}).stage;
+  }
+  // A stable counting sort on (key, send stage): setup, timesteps, update
+  // (kFirst, 0..S-1, kLast), each with the non-sends then the sends by stage.
+  const int64_t steps = at.num_steps();
+  auto bucket = [&](size_t i) {
+    const int64_t k = key[i] == kFirst ? 0 : key[i] == kLast ? steps + 1 : key[i] + 1;
+    return static_cast<size_t>(k * (stages + 1) + (send_stage[i] + 1));
+  };
+  std::vector<size_t> start(static_cast<size_t>((steps + 2) * (stages + 1)) + 1, 0);
+  for (size_t i = 0; i < n; ++i) ++start[bucket(i) + 1];
+  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[start[bucket(i)]++] = i;
+  DISTIR_RETURN_IF_ERROR(CheckDefinedBeforeUse(fn, order));
+  return std::optional<std::vector<size_t>>(std::move(order));
+}
+
 }  // namespace
+
+Status FunctionOrderView::ReadsTooEarly(size_t i, int32_t v) const {
+  const Op& op = *fn_.ops()[i];
+  for (const Value* in : op.inputs()) {
+    if (in->id() != v) continue;
+    return Internal(op.loc()) << "the pipeline schedule runs " << op.Name() << " before "
+                              << in->Ref() << " is computed (by " << in->def()->Name() << ")";
+  }
+  return Internal(op.loc()) << "the pipeline schedule runs " << op.Name() << " too early";
+}
+
+Status FunctionOrderView::NotInSchedule(size_t i) const {
+  const Op& op = *fn_.ops()[i];
+  return Internal(op.loc()) << op.Name() << " belongs to no task of the schedule";
+}
+
+ExpandedOrderView::ExpandedOrderView(const ExpandedProgram& x, const Function& tmpl)
+    : x_(x),
+      tmpl_(tmpl),
+      send_(tmpl.ops().size(), false),
+      values_(static_cast<size_t>(tmpl.num_values()), nullptr) {
+  for (const auto& p : tmpl.params()) values_[p->id()] = p.get();
+  for (size_t i = 0; i < tmpl.ops().size(); ++i) {
+    const Op& op = *tmpl.ops()[i];
+    send_[i] = op.kind() == OpKind::kSend;
+    for (const auto& r : op.results()) values_[r->id()] = r.get();
+  }
+}
+
+// Names the template op of the copy, and the template value read.
+Status ExpandedOrderView::ReadsTooEarly(size_t i, int32_t v) const {
+  const int32_t t = x_.op[i];
+  const Value& read = Template(v);
+  const std::string what = t >= 0 ? tmpl_.ops()[static_cast<size_t>(t)]->Name() : "a sum";
+  return Internal(t >= 0 ? tmpl_.ops()[static_cast<size_t>(t)]->loc() : read.loc())
+         << "the pipeline schedule runs " << what << " (copy " << x_.copy[i] << ") before "
+         << read.Ref() << " is computed";
+}
+
+Status ExpandedOrderView::NotInSchedule(size_t i) const {
+  const int32_t t = x_.op[i];
+  if (t < 0) return Internal() << "a sum of copy " << x_.copy[i] << " belongs to no task";
+  const Op& op = *tmpl_.ops()[static_cast<size_t>(t)];
+  return Internal(op.loc()) << op.Name() << " (copy " << x_.copy[i]
+                            << ") belongs to no task of the schedule";
+}
 
 Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule schedule,
                           int64_t virtual_stages) {
@@ -125,70 +240,19 @@ Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule
 
 Status OrderByTasks(Function& fn, const std::vector<std::optional<TaskTag>>& tasks,
                     PipelineSchedule schedule, int64_t virtual_stages) {
-  const auto& ops = fn.ops();
-  int64_t stages = 0, microbatches = 0;
-  bool training = false;
-  for (const std::optional<TaskTag>& t : tasks) {
-    if (!t.has_value()) continue;
-    stages = std::max(stages, t->stage + 1);
-    microbatches = std::max(microbatches, t->microbatch + 1);
-    training = training || t->phase == TaskPhase::kBackward;
-  }
-  if (stages == 0 || microbatches == 0) return Status::Ok();
+  DISTIR_ASSIGN_OR_RETURN(std::optional<std::vector<size_t>> order,
+                          TaskOrder(FunctionOrderView(fn), tasks, schedule, virtual_stages));
+  if (order.has_value()) fn.PermuteOps(*order);
+  return Status::Ok();
+}
+
+Status OrderExpandedByTasks(ExpandedProgram& program, const Function& tmpl,
+                            const std::vector<std::optional<TaskTag>>& tasks,
+                            PipelineSchedule schedule, int64_t virtual_stages) {
   DISTIR_ASSIGN_OR_RETURN(
-      auto timesteps, ScheduleOfTasks(stages, microbatches, schedule, virtual_stages, training));
-  const Timesteps at(stages, microbatches, timesteps);
-  std::vector<int64_t> key(ops.size(), kFirst);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const std::optional<TaskTag>& t = tasks[i];
-    if (!t.has_value() || t->phase == TaskPhase::kSetup) continue;
-    if (t->phase == TaskPhase::kUpdate) {
-      key[i] = kLast;
-      continue;
-    }
-    const int64_t step =
-        t->stage < 0 || t->microbatch < 0
-            ? -1
-            : at.At(t->stage, t->microbatch, t->phase == TaskPhase::kBackward);
-    if (step < 0)
-      return Internal(ops[i]->loc()) << ops[i]->Name() << " belongs to no task of the schedule";
-    key[i] = step;
-  }
-  // Each stage in its own order, meeting its neighbours only at their
-  // transfers (exchange_order.h); the timestep order below where that order
-  // is not a valid program.
-  if (std::optional<std::vector<size_t>> order =
-          ExchangeThenUpdate(fn, tasks, key, stages / virtual_stages, virtual_stages > 1)) {
-    if (CheckDefinedBeforeUse(fn, *order).ok()) {
-      fn.PermuteOps(*order);
-      return Status::Ok();
-    }
-  }
-  // Within a timestep, the tasks' own ops first, then the sends between
-  // stages in stage order: a device receives only once its own task is done
-  // and does not wait for another stage's task before starting its own.
-  // Setup and update keep program order, sends included: an update may read
-  // what a send brings (a gradient computed on the next stage, as a
-  // transformer's bias gradient is, all-reduced where its weight lives).
-  std::vector<int64_t> send_stage(ops.size(), -1);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i]->kind() == OpKind::kSend && key[i] != kFirst && key[i] != kLast)
-      send_stage[i] = tasks[i].value_or(TaskTag{}).stage;
-  }
-  // A stable counting sort on (key, send stage): setup, timesteps, update
-  // (kFirst, 0..S-1, kLast), each with the non-sends then the sends by stage.
-  const int64_t steps = at.num_steps();
-  auto bucket = [&](size_t i) {
-    const int64_t k = key[i] == kFirst ? 0 : key[i] == kLast ? steps + 1 : key[i] + 1;
-    return static_cast<size_t>(k * (stages + 1) + (send_stage[i] + 1));
-  };
-  std::vector<size_t> start(static_cast<size_t>((steps + 2) * (stages + 1)) + 1, 0);
-  for (size_t i = 0; i < ops.size(); ++i) ++start[bucket(i) + 1];
-  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
-  std::vector<size_t> order(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) order[start[bucket(i)]++] = i;
-  DISTIR_RETURN_IF_ERROR(CheckDefinedBeforeUse(fn, order));
-  fn.PermuteOps(order);
+      std::optional<std::vector<size_t>> order,
+      TaskOrder(ExpandedOrderView(program, tmpl), tasks, schedule, virtual_stages));
+  if (order.has_value()) program.PermuteOps(*order);
   return Status::Ok();
 }
 

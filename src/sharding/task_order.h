@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/expanded_program.h"
 #include "ir/function.h"
 #include "sharding/pipeline_task.h"
 #include "support/status.h"
@@ -44,5 +45,12 @@ Status OrderPipelineTasks(Module& module, std::string function, PipelineSchedule
 /// for a pass that knows them (replicate.h) without reading the attributes.
 Status OrderByTasks(Function& fn, const std::vector<std::optional<TaskTag>>& tasks,
                     PipelineSchedule schedule, int64_t virtual_stages = 1);
+
+/// The same order for `program`, copies of the ops of `tmpl`
+/// (ir/expanded_program.h), with `tasks` the task of each of its ops: the
+/// order OrderByTasks gives the function those copies describe.
+Status OrderExpandedByTasks(ExpandedProgram& program, const Function& tmpl,
+                            const std::vector<std::optional<TaskTag>>& tasks,
+                            PipelineSchedule schedule, int64_t virtual_stages = 1);
 
 }  // namespace distir::sharding

@@ -60,7 +60,7 @@ Status BufferPlanBuilder::AddOp(int index) {
   plan_.fresh_begin_[index] = Size(plan_.buffers_);
   DISTIR_RETURN_IF_ERROR(AddResults(op, index));
   def_op_.resize(plan_.buffers_.size(), index);
-  MarkUses(op, index);
+  for (const Value* v : op.inputs()) MarkUse(v->id(), index);
   return Status::Ok();
 }
 
@@ -68,19 +68,62 @@ void BufferPlanBuilder::AddNonCallOp(int index) {
   const Op& op = *fn_.ops()[index];
   DISTIR_DCHECK(!op.is_call()) << "AddNonCallOp of a call";
   plan_.fresh_begin_[index] = Size(plan_.buffers_);
-  AddNonCallResults(op);
+  AddNonCallResults(
+      op, [&](int i) { return op.input(i)->id(); }, [&](int i) { return op.result(i)->id(); });
   def_op_.resize(plan_.buffers_.size(), index);
-  MarkUses(op, index);
+  for (const Value* v : op.inputs()) MarkUse(v->id(), index);
+}
+
+BufferPlanBuilder::BufferPlanBuilder(const Function& tmpl, const ExpandedProgram& x,
+                                     std::span<const Value* const> values)
+    : fn_(tmpl),
+      module_(nullptr),
+      device_generic_(false),
+      calls_(nullptr),
+      expanded_(&x),
+      values_(values) {
+  const size_t n = static_cast<size_t>(x.num_ops());
+  plan_.span_begin_.assign(static_cast<size_t>(x.num_values()), 0);
+  plan_.span_end_.assign(static_cast<size_t>(x.num_values()), 0);
+  plan_.fresh_begin_.assign(n + 1, 0);
+  plan_.buffers_.reserve(static_cast<size_t>(x.num_values()));
+  plan_.leaves_.reserve(static_cast<size_t>(x.num_values()) + n);
+  for (int32_t p : x.params) {
+    plan_.span_begin_[p] = Size(plan_.leaves_);
+    AddFreshLeaves(values_[x.value_template[p]]->type(), /*counted=*/true);
+    plan_.span_end_[p] = Size(plan_.leaves_);
+  }
+  def_op_.assign(plan_.buffers_.size(), kParamDef);
+}
+
+void BufferPlanBuilder::AddExpandedOp(int index) {
+  const ExpandedProgram& x = *expanded_;
+  plan_.fresh_begin_[index] = Size(plan_.buffers_);
+  std::span<const int32_t> in = x.Inputs(index), out = x.Results(index);
+  if (x.op[index] == ExpandedProgram::kSum) {
+    Fresh(out[0], values_[x.value_template[out[0]]]->type());
+  } else {
+    const Op& op = *fn_.ops()[x.op[index]];
+    AddNonCallResults(
+        op, [&](int i) { return in[i]; }, [&](int i) { return out[i]; });
+  }
+  def_op_.resize(plan_.buffers_.size(), index);
+  for (int32_t v : in) MarkUse(v, index);
 }
 
 BufferPlan BufferPlanBuilder::Finish() && {
-  int num_ops = static_cast<int>(fn_.ops().size());
+  int num_ops = expanded_ != nullptr ? expanded_->num_ops() : static_cast<int>(fn_.ops().size());
   plan_.fresh_begin_[num_ops] = Size(plan_.buffers_);
   for (int32_t b = 0; b < Size(plan_.buffers_); ++b) {
     if (def_op_[b] == kParamDef) plan_.buffers_[b].last_use = BufferPlan::kResident;
   }
-  for (const Value* v : fn_.returns()) {
-    for (int32_t b : plan_.buffers_of(v->id())) plan_.buffers_[b].last_use = BufferPlan::kResident;
+  auto resident = [&](int32_t value) {
+    for (int32_t b : plan_.buffers_of(value)) plan_.buffers_[b].last_use = BufferPlan::kResident;
+  };
+  if (expanded_ != nullptr) {
+    for (int32_t v : expanded_->returns) resident(v);
+  } else {
+    for (const Value* v : fn_.returns()) resident(v->id());
   }
   BucketDeaths(num_ops);
   return std::move(plan_);
@@ -112,47 +155,21 @@ void BufferPlanBuilder::AppendLeaves(int32_t begin, int32_t end) {
   }
 }
 
-void BufferPlanBuilder::Alias(const Value& result, const Value& source) {
-  plan_.span_begin_[result.id()] = Size(plan_.leaves_);
-  AppendLeaves(plan_.span_begin_[source.id()], plan_.span_end_[source.id()]);
-  plan_.span_end_[result.id()] = Size(plan_.leaves_);
+void BufferPlanBuilder::Alias(int32_t result, int32_t source) {
+  plan_.span_begin_[result] = Size(plan_.leaves_);
+  AppendLeaves(plan_.span_begin_[source], plan_.span_end_[source]);
+  plan_.span_end_[result] = Size(plan_.leaves_);
 }
 
-void BufferPlanBuilder::Fresh(const Value& result) {
-  plan_.span_begin_[result.id()] = Size(plan_.leaves_);
-  AddFreshLeaves(result.type(), /*counted=*/true);
-  plan_.span_end_[result.id()] = Size(plan_.leaves_);
+void BufferPlanBuilder::Fresh(int32_t result, const Type& type) {
+  plan_.span_begin_[result] = Size(plan_.leaves_);
+  AddFreshLeaves(type, /*counted=*/true);
+  plan_.span_end_[result] = Size(plan_.leaves_);
 }
 
-void BufferPlanBuilder::TupleResult(const Op& op) {
-  const Value& r = *op.result(0);
-  plan_.span_begin_[r.id()] = Size(plan_.leaves_);
-  for (const Value* v : op.inputs()) {
-    AppendLeaves(plan_.span_begin_[v->id()], plan_.span_end_[v->id()]);
-  }
-  plan_.span_end_[r.id()] = Size(plan_.leaves_);
-}
-
-void BufferPlanBuilder::UnpackResults(const Op& op) {
-  const Value& t = *op.input(0);
-  int32_t at = plan_.span_begin_[t.id()];
-  for (int i = 0; i < op.num_results(); ++i) {
-    int32_t n = t.type().is_tuple() && i < static_cast<int>(t.type().elements().size())
-                    ? LeafCount(t.type().elements()[i])
-                    : 1;
-    const Value& r = *op.result(i);
-    plan_.span_begin_[r.id()] = Size(plan_.leaves_);
-    AppendLeaves(at, std::min(at + n, plan_.span_end_[t.id()]));
-    plan_.span_end_[r.id()] = Size(plan_.leaves_);
-    at += n;
-  }
-}
-
-void BufferPlanBuilder::MarkUses(const Op& op, int index) {
-  for (const Value* v : op.inputs()) {
-    for (int32_t i = plan_.span_begin_[v->id()]; i < plan_.span_end_[v->id()]; ++i) {
-      plan_.buffers_[plan_.leaves_[i]].last_use = index;
-    }
+void BufferPlanBuilder::MarkUse(int32_t value, int index) {
+  for (int32_t i = plan_.span_begin_[value]; i < plan_.span_end_[value]; ++i) {
+    plan_.buffers_[plan_.leaves_[i]].last_use = index;
   }
 }
 
@@ -220,26 +237,47 @@ Status BufferPlanBuilder::CallResults(const Op& op, int index) {
 
 Status BufferPlanBuilder::AddResults(const Op& op, int index) {
   if (op.kind() == OpKind::kCall) return CallResults(op, index);
-  AddNonCallResults(op);
+  AddNonCallResults(
+      op, [&](int i) { return op.input(i)->id(); }, [&](int i) { return op.result(i)->id(); });
   return Status::Ok();
 }
 
-void BufferPlanBuilder::AddNonCallResults(const Op& op) {
+// Tuple regroups its operands' buffers, UnpackTuple splits its operand's;
+// views and in-place updates reuse an operand's (the executor's arena plan
+// asks the same table, ir/op_alias.h); every other result is fresh.
+template <typename InId, typename OutId>
+void BufferPlanBuilder::AddNonCallResults(const Op& op, InId in_id, OutId out_id) {
   if (op.kind() == OpKind::kTuple) {
-    TupleResult(op);
+    const int32_t r = out_id(0);
+    plan_.span_begin_[r] = Size(plan_.leaves_);
+    for (int i = 0; i < op.num_inputs(); ++i) {
+      AppendLeaves(plan_.span_begin_[in_id(i)], plan_.span_end_[in_id(i)]);
+    }
+    plan_.span_end_[r] = Size(plan_.leaves_);
     return;
   }
   if (op.kind() == OpKind::kUnpackTuple) {
-    UnpackResults(op);
+    const Type& t = op.input(0)->type();
+    const int32_t source = in_id(0);
+    int32_t at = plan_.span_begin_[source];
+    for (int i = 0; i < op.num_results(); ++i) {
+      int32_t n = t.is_tuple() && i < static_cast<int>(t.elements().size())
+                      ? LeafCount(t.elements()[i])
+                      : 1;
+      const int32_t r = out_id(i);
+      plan_.span_begin_[r] = Size(plan_.leaves_);
+      AppendLeaves(at, std::min(at + n, plan_.span_end_[source]));
+      plan_.span_end_[r] = Size(plan_.leaves_);
+      at += n;
+    }
     return;
   }
-  // Views and in-place updates: the executor's arena plan asks the same table.
   for (int r = 0; r < op.num_results(); ++r) {
     const int alias = AliasedInput(op, r);
     if (alias >= 0 && alias < op.num_inputs()) {
-      Alias(*op.result(r), *op.input(alias));
+      Alias(out_id(r), in_id(alias));
     } else {
-      Fresh(*op.result(r));
+      Fresh(out_id(r), op.result(r)->type());
     }
   }
 }

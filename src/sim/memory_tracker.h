@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/expanded_program.h"
 #include "ir/function.h"
 #include "sim/memory_kind.h"
 #include "support/status_or.h"
@@ -104,6 +105,18 @@ class BufferPlanBuilder {
   /// the simulator adds one op per op of a big program).
   /// REQUIRES: as for AddOp, and the op is not a call.
   void AddNonCallOp(int index);
+  /// Starts the plan of `x`, copies of the ops of `tmpl` (ir/expanded_program.h):
+  /// the values are x's, each typed as the template value it copies;
+  /// parameters are resident. A copy of a template op allocates and aliases as
+  /// the template op does, over the copies of its operands; a sum allocates a
+  /// fresh buffer. `values[t]` is template value t.
+  /// REQUIRES: `tmpl`, `x` and `values` outlive the builder; every type known,
+  /// static and placed; no template op that x copies is a call.
+  BufferPlanBuilder(const Function& tmpl, const ExpandedProgram& x,
+                    std::span<const Value* const> values);
+  /// Adds op `index` of the expanded program. REQUIRES: ops are added in
+  /// program order, with the expanded constructor.
+  void AddExpandedOp(int index);
   /// The plan. REQUIRES: every op was added.
   BufferPlan Finish() &&;
 
@@ -114,20 +127,23 @@ class BufferPlanBuilder {
   int32_t DeviceOf(DeviceId d) const;
   void AddFreshLeaves(const Type& type, bool counted);
   void AppendLeaves(int32_t begin, int32_t end);
-  void Alias(const Value& result, const Value& source);
-  void Fresh(const Value& result);
-  void TupleResult(const Op& op);
-  void UnpackResults(const Op& op);
+  void Alias(int32_t result, int32_t source);
+  void Fresh(int32_t result, const Type& type);
   Status CallResults(const Op& op, int index);
   Status AddResults(const Op& op, int index);
-  void AddNonCallResults(const Op& op);
-  void MarkUses(const Op& op, int index);
+  // The results of non-call `op` with operand i's id in_id(i) and result i's
+  // id out_id(i): the op's own values, or a copy's (expanded programs).
+  template <typename InId, typename OutId>
+  void AddNonCallResults(const Op& op, InId in_id, OutId out_id);
+  void MarkUse(int32_t value, int index);
   void BucketDeaths(int num_ops);
 
   const Function& fn_;
   const Module* module_;
   bool device_generic_;
   CallMemoryCache* calls_;
+  const ExpandedProgram* expanded_ = nullptr;  // set by the expanded constructor
+  std::span<const Value* const> values_;       // template values by id (expanded)
   BufferPlan plan_;
   std::vector<int32_t> def_op_;  // per buffer: defining op, or kParamDef
 };

@@ -1,6 +1,7 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "interp/prefetch.h"
 #include "sim/stream_memory.h"
@@ -62,8 +63,13 @@ std::string Culprit(const Value& v, const Op* def) {
 class Simulation {
  public:
   Simulation(const Module& module, const Function& fn, CostModel& costs,
-             const SimulateOptions& options)
-      : module_(module), fn_(fn), costs_(costs), options_(options), calls_(&module) {}
+             const SimulateOptions& options, const ExpandedProgram* expanded = nullptr)
+      : module_(module),
+        fn_(fn),
+        costs_(costs),
+        options_(options),
+        calls_(&module),
+        expanded_(expanded) {}
 
   StatusOr<SimulationResult> Run() && {
     int num_ops = static_cast<int>(fn_.ops().size());
@@ -78,9 +84,10 @@ class Simulation {
     devices_.reserve(num_ops + num_ops / 4);
     for (int i = 0; i < num_ops; ++i) {
       PrefetchOps(fn_.ops(), i);
-      if (!Prepare(i, plan)) return std::move(error_);
+      if (!Prepare(i, expanded_ != nullptr ? nullptr : &plan)) return std::move(error_);
     }
     devices_begin_[num_ops] = static_cast<int32_t>(devices_.size());
+    if (expanded_ != nullptr) return std::move(*this).RunExpanded();
     BufferPlan buffers = std::move(plan).Finish();
     MemoryTracker memory(buffers, NumSlots(), options_.record_memory_timeline,
                          BufferKinds(buffers));
@@ -104,7 +111,11 @@ class Simulation {
   Status CheckParamsPlaced() const;
   void AddDevices(const Value& v, int op);
   bool Fails(Status status);
-  bool Prepare(int i, BufferPlanBuilder& plan);
+  bool Prepare(int i, BufferPlanBuilder* plan);
+  StatusOr<SimulationResult> RunExpanded() &&;
+  StatusOr<double> SumCost(const Value& summed);
+  std::vector<MemoryKind> ExpandedBufferKinds(const BufferPlan& plan,
+                                              std::span<const Value* const> values) const;
   void Replay(MemoryTracker& memory);
   void BuildDeps(const BufferPlan& plan, std::vector<int32_t>& begin,
                  std::vector<int32_t>& deps) const;
@@ -131,6 +142,7 @@ class Simulation {
   std::vector<uint8_t> flags_;          // per op: kCommFlag, kCallFlag
   std::vector<int32_t> devices_begin_;  // per op, plus one: into devices_
   std::vector<int32_t> devices_;        // device ids of each op, distinct
+  const ExpandedProgram* expanded_;     // simulate these copies of fn_'s ops (or null)
 };
 
 // Registers device `id` as used, within the profile and the table limits.
@@ -224,7 +236,7 @@ bool Simulation::Fails(Status status) {
 
 // Prepares op `i`; false (the error in error_) when the op cannot be simulated.
 // Statuses are built only on the slow paths: this runs once per op.
-bool Simulation::Prepare(int i, BufferPlanBuilder& plan) {
+bool Simulation::Prepare(int i, BufferPlanBuilder* plan) {
   const Op& op = *fn_.ops()[i];
   for (const auto& r : op.results()) {
     if (!QuickCheckValue(*r) && Fails(CheckValue(*r, &op))) return false;
@@ -239,9 +251,98 @@ bool Simulation::Prepare(int i, BufferPlanBuilder& plan) {
   for (const Value* v : op.inputs()) AddDevices(*v, i);
   for (const auto& r : op.results()) AddDevices(*r, i);
   if (static_cast<int32_t>(devices_.size()) == devices_begin_[i]) return !Fails(NoDevice(op));
-  if (op.is_call()) return !Fails(plan.AddOp(i));
-  plan.AddNonCallOp(i);
+  if (plan == nullptr) {
+    // An expanded program's ops are copies of non-call ops (RunExpanded).
+    if (op.is_call())
+      return !Fails(InvalidArgument(op.loc()) << "an expanded program cannot copy a call");
+    return true;
+  }
+  if (op.is_call()) return !Fails(plan->AddOp(i));
+  plan->AddNonCallOp(i);
   return true;
+}
+
+// The cost of an Add of two tensors of `summed`'s type on its device: a
+// running sum's op (ir/expanded_program.h), costed on a scratch op.
+StatusOr<double> Simulation::SumCost(const Value& summed) {
+  Function scratch("sum");
+  Value* a = scratch.AddParam("a", summed.type());
+  Value* b = scratch.AddParam("b", summed.type());
+  Op* add = scratch.AddOp(OpKind::kAdd, {a, b}, {}, std::vector<std::string>{"s"}, summed.loc());
+  add->result(0)->set_type(summed.type());
+  return costs_.OpCost(*add);
+}
+
+// The expanded program's tables from the template's (Prepare filled them for
+// fn_'s ops), its buffer plan, then the replay of Run.
+StatusOr<SimulationResult> Simulation::RunExpanded() && {
+  const ExpandedProgram& x = *expanded_;
+  if (costs_.hardware().overlap.comm_stream)
+    return Unimplemented() << "expanded programs are simulated with one stream per device";
+  std::vector<const Value*> values(fn_.num_values(), nullptr);
+  for (const auto& p : fn_.params()) values[p->id()] = p.get();
+  for (const auto& op : fn_.ops()) {
+    for (const auto& r : op->results()) values[r->id()] = r.get();
+  }
+  std::vector<double> cost = std::move(cost_);
+  std::vector<uint8_t> flags = std::move(flags_);
+  std::vector<int32_t> begin = std::move(devices_begin_), devices = std::move(devices_);
+  const int n = x.num_ops();
+  cost_.assign(n, 0);
+  flags_.assign(n, 0);
+  devices_begin_.assign(n + 1, 0);
+  devices_.clear();
+  devices_.reserve(static_cast<size_t>(n) + static_cast<size_t>(n) / 4);
+  std::unordered_map<int32_t, double> sum_cost;  // by template value summed
+  BufferPlanBuilder plan(fn_, x, values);
+  for (int k = 0; k < n; ++k) {
+    devices_begin_[k] = static_cast<int32_t>(devices_.size());
+    const int32_t t = x.op[k];
+    if (t == ExpandedProgram::kSum) {
+      const int32_t summed = x.value_template[x.Results(k)[0]];
+      auto it = sum_cost.find(summed);
+      if (it == sum_cost.end()) {
+        DISTIR_ASSIGN_OR_RETURN(double c, SumCost(*values[summed]));
+        it = sum_cost.emplace(summed, c).first;
+      }
+      cost_[k] = it->second;
+      AddDevices(*values[summed], -1 - k);
+    } else {
+      cost_[k] = cost[t];
+      flags_[k] = flags[t];
+      devices_.insert(devices_.end(), devices.begin() + begin[t], devices.begin() + begin[t + 1]);
+    }
+    plan.AddExpandedOp(k);
+  }
+  devices_begin_[n] = static_cast<int32_t>(devices_.size());
+  BufferPlan buffers = std::move(plan).Finish();
+  MemoryTracker memory(buffers, NumSlots(), options_.record_memory_timeline,
+                       ExpandedBufferKinds(buffers, values));
+  Replay(memory);
+  Finish(memory);
+  result_.num_ops = n;
+  return std::move(result_);
+}
+
+// BufferKinds for an expanded program: a buffer is of the kind of the
+// template value whose copy (or sum) allocates it.
+std::vector<MemoryKind> Simulation::ExpandedBufferKinds(
+    const BufferPlan& plan, std::span<const Value* const> values) const {
+  if (!options_.memory_kind) return {};
+  const ExpandedProgram& x = *expanded_;
+  std::vector<MemoryKind> kinds(plan.buffers().size(), MemoryKind::kOther);
+  auto classify = [&](int32_t v, int32_t lo, int32_t hi) {
+    const MemoryKind kind = options_.memory_kind(*values[x.value_template[v]]);
+    for (int32_t b : plan.buffers_of(v)) {
+      if (b >= lo && b < hi) kinds[b] = kind;
+    }
+  };
+  for (int32_t p : x.params) classify(p, 0, plan.fresh_begin(0));
+  for (int k = 0; k < x.num_ops(); ++k) {
+    if (plan.fresh_begin(k) == plan.fresh_end(k)) continue;
+    for (int32_t r : x.Results(k)) classify(r, plan.fresh_begin(k), plan.fresh_end(k));
+  }
+  return kinds;
 }
 
 // The paper's semantics: an op starts when the latest of its devices is free
@@ -448,6 +549,12 @@ StatusOr<SimulationResult> Simulate(const Module& module, const Function& fn,
 StatusOr<SimulationResult> Simulate(const Module& module, const Function& fn, CostModel& costs,
                                     const SimulateOptions& options) {
   return Simulation(module, fn, costs, options).Run();
+}
+
+StatusOr<SimulationResult> SimulateExpanded(const Module& module, const Function& fn,
+                                            const ExpandedProgram& program, CostModel& costs,
+                                            const SimulateOptions& options) {
+  return Simulation(module, fn, costs, options, &program).Run();
 }
 
 void RetainFreedMemory() {

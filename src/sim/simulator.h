@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/expanded_program.h"
 #include "ir/function.h"
 #include "sim/cost_model.h"
 #include "sim/hardware_profile.h"
@@ -109,6 +110,19 @@ StatusOr<SimulationResult> Simulate(const Module& module, const Function& fn,
 /// REQUIRES: `costs` was built for `module`.
 StatusOr<SimulationResult> Simulate(const Module& module, const Function& fn, CostModel& costs,
                                     const SimulateOptions& options = {});
+
+/// Simulates `program`, copies of the ops of `fn` (ir/expanded_program.h),
+/// as Simulate simulates the function those copies describe: the same clocks,
+/// busy times and memory (a sum costs an Add of its type; a copy allocates and
+/// aliases as its template op). Trace events index the expanded program's ops.
+/// Errors: those of Simulate for `fn`'s values and ops; Unimplemented with a
+/// profile's `overlap.comm_stream` (one stream per device only); InvalidArgument
+/// when `program` copies a call.
+/// REQUIRES: `fn` belongs to `module` and is typed and placed; `program`'s
+/// ops read values defined before them; `costs` was built for `module`.
+StatusOr<SimulationResult> SimulateExpanded(const Module& module, const Function& fn,
+                                            const ExpandedProgram& program, CostModel& costs,
+                                            const SimulateOptions& options = {});
 
 /// Process-wide allocator policy for programs that simulate big programs
 /// repeatedly (the `distir` tool, the benchmark, a search): freed memory stays

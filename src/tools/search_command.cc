@@ -1,4 +1,5 @@
-// distir search EXPERIMENT.yaml [-o results.h5] [--resume] [--quiet]   (under mpirun -np N)
+// distir search EXPERIMENT.yaml [-o results.h5] [--resume] [--quiet] [--exact-full]
+// (under mpirun -np N)
 
 #include <mpi.h>
 
@@ -33,6 +34,7 @@ struct SearchFlags {
   std::string output;
   bool quiet = false;
   bool resume = false;
+  bool exact_full = false;
   std::string max_memory;  // as given; "" for the default
 };
 
@@ -186,6 +188,7 @@ int SearchAndFinish(const search::Experiment& e, const SearchFlags& f, const std
   options.warnings = &std::cerr;
   options.journal_dir = search::JournalDir(target);
   options.resume = f.resume;
+  options.exact_full = f.exact_full;
   options.tool_revision = GitRevision();
   std::optional<search::JournalCleanup> cleanup;
   if (rank == 0) cleanup.emplace(options.journal_dir, f.resume, &std::cerr);
@@ -253,6 +256,10 @@ int RunSearch(int argc, char** argv) {
       "resume", po::bool_switch(&f.resume),
       "reuse the results a killed run of the same experiment left in RESULTS.journal/ and "
       "compute only the rest")(
+      "exact-full", po::bool_switch(&f.exact_full),
+      "build and simulate every configuration's whole program, also where the sharding path "
+      "would simulate a pipeline as copies of its one-microbatch template (the same results, "
+      "slower; docs/cost_model.md §8)")(
       "max-memory", po::value(&f.max_memory),
       "skip as too-large, before building it, every configuration whose program distir "
       "estimates to need more memory than SIZE per rank to build and simulate (e.g. 4GiB; "
