@@ -1,5 +1,5 @@
 // A program written as copies of a template function's ops, without the IR
-// of the copies (docs/transforms.md §12.8, docs/cost_model.md §8).
+// of the copies (docs/transforms.md §12.8, docs/cost_model.md §3.2).
 //
 // Microbatch replication (sharding/replicate.h) repeats the per-microbatch
 // ops of a per-device template K times and sums what the update reads; the

@@ -232,26 +232,33 @@ StatusOr<const std::vector<sharding::ParamRule>*> Evaluator::Rules(bool sequence
   return &**rules_;
 }
 
+std::pair<ParallelOptions, int64_t> Evaluator::ShardedPoint(const Config& c) const {
+  ParallelOptions o = c.options;
+  if (options_.replica_symmetry && SimulatesOneReplica(e_, c)) {
+    const int64_t batch = c.batch / o.dp;
+    o.dp = 1;
+    return {o, batch};
+  }
+  return {o, c.batch};
+}
+
 void Evaluator::SimulateSharded(const Config& c, const Function& seq, ConfigResult& r) {
   // Replica symmetry, as on the emitter's path: where the replicas never
   // communicate (inference), one replica of batch / D on the first T*P
   // devices stands for all D.
-  ParallelOptions o = c.options;
+  auto [o, batch] = ShardedPoint(c);
   const Function* program = &seq;
-  int64_t replicas = 1;
-  if (options_.replica_symmetry && SimulatesOneReplica(e_, c)) {
-    StatusOr<const Function*> one = Sequential(c.batch / o.dp);
+  const int64_t replicas = c.options.dp / o.dp;
+  if (batch != c.batch) {
+    StatusOr<const Function*> one = Sequential(batch);
     if (!one.ok()) {
       r.status = ConfigStatus::kError;
       r.reason = one.status().message();
       return;
     }
     program = *one;
-    replicas = o.dp;
-    o.dp = 1;
   }
-  if (options_.expanded_microbatches && SimulateExpandedInto(*program, o, c.batch, replicas, r))
-    return;
+  if (SimulateExpandedInto(c, *program, o, replicas, r)) return;
   StatusOr<Module> m = Sharded(*program, o, replicas);
   if (!m.ok()) {
     r.status = m.status().code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid
@@ -260,6 +267,25 @@ void Evaluator::SimulateSharded(const Config& c, const Function& seq, ConfigResu
     return;
   }
   RecordSimulation(*m, *m->entry(), c.batch, replicas, r);
+}
+
+std::string Evaluator::TemplateKey(const Config& c) const {
+  if (!options_.expanded_microbatches || !e_.sharding_rules.has_value() ||
+      e_.hardware.overlap.comm_stream || !c.invalid.empty())
+    return "";
+  auto [o, batch] = ShardedPoint(c);
+  if (!sharding::ReplicatesMicrobatches(sharding::GridOf(o)) || o.microbatches < 1) return "";
+  std::ostringstream key;
+  key << "dp" << o.dp << " tp" << o.tp << " pp" << o.pp << " vpp" << o.virtual_stages << ' '
+      << ScheduleName(o.schedule) << " recompute" << static_cast<int>(o.recompute) << " zero"
+      << o.zero_stage << " sp" << o.sequence_parallel << " mb";
+  // Grid points whose batch does not divide are invalid; they share nothing.
+  if (batch % o.microbatches == 0) {
+    key << batch / o.microbatches;
+  } else {
+    key << batch << '/' << o.microbatches;
+  }
+  return key.str();
 }
 
 void Evaluator::SimulateInto(const Function& seq, const ParallelOptions& o, int64_t batch,
@@ -274,26 +300,42 @@ void Evaluator::SimulateInto(const Function& seq, const ParallelOptions& o, int6
   RecordSimulation(dist->module, dist->program(), batch, replicas, r);
 }
 
-bool Evaluator::SimulateExpandedInto(const Function& program, const ParallelOptions& o,
-                                     int64_t batch, int64_t replicas, ConfigResult& r) {
-  // One stream per device only (sim::SimulateExpanded).
-  if (e_.hardware.overlap.comm_stream) return false;
-  const sharding::GridOptions grid = sharding::GridOf(
-      o, e_.sharding_layers, e_.sharding_recompute_layers, e_.sharding_scatter_gather);
-  if (!sharding::ReplicatesMicrobatches(grid)) return false;
+bool Evaluator::SimulateExpandedInto(const Config& c, const Function& program,
+                                     const ParallelOptions& o, int64_t replicas, ConfigResult& r) {
+  const std::string key = TemplateKey(c);
+  if (key.empty()) return false;
   StatusOr<const std::vector<sharding::ParamRule>*> rules = CheckSharded(o, replicas);
   if (!rules.ok()) return false;  // the full path reports it
-  StatusOr<sharding::ExpandedGrid> x = sharding::DistributedExpansion(program, grid, **rules);
+  const sharding::GridOptions grid = sharding::GridOf(
+      o, e_.sharding_layers, e_.sharding_recompute_layers, e_.sharding_scatter_gather);
+  auto fail = [&](const Status& s) {
+    r.status =
+        s.code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid : ConfigStatus::kError;
+    r.reason = s.message();
+    return true;
+  };
+  if (template_.has_value() && template_key_ == key) {
+    // The checks that depend on K, which building the template ran for its own K.
+    if (Status s = sharding::CheckGridPoint(program, grid, **rules); !s.ok()) return fail(s);
+  } else {
+    template_.reset();
+    template_key_.clear();
+    StatusOr<sharding::GridTemplate> built = sharding::DistributedTemplate(program, grid, **rules);
+    if (!built.ok()) {
+      if (built.status().code() == StatusCode::kFailedPrecondition) return false;
+      return fail(built.status());
+    }
+    template_ = std::move(built).value();
+    template_key_ = key;
+  }
+  StatusOr<ExpandedProgram> x = sharding::ExpandTemplate(*template_, grid);
   if (!x.ok()) {
     if (x.status().code() == StatusCode::kFailedPrecondition) return false;
-    r.status = x.status().code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid
-                                                                 : ConfigStatus::kError;
-    r.reason = x.status().message();
-    return true;
+    return fail(x.status());
   }
-  Record(sim::SimulateExpanded(x->module, *x->module.entry(), x->program, costs_,
-                               SearchSimulateOptions(batch)),
-         batch, replicas, r);
+  const Module& m = template_->module;
+  Record(sim::SimulateExpanded(m, *m.entry(), *x, costs_, SearchSimulateOptions(c.batch)), c.batch,
+         replicas, r);
   return true;
 }
 

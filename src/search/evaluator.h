@@ -8,12 +8,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "search/experiment.h"
 #include "io/results_file.h"
+#include "search/experiment.h"
 #include "search/grid.h"
 #include "sharding/annotate.h"
+#include "sharding/grid.h"
 #include "sim/cost_model.h"
 #include "sim/simulator.h"
 
@@ -106,6 +108,15 @@ class Evaluator {
   /// of c's batch if it is not cached yet (Evaluate() would).
   double PredictedCost(const Config& c);
 
+  /// The key under which Evaluate() reuses the partitioned one-microbatch
+  /// template of a grid point (sharding::GridTemplate; the last one built is
+  /// kept): equal for grid points that differ only in K and the batch, with
+  /// the same micro-batch. Empty where `c` is not simulated from a template
+  /// (the emitter's path, K = 1, ZeRO 2/3, a profile with
+  /// overlap.comm_stream, expanded_microbatches off). grid_search.cc
+  /// evaluates each rank's slice grouped by it.
+  std::string TemplateKey(const Config& c) const;
+
   /// Simulates `c` again recording its trace and memory timelines into `out`.
   /// InvalidArgument with the reason for a Config::invalid.
   /// ResourceExhausted, before building anything, when the whole program
@@ -114,6 +125,9 @@ class Evaluator {
 
  private:
   StatusOr<const Function*> Sequential(int64_t batch);
+  /// `c`'s knobs as the sharding path distributes them (replica symmetry:
+  /// one replica, dp 1) and the batch of the program it distributes.
+  std::pair<ParallelOptions, int64_t> ShardedPoint(const Config& c) const;
   /// True (and `r` is kPruned with the bound) when the memory lower bound of
   /// `seq` as `o` (memory_bound.h; transformer-training models on the
   /// sharding path) is above the experiment's memory_limit.
@@ -134,18 +148,21 @@ class Evaluator {
   StatusOr<Module> Sharded(const Function& seq, const ParallelOptions& o,
                            int64_t replicas = 1) const;
   void SimulateSharded(const Config& c, const Function& seq, ConfigResult& r);
-  /// Simulates `program` of `module` for a global batch of `batch` and fills
-  /// r's outcome (both paths share it); `replicas` programs like it run side
-  /// by side.
-  /// SimulateSharded by SimulateExpanded; false (nothing recorded) where
-  /// the grid point is not built from a template of one microbatch.
-  bool SimulateExpandedInto(const Function& program, const ParallelOptions& o, int64_t batch,
+  /// SimulateSharded by SimulateExpanded from the grid point's template
+  /// (the cached one when TemplateKey(c) matches); false (nothing recorded)
+  /// where `c` is not simulated from a template. `program` and `o` as
+  /// SimulateSharded distributes them.
+  bool SimulateExpandedInto(const Config& c, const Function& program, const ParallelOptions& o,
                             int64_t replicas, ConfigResult& r);
+  /// The world-size and tensor-parallel rules of the sharding path; its rules.
   StatusOr<const std::vector<sharding::ParamRule>*> CheckSharded(const ParallelOptions& o,
                                                                  int64_t replicas) const;
   sim::SimulateOptions SearchSimulateOptions(int64_t batch) const;
+  /// Fills r's outcome from a simulation for a global batch of `batch` (both
+  /// paths share it); `replicas` programs like it run side by side.
   void Record(StatusOr<sim::SimulationResult> sim, int64_t batch, int64_t replicas,
               ConfigResult& r);
+  /// Simulates `program` of `module` and Record()s it.
   void RecordSimulation(const Module& module, const Function& program, int64_t batch,
                         int64_t replicas, ConfigResult& r);
 
@@ -159,6 +176,9 @@ class Evaluator {
   mutable std::optional<StatusOr<std::vector<sharding::ParamRule>>> rules_;
   /// The same with the model's sequence-parallel rules first.
   mutable std::optional<StatusOr<std::vector<sharding::ParamRule>>> sp_rules_;
+  /// The last grid point's template and its TemplateKey (expanded simulation).
+  std::optional<sharding::GridTemplate> template_;
+  std::string template_key_;
 };
 
 }  // namespace distir::search

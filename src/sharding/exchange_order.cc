@@ -17,15 +17,20 @@ struct Chain {
   std::vector<std::vector<size_t>> points;
 };
 
-// The chain of each device that an op of a task (not a Send) writes.
+// The chain of each device that an op of a task (not a Send) writes, by
+// device id (-1: none); the first such op decides.
 template <typename View>
-std::unordered_map<int32_t, int64_t> ChainOfDevices(
-    const View& fn, const std::vector<std::optional<TaskTag>>& tasks,
-    const std::vector<int64_t>& step, int64_t chains) {
-  std::unordered_map<int32_t, int64_t> chain;
+std::vector<int64_t> ChainOfDevices(const View& fn,
+                                    const std::vector<std::optional<TaskTag>>& tasks,
+                                    const std::vector<int64_t>& step, int64_t chains) {
+  std::vector<int64_t> chain;
   for (size_t i = 0; i < fn.num_ops(); ++i) {
     if (step[i] < 0 || fn.IsSend(i)) continue;
-    fn.ForEachResultDevice(i, [&](int32_t d) { chain.emplace(d, tasks[i]->stage % chains); });
+    fn.ForEachResultDevice(i, [&](int32_t d) {
+      if (d >= static_cast<int32_t>(chain.size())) chain.resize(static_cast<size_t>(d) + 1, -1);
+      if (chain[static_cast<size_t>(d)] < 0)
+        chain[static_cast<size_t>(d)] = tasks[i]->stage % chains;
+    });
   }
   return chain;
 }
@@ -79,8 +84,12 @@ class Builder {
 template <typename View>
 void Builder<View>::Tasks(bool interleaved) {
   const size_t n = fn_.num_ops();
+  // A task's ops mostly come together: the repeats are dropped as they come,
+  // the rest by the sort.
   for (size_t i = 0; i < n; ++i) {
-    if (step_[i] >= 0) chains_[ChainOf(i)].steps.push_back(step_[i]);
+    if (step_[i] < 0) continue;
+    std::vector<int64_t>& steps = chains_[ChainOf(i)].steps;
+    if (steps.empty() || steps.back() != step_[i]) steps.push_back(step_[i]);
   }
   for (Chain& c : chains_) {
     std::sort(c.steps.begin(), c.steps.end());
@@ -110,13 +119,19 @@ void Builder<View>::Tasks(bool interleaved) {
 template <typename View>
 void Builder<View>::Points(int64_t chains) {
   const size_t n = fn_.num_ops();
-  std::vector<std::vector<std::pair<size_t, size_t>>> readers(fn_.num_values());
+  // The (chain, slot) of every task op that reads a Send's result, by Send.
+  std::vector<int32_t> send_of(static_cast<size_t>(fn_.num_values()), -1);
+  for (size_t i = 0; i < n; ++i) {
+    if (step_[i] >= 0 && fn_.IsSend(i)) send_of[fn_.SendResult(i)] = static_cast<int32_t>(i);
+  }
+  std::unordered_map<int32_t, std::vector<std::pair<size_t, size_t>>> readers;
   for (size_t i = 0; i < n; ++i) {
     if (step_[i] < 0) continue;
-    const size_t chain = ChainOf(i), slot = Slot(i);
-    fn_.ForEachInput(i, [&](int32_t v) { readers[v].emplace_back(chain, slot); });
+    fn_.ForEachInput(i, [&](int32_t v) {
+      if (send_of[v] >= 0) readers[send_of[v]].emplace_back(ChainOf(i), Slot(i));
+    });
   }
-  const std::unordered_map<int32_t, int64_t> device_chain = ChainOfDevices(fn_, tasks_, step_, chains);
+  const std::vector<int64_t> device_chain = ChainOfDevices(fn_, tasks_, step_, chains);
   members_.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (step_[i] < 0) continue;
@@ -125,12 +140,15 @@ void Builder<View>::Points(int64_t chains) {
     const size_t c = ChainOf(i);
     chains_[c].points[PointAtOrAfter(chains_[c], Slot(i))].push_back(i);
     const int32_t to = fn_.SendTarget(i);
-    auto it = to >= 0 ? device_chain.find(to) : device_chain.end();
-    if (it == device_chain.end() || static_cast<size_t>(it->second) == c) continue;
-    const auto r = static_cast<size_t>(it->second);
+    const int64_t to_chain =
+        to >= 0 && to < static_cast<int32_t>(device_chain.size()) ? device_chain[to] : -1;
+    if (to_chain < 0 || static_cast<size_t>(to_chain) == c) continue;
+    const auto r = static_cast<size_t>(to_chain);
     size_t first = chains_[r].steps.size();  // no task there reads it: after the last
-    for (const auto& [reader_chain, reader_slot] : readers[fn_.SendResult(i)]) {
-      if (reader_chain == r) first = std::min(first, reader_slot);
+    if (auto it = readers.find(static_cast<int32_t>(i)); it != readers.end()) {
+      for (const auto& [reader_chain, reader_slot] : it->second) {
+        if (reader_chain == r) first = std::min(first, reader_slot);
+      }
     }
     chains_[r].points[PointBefore(chains_[r], first)].push_back(i);
     members_[i] = 2;

@@ -133,6 +133,18 @@ Status CheckBatchPieces(const Function& fn, const std::vector<std::string>& batc
 
 }  // namespace
 
+Status CheckGridPoint(const Function& fn, const GridOptions& grid,
+                      const std::vector<ParamRule>& rules) {
+  DISTIR_RETURN_IF_ERROR(CheckBatchPieces(fn, BatchParams(fn, rules), grid));
+  DISTIR_RETURN_IF_ERROR(CheckInterleaving(grid.pp, grid.virtual_stages, grid.microbatches));
+  // Megatron interleaves 1F1B only; GPipe's order of chunks is not modelled.
+  if (grid.virtual_stages > 1 && grid.schedule != PipelineSchedule::k1F1B)
+    return InvalidArgument() << "vpp = " << grid.virtual_stages
+                             << " is Megatron's interleaved 1F1B: schedule="
+                             << ScheduleName(grid.schedule) << " does not interleave";
+  return Status::Ok();
+}
+
 namespace {
 
 // AnnotateGrid; with `first_only`, the template of microbatch 0
@@ -142,14 +154,8 @@ Status Annotate(Module& module, const std::string& function, const GridOptions& 
                 std::vector<std::string>& mb_params) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to distribute";
+  DISTIR_RETURN_IF_ERROR(CheckGridPoint(*fn, grid, rules));
   std::vector<std::string> batch = BatchParams(*fn, rules);
-  DISTIR_RETURN_IF_ERROR(CheckBatchPieces(*fn, batch, grid));
-  DISTIR_RETURN_IF_ERROR(CheckInterleaving(grid.pp, grid.virtual_stages, grid.microbatches));
-  // Megatron interleaves 1F1B only; GPipe's order of chunks is not modelled.
-  if (grid.virtual_stages > 1 && grid.schedule != PipelineSchedule::k1F1B)
-    return InvalidArgument() << "vpp = " << grid.virtual_stages
-                             << " is Megatron's interleaved 1F1B: schedule="
-                             << ScheduleName(grid.schedule) << " does not interleave";
   DISTIR_RETURN_IF_ERROR(AnnotateMesh(module, function, grid.axes, rules));
   if (grid.pp > 1 || grid.microbatches > 1 || grid.recompute != RecomputeKind::kNone) {
     DISTIR_ASSIGN_OR_RETURN(
@@ -240,20 +246,31 @@ Status DistributeGridReplicated(Module& module, std::string function, const Grid
   return OrderByTasks(*module.Lookup(function), tasks, grid.schedule, grid.virtual_stages);
 }
 
-StatusOr<ExpandedGrid> DistributedExpansion(const Function& seq, const GridOptions& grid,
-                                            const std::vector<ParamRule>& rules) {
+StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOptions& grid,
+                                           const std::vector<ParamRule>& rules) {
   if (!ReplicatesMicrobatches(grid))
     return FailedPrecondition() << "the grid point is not built from a template of one microbatch";
-  ExpandedGrid out;
+  GridTemplate out;
   out.module.AddFunction(CloneFunction(seq));
-  std::vector<std::string> local;
-  DISTIR_RETURN_IF_ERROR(DistributeTemplate(out.module, seq.name(), grid, rules, local));
-  const Function& tmpl = *out.module.Lookup(seq.name());
-  std::vector<std::optional<TaskTag>> tasks;
-  DISTIR_ASSIGN_OR_RETURN(out.program, ExpandMicrobatches(tmpl, grid.microbatches, local, tasks));
-  DISTIR_RETURN_IF_ERROR(
-      OrderExpandedByTasks(out.program, tmpl, tasks, grid.schedule, grid.virtual_stages));
+  DISTIR_RETURN_IF_ERROR(DistributeTemplate(out.module, seq.name(), grid, rules, out.local));
   return out;
+}
+
+StatusOr<ExpandedProgram> ExpandTemplate(const GridTemplate& t, const GridOptions& grid) {
+  const Function& tmpl = *t.module.entry();
+  std::vector<std::optional<TaskTag>> tasks;
+  DISTIR_ASSIGN_OR_RETURN(ExpandedProgram program,
+                          ExpandMicrobatches(tmpl, grid.microbatches, t.local, tasks));
+  DISTIR_RETURN_IF_ERROR(
+      OrderExpandedByTasks(program, tmpl, tasks, grid.schedule, grid.virtual_stages));
+  return program;
+}
+
+StatusOr<ExpandedGrid> DistributedExpansion(const Function& seq, const GridOptions& grid,
+                                            const std::vector<ParamRule>& rules) {
+  DISTIR_ASSIGN_OR_RETURN(GridTemplate t, DistributedTemplate(seq, grid, rules));
+  DISTIR_ASSIGN_OR_RETURN(ExpandedProgram program, ExpandTemplate(t, grid));
+  return ExpandedGrid{std::move(t.module), std::move(program)};
 }
 
 StatusOr<Module> DistributedCopy(const Function& seq, const GridOptions& grid,

@@ -110,6 +110,35 @@ bool ReplicatesMicrobatches(const GridOptions& grid);
 Status DistributeGridReplicated(Module& module, std::string function, const GridOptions& grid,
                                 const std::vector<ParamRule>& rules);
 
+/// The checks of a grid point that depend on its number of microbatches K
+/// (AnnotateGrid runs them first): the batch inputs of `fn` divide into
+/// D x K micro-batches, CheckInterleaving accepts P, v, K, and v > 1 runs
+/// 1F1B. InvalidArgument saying which fails.
+Status CheckGridPoint(const Function& fn, const GridOptions& grid,
+                      const std::vector<ParamRule>& rules);
+
+/// The partitioned template of microbatch 0 of a grid point (replicate.h),
+/// its ops tagged with their tasks, the entry of `module`; `local` names its
+/// local microbatch parameters. Built from `seq` at batch B with K
+/// microbatches, it depends on B and K only through the micro-batch B / K:
+/// the grid points that differ only in K and B with the same B / K share it
+/// (the search reuses it, after CheckGridPoint for each).
+struct GridTemplate {
+  Module module;
+  std::vector<std::string> local;
+};
+
+/// The template of the grid point. Errors: FailedPrecondition unless
+/// ReplicatesMicrobatches(grid); those of the passes.
+StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOptions& grid,
+                                           const std::vector<ParamRule>& rules);
+
+/// The program DistributeGridReplicated builds from template `t` with
+/// grid.microbatches microbatches, as copies of its ops in the same order.
+/// Errors: FailedPrecondition where the template cannot express it; those of
+/// the task order.
+StatusOr<ExpandedProgram> ExpandTemplate(const GridTemplate& t, const GridOptions& grid);
+
 /// A grid point as the search simulates it: the partitioned template of one
 /// microbatch, the entry of `module`, and the program DistributeGridReplicated
 /// builds from it as copies of its ops (ir/expanded_program.h), in the same
@@ -121,10 +150,8 @@ struct ExpandedGrid {
 
 /// The grid point as an ExpandedGrid, without the IR of the copies
 /// (sim::SimulateExpanded simulates it as sim::Simulate simulates
-/// DistributedCopy's program). Errors: FailedPrecondition where
-/// DistributeGridReplicated would not use the template (not
-/// ReplicatesMicrobatches, or the template cannot express the program);
-/// those of the passes.
+/// DistributedCopy's program): DistributedTemplate, then ExpandTemplate.
+/// Errors: theirs.
 StatusOr<ExpandedGrid> DistributedExpansion(const Function& seq, const GridOptions& grid,
                                             const std::vector<ParamRule>& rules);
 

@@ -375,6 +375,26 @@ void Expander::Accumulate(const Op& op, int64_t m) {
 }
 
 ExpandedProgram Expander::Run() {
+  const auto& ops = fn_.ops();
+  size_t per_ops = 0, per_in = 0, per_out = 0, in = 0, out = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    in += ops[i]->inputs().size();
+    out += ops[i]->results().size();
+    if (!c_.per_op[i]) continue;
+    ++per_ops;
+    per_in += ops[i]->inputs().size();
+    per_out += ops[i]->results().size();
+  }
+  const auto more = static_cast<size_t>(k_ - 1);
+  x_.op.reserve(ops.size() + more * per_ops);
+  x_.copy.reserve(ops.size() + more * per_ops);
+  x_.in_begin.reserve(ops.size() + more * per_ops + 1);
+  x_.out_begin.reserve(ops.size() + more * per_ops + 1);
+  x_.in.reserve(in + more * per_in);
+  x_.out.reserve(out + more * per_out);
+  x_.value_template.reserve(static_cast<size_t>(fn_.num_values()) + more * per_out);
+  x_.value_is_sum.reserve(static_cast<size_t>(fn_.num_values()) + more * per_out);
+  tasks_.reserve(ops.size() + more * per_ops);
   for (const auto& p : fn_.params()) {
     const int64_t copies = c_.per_value[p->id()] ? k_ : 1;
     for (int64_t m = 0; m < copies; ++m) {
@@ -383,7 +403,6 @@ ExpandedProgram Expander::Run() {
       (c_.per_value[p->id()] ? per_[static_cast<size_t>(m)][p->id()] : shared_[p->id()]) = id;
     }
   }
-  const auto& ops = fn_.ops();
   for (size_t i = 0; i < c_.last_per; ++i) {
     Clone(*ops[i], 0);
     if (c_.per_op[i]) Accumulate(*ops[i], 0);

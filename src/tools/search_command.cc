@@ -259,7 +259,7 @@ int RunSearch(int argc, char** argv) {
       "exact-full", po::bool_switch(&f.exact_full),
       "build and simulate every configuration's whole program, also where the sharding path "
       "would simulate a pipeline as copies of its one-microbatch template (the same results, "
-      "slower; docs/cost_model.md §8)")(
+      "slower; docs/cost_model.md §3.2)")(
       "max-memory", po::value(&f.max_memory),
       "skip as too-large, before building it, every configuration whose program distir "
       "estimates to need more memory than SIZE per rank to build and simulate (e.g. 4GiB; "

@@ -14,6 +14,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "models/model_zoo.h"
+#include "models/transformer_metrics.h"
 #include "models/transformer_sharding.h"
 #include "sharding/annotate.h"
 #include "sharding/cleanup.h"
@@ -24,6 +25,8 @@
 #include "sharding/propagate.h"
 #include "sharding/stage_meshes.h"
 #include "sharding/task_order.h"
+#include "sim/hardware_profile.h"
+#include "sim/simulator.h"
 #include "testing/test_util.h"
 
 namespace distir::sharding {
@@ -98,6 +101,88 @@ INSTANTIATE_TEST_SUITE_P(Grid, SequenceParallelTest,
                                            SpCase{"gpt-tiny", 1, 2, 2, 2},
                                            SpCase{"llama-tiny", 1, 4, 1, 1},
                                            SpCase{"llama-tiny", 2, 2, 2, 2}));
+
+struct ExpandCase {
+  const char* model;
+  int64_t dp, tp, pp, vpp, microbatches;
+  RecomputeKind recompute;
+  int zero;
+};
+
+// A transformer's memory kinds, as the search classifies them
+// (search/step_metrics.h), so that the kinds at each peak are compared.
+sim::MemoryKind TransformerKind(const Value& v) {
+  switch (ClassifyTransformerValue(v)) {
+    case TransformerValueRole::kWeight:
+      return sim::MemoryKind::kWeights;
+    case TransformerValueRole::kGradient:
+      return sim::MemoryKind::kGradients;
+    case TransformerValueRole::kOptimizerState:
+      return sim::MemoryKind::kOptimizerState;
+    case TransformerValueRole::kActivation:
+      return sim::MemoryKind::kActivations;
+    case TransformerValueRole::kInput:
+      return sim::MemoryKind::kInputs;
+    case TransformerValueRole::kOther:
+      break;
+  }
+  return sim::MemoryKind::kOther;
+}
+
+class ExpandedTransformerTest : public ::testing::TestWithParam<ExpandCase> {};
+
+// Megatron-style grid points of the training steps (sequence parallelism,
+// scatter-gather transfers, interleaving, recomputation, ZeRO-1) simulated
+// as copies of their one-microbatch template (DistributedExpansion,
+// sim::SimulateExpanded) equal the simulation of the program built from it,
+// bit for bit, memory by kind included.
+TEST_P(ExpandedTransformerTest, ExpandedSimulatesAsBuilt) {
+  const ExpandCase& c = GetParam();
+  ModelSpec spec = WithBatch(*LookupModel(c.model), 16);
+  ASSERT_OK_AND_ASSIGN(Module seq, BuildModel(spec));
+  ASSERT_OK(InferTypes(seq));
+  std::string layers;
+  ASSERT_OK_AND_ASSIGN(std::vector<ParamRule> rules, SequenceParallel(spec, &layers));
+  ParallelOptions po;
+  po.dp = c.dp;
+  po.tp = c.tp;
+  po.pp = c.pp;
+  po.virtual_stages = c.vpp;
+  po.microbatches = c.microbatches;
+  po.recompute = c.recompute;
+  po.zero_stage = c.zero;
+  const GridOptions grid = GridOf(po, layers, /*recompute_layers=*/true, /*scatter_gather=*/true);
+  ASSERT_OK_AND_ASSIGN(Module built, DistributedCopy(*seq.entry(), grid, rules));
+  ASSERT_OK_AND_ASSIGN(ExpandedGrid x, DistributedExpansion(*seq.entry(), grid, rules));
+  ASSERT_OK_AND_ASSIGN(
+      sim::HardwareProfile hw,
+      sim::LoadHardwareProfile(testing::SourcePath("configs/hardware/dgx-a100.yaml")));
+  sim::SimulateOptions options;
+  options.memory_kind = TransformerKind;
+  sim::CostModel costs(hw, nullptr);
+  ASSERT_OK_AND_ASSIGN(sim::SimulationResult a,
+                       sim::Simulate(built, *built.entry(), costs, options));
+  ASSERT_OK_AND_ASSIGN(sim::SimulationResult b, sim::SimulateExpanded(x.module, *x.module.entry(),
+                                                                      x.program, costs, options));
+  EXPECT_EQ(a.iteration_time_s, b.iteration_time_s);
+  EXPECT_EQ(a.num_ops, b.num_ops);
+  ASSERT_EQ(a.devices.size(), b.devices.size());
+  for (size_t d = 0; d < a.devices.size(); ++d) {
+    EXPECT_EQ(a.devices[d].compute_s, b.devices[d].compute_s) << d;
+    EXPECT_EQ(a.devices[d].communication_s, b.devices[d].communication_s) << d;
+    EXPECT_EQ(a.devices[d].peak_memory_bytes, b.devices[d].peak_memory_bytes) << d;
+    EXPECT_EQ(a.devices[d].memory_at_peak, b.devices[d].memory_at_peak) << d;
+    EXPECT_EQ(a.devices[d].peak_memory_by_kind, b.devices[d].peak_memory_by_kind) << d;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Grid, ExpandedTransformerTest,
+    ::testing::Values(ExpandCase{"gpt-tiny", 2, 2, 2, 1, 4, RecomputeKind::kNone, 0},
+                      ExpandCase{"gpt-tiny", 1, 2, 2, 2, 4, RecomputeKind::kSelective, 0},
+                      ExpandCase{"gpt-tiny", 2, 1, 2, 2, 2, RecomputeKind::kFull, 1},
+                      ExpandCase{"llama-tiny", 2, 2, 2, 1, 2, RecomputeKind::kSelective, 1},
+                      ExpandCase{"llama-tiny", 1, 2, 4, 1, 8, RecomputeKind::kFull, 0}));
 
 // The collectives of the partitioned gpt-tiny step at T = 2 (8 blocks), by
 // kind and by the value they reduce or gather (layer numbers dropped).

@@ -245,6 +245,58 @@ TEST_P(ReplicateTest, ReplicatedEqualsSplitFirst) {
   }
 }
 
+// Every figure of two simulations, to the bit.
+void ExpectSameSimulation(const sim::SimulationResult& a, const sim::SimulationResult& b) {
+  EXPECT_EQ(a.iteration_time_s, b.iteration_time_s);
+  EXPECT_EQ(a.throughput, b.throughput);
+  EXPECT_EQ(a.num_ops, b.num_ops);
+  ASSERT_EQ(a.devices.size(), b.devices.size());
+  for (size_t d = 0; d < a.devices.size(); ++d) {
+    const sim::DeviceResult& x = a.devices[d];
+    const sim::DeviceResult& y = b.devices[d];
+    EXPECT_EQ(x.device, y.device);
+    EXPECT_EQ(x.compute_s, y.compute_s) << d;
+    EXPECT_EQ(x.communication_s, y.communication_s) << d;
+    EXPECT_EQ(x.idle_s, y.idle_s) << d;
+    EXPECT_EQ(x.peak_memory_bytes, y.peak_memory_bytes) << d;
+    EXPECT_EQ(x.memory_at_peak, y.memory_at_peak) << d;
+    EXPECT_EQ(x.peak_memory_by_kind, y.peak_memory_by_kind) << d;
+  }
+}
+
+// A classifier that tells weights, gradients and the rest apart by name, so
+// that the kinds at the peak are compared too.
+sim::MemoryKind KindByName(const Value& v) {
+  if (v.is_param()) return sim::MemoryKind::kWeights;
+  if (v.name().find("grad") != std::string::npos) return sim::MemoryKind::kGradients;
+  return sim::MemoryKind::kActivations;
+}
+
+// The search's simulation of the grid point as copies of its one-microbatch
+// template (DistributedExpansion, sim::SimulateExpanded) equals the
+// simulation of the program built from it (DistributedCopy), bit for bit:
+// the same per-device op sequences, costs and buffers.
+TEST_P(ReplicateTest, ExpandedSimulatesAsBuilt) {
+  const GridOptions& grid = GetParam().grid;
+  ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel(GetParam().model));
+  spec.gpt.grouped_qkv = true;
+  ASSERT_OK_AND_ASSIGN(Module seq, BuildModel(spec));
+  ASSERT_OK(InferTypes(seq));
+  const std::vector<ParamRule> rules = Rules(GetParam().model);
+  ASSERT_OK_AND_ASSIGN(Module built, DistributedCopy(*seq.entry(), grid, rules));
+  ASSERT_OK_AND_ASSIGN(ExpandedGrid x, DistributedExpansion(*seq.entry(), grid, rules));
+  ASSERT_OK_AND_ASSIGN(sim::HardwareProfile hw,
+                       sim::LoadHardwareProfile(SourcePath("configs/hardware/dgx2-v100.yaml")));
+  sim::SimulateOptions options;
+  options.memory_kind = KindByName;
+  sim::CostModel costs(hw, nullptr);
+  ASSERT_OK_AND_ASSIGN(sim::SimulationResult a,
+                       sim::Simulate(built, *built.entry(), costs, options));
+  ASSERT_OK_AND_ASSIGN(sim::SimulationResult b, sim::SimulateExpanded(x.module, *x.module.entry(),
+                                                                      x.program, costs, options));
+  ExpectSameSimulation(a, b);
+}
+
 INSTANTIATE_TEST_SUITE_P(Mlp, ShardingEquivalenceTest, ::testing::ValuesIn(Cases("mlp-tiny")),
                          CaseName);
 INSTANTIATE_TEST_SUITE_P(Gpt2, ShardingEquivalenceTest, ::testing::ValuesIn(Cases("gpt2-tiny")),
