@@ -127,6 +127,7 @@ void WriteConfigs(Writer& w, hid_t g, const std::vector<ResultRow>& rows) {
   ints("num_ops", [](const ResultRow& r) { return r.num_ops; });
   ints("rank", [](const ResultRow& r) { return r.rank; });
   doubles("exposed_communication_s", [](const ResultRow& r) { return r.exposed_communication_s; });
+  strings("evaluation", [](const ResultRow& r) { return r.evaluation; });
 }
 
 // The transformer columns (ResultsFile::has_step_figures).
@@ -220,7 +221,10 @@ struct Columns {
   std::vector<std::string> recompute_kind;
   // Optional: absent in files written before space.sequence_parallel.
   std::vector<int8_t> sequence_parallel;
+  // Optional: absent in files written before the column (issue #18).
+  std::vector<std::string> evaluation;
   bool has_exposed = false, has_step = false, has_megatron = false, has_sp = false;
+  bool has_evaluation = false;
   std::vector<int8_t> recompute, fits;
   std::vector<std::string> schedule, status, reason;
 };
@@ -293,6 +297,9 @@ Status ReadColumns(const Hdf5Reader& r, Columns& c) {
   if ((c.has_sp = r.Has("/configs/sequence_parallel"))) {
     DISTIR_ASSIGN_OR_RETURN(c.sequence_parallel, r.ReadInt8s("/configs/sequence_parallel"));
   }
+  if ((c.has_evaluation = r.Has("/configs/evaluation"))) {
+    DISTIR_ASSIGN_OR_RETURN(c.evaluation, r.ReadStrings("/configs/evaluation"));
+  }
   if ((c.has_step = r.Has("/configs/tokens_per_s"))) {
     DISTIR_ASSIGN_OR_RETURN(c.tokens_per_s, r.ReadDoubles("/configs/tokens_per_s"));
     DISTIR_ASSIGN_OR_RETURN(c.tflops_per_gpu, r.ReadDoubles("/configs/tflops_per_gpu"));
@@ -341,6 +348,7 @@ Status CheckColumns(const std::string& path, const Columns& c, const std::vector
     DISTIR_RETURN_IF_ERROR(CheckRecomputeKinds(path, c));
   }
   if (c.has_sp) optional.push_back(c.sequence_parallel.size());
+  if (c.has_evaluation) optional.push_back(c.evaluation.size());
   if (c.has_step) {
     for (size_t size : {c.tokens_per_s.size(), c.tflops_per_gpu.size(), c.mfu.size()})
       optional.push_back(size);
@@ -472,6 +480,7 @@ std::vector<ResultRow> BuildRows(const Columns& c) {
     r.rank = c.rank[i];
     if (c.has_exposed) r.exposed_communication_s = c.exposed[i];
     if (c.has_sp) r.sequence_parallel = c.sequence_parallel[i] != 0;
+    if (c.has_evaluation) r.evaluation = c.evaluation[i];
     if (c.has_megatron) {
       r.virtual_stages = c.virtual_stages[i];
       r.recompute_selective = c.recompute_kind[i] == "selective";

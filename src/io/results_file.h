@@ -62,6 +62,10 @@ struct ResultRow {
   double exposed_communication_s = 0;
   /// Transformer training models only (ResultsFile::has_step_figures).
   StepFigures step;
+  /// How it was simulated: "full", "one-replica", "expanded", "one-replica
+  /// expanded", "" when it was not (search/evaluator.h Evaluation); "" in
+  /// files without the column.
+  std::string evaluation;
 
   bool operator==(const ResultRow&) const = default;
 };

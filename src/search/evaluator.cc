@@ -36,6 +36,22 @@ const char* StatusName(ConfigStatus status) {
   return "?";
 }
 
+const char* EvaluationName(Evaluation evaluation) {
+  switch (evaluation) {
+    case Evaluation::kNone:
+      return "";
+    case Evaluation::kFull:
+      return "full";
+    case Evaluation::kOneReplica:
+      return "one-replica";
+    case Evaluation::kExpanded:
+      return "expanded";
+    case Evaluation::kOneReplicaExpanded:
+      return "one-replica expanded";
+  }
+  return "?";
+}
+
 bool SimulatesOneReplica(const Experiment& e, const Config& c) {
   const ParallelOptions& o = c.options;
   if (e.onnx || e.model.family != ModelFamily::kGpt2Inference) return false;
@@ -335,7 +351,7 @@ bool Evaluator::SimulateExpandedInto(const Config& c, const Function& program,
   }
   const Module& m = template_->module;
   Record(sim::SimulateExpanded(m, *m.entry(), *x, costs_, SearchSimulateOptions(c.batch)), c.batch,
-         replicas, r);
+         replicas, /*expanded=*/true, r);
   return true;
 }
 
@@ -350,11 +366,15 @@ sim::SimulateOptions Evaluator::SearchSimulateOptions(int64_t batch) const {
 
 void Evaluator::RecordSimulation(const Module& module, const Function& program, int64_t batch,
                                  int64_t replicas, ConfigResult& r) {
-  Record(sim::Simulate(module, program, costs_, SearchSimulateOptions(batch)), batch, replicas, r);
+  Record(sim::Simulate(module, program, costs_, SearchSimulateOptions(batch)), batch, replicas,
+         /*expanded=*/false, r);
 }
 
 void Evaluator::Record(StatusOr<sim::SimulationResult> sim, int64_t batch, int64_t replicas,
-                       ConfigResult& r) {
+                       bool expanded, ConfigResult& r) {
+  r.evaluation = replicas > 1
+                     ? (expanded ? Evaluation::kOneReplicaExpanded : Evaluation::kOneReplica)
+                     : (expanded ? Evaluation::kExpanded : Evaluation::kFull);
   if (!sim.ok()) {
     // ResourceExhausted: an op's time or size is beyond what the cost model
     // represents (cost_model.h); the configuration, not the simulator, is at fault.

@@ -41,6 +41,22 @@ enum class ConfigStatus : int8_t {
 /// "ok", "invalid", "error", "too-large", "pruned".
 const char* StatusName(ConfigStatus status);
 
+/// How a configuration was simulated (docs/results_format.md, column
+/// `evaluation`): its whole program, one data-parallel replica standing for
+/// all (replica symmetry, docs/cost_model.md §3), copies of a one-microbatch
+/// template (§3.2), or both; kNone when nothing was simulated (invalid,
+/// pruned, too-large, or an error before simulating).
+enum class Evaluation : int8_t {
+  kNone = 0,
+  kFull = 1,
+  kOneReplica = 2,
+  kExpanded = 3,
+  kOneReplicaExpanded = 4,
+};
+
+/// "", "full", "one-replica", "expanded", "one-replica expanded".
+const char* EvaluationName(Evaluation evaluation);
+
 struct ConfigResult {
   int64_t index = 0;
   ConfigStatus status = ConfigStatus::kOk;
@@ -52,6 +68,7 @@ struct ConfigResult {
   int64_t num_ops = 0;
   double exposed_communication_s = 0;  ///< step_metrics.h MaxExposedCommunicationS
   io::StepFigures step;                ///< transformer training models only
+  Evaluation evaluation = Evaluation::kNone;
 };
 
 /// True when `c` is simulated as one data-parallel replica of batch / D
@@ -160,7 +177,7 @@ class Evaluator {
   sim::SimulateOptions SearchSimulateOptions(int64_t batch) const;
   /// Fills r's outcome from a simulation for a global batch of `batch` (both
   /// paths share it); `replicas` programs like it run side by side.
-  void Record(StatusOr<sim::SimulationResult> sim, int64_t batch, int64_t replicas,
+  void Record(StatusOr<sim::SimulationResult> sim, int64_t batch, int64_t replicas, bool expanded,
               ConfigResult& r);
   /// Simulates `program` of `module` and Record()s it.
   void RecordSimulation(const Module& module, const Function& program, int64_t batch,

@@ -8,7 +8,7 @@ namespace {
 
 constexpr size_t kFixedBytes = 8 + 1 + 1 + 8 + 8 + 8 + 8 + 8;
 // After the reason: exposed communication, then the step figures.
-constexpr size_t kTailBytes = 8 + 3 * 8 + io::kNumMemoryKindColumns * 8;
+constexpr size_t kTailBytes = 8 + 3 * 8 + io::kNumMemoryKindColumns * 8 + 1;
 
 }  // namespace
 
@@ -34,6 +34,8 @@ void PackResult(const ConfigResult& r, std::vector<char>& out) {
   put(&r.step.tflops_per_gpu, 8);
   put(&r.step.mfu, 8);
   for (const int64_t& bytes : r.step.memory_at_peak) put(&bytes, 8);
+  const auto evaluation = static_cast<int8_t>(r.evaluation);
+  put(&evaluation, 1);
 }
 
 std::optional<size_t> UnpackResult(const char* p, size_t size, ConfigResult& r) {
@@ -65,6 +67,11 @@ std::optional<size_t> UnpackResult(const char* p, size_t size, ConfigResult& r) 
   get(&r.step.tflops_per_gpu, 8);
   get(&r.step.mfu, 8);
   for (int64_t& bytes : r.step.memory_at_peak) get(&bytes, 8);
+  int8_t evaluation = 0;
+  get(&evaluation, 1);
+  if (evaluation < 0 || evaluation > static_cast<int8_t>(Evaluation::kOneReplicaExpanded))
+    return std::nullopt;
+  r.evaluation = static_cast<Evaluation>(evaluation);
   return at;
 }
 

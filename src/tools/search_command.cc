@@ -85,6 +85,7 @@ io::ResultsFile Assemble(const search::Experiment& e, const search::SearchOutcom
     row.rank = position[static_cast<size_t>(c.index)];
     row.exposed_communication_s = r.exposed_communication_s;
     row.step = r.step;
+    row.evaluation = search::EvaluationName(r.evaluation);
     f.rows.push_back(std::move(row));
   }
   f.ranks = out.ranks;

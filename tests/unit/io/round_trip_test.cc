@@ -85,6 +85,7 @@ ResultsFile EveryField() {
     r.num_ops = 42 + i;
     r.rank = i + 1;
     r.exposed_communication_s = 0.0625 * static_cast<double>(i + 1);
+    r.evaluation = i % 2 == 0 ? "one-replica expanded" : "full";
     r.step.tokens_per_s = 65536.5 + static_cast<double>(i);
     r.step.tflops_per_gpu = 180.25;
     r.step.mfu = 0.578125;

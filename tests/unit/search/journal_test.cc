@@ -49,6 +49,7 @@ ConfigResult Result(int64_t index) {
   r.step.mfu = 0.1 * static_cast<double>(index) / 3.0;
   for (size_t k = 0; k < r.step.memory_at_peak.size(); ++k)
     r.step.memory_at_peak[k] = (int64_t{1} << 33) * static_cast<int64_t>(k) + index;
+  r.evaluation = static_cast<Evaluation>(index % 5);
   return r;
 }
 
@@ -63,6 +64,7 @@ void ExpectSame(const ConfigResult& a, const ConfigResult& b) {
   EXPECT_EQ(a.num_ops, b.num_ops);
   EXPECT_EQ(a.exposed_communication_s, b.exposed_communication_s);  // bit for bit
   EXPECT_EQ(a.step, b.step);
+  EXPECT_EQ(a.evaluation, b.evaluation);
 }
 
 TEST(ResultCodecTest, RoundTripsEveryFieldAndRejectsShortInput) {
