@@ -141,7 +141,8 @@ ConfigResult Evaluator::Evaluate(const Config& c) {
   const bool one_replica = options_.replica_symmetry && SimulatesOneReplica(e_, c);
   if (Prune(**seq, o, r)) return r;
   if (e_.sharding_rules.has_value()) {
-    if (!RejectTooLarge(**seq, o, one_replica, r)) SimulateSharded(c, **seq, r);
+    if (!RejectTooLarge(**seq, o, one_replica, r, !TemplateKey(c).empty()))
+      SimulateSharded(c, **seq, r);
     return r;
   }
   if (Status valid = CheckConfig(**seq, o, one_replica); !valid.ok()) {
@@ -176,7 +177,9 @@ double Evaluator::PredictedCost(const Config& c) {
   o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
   const bool one_replica = options_.replica_symmetry && SimulatesOneReplica(e_, c);
   ConfigResult unused;
-  if (Prune(**seq, o, unused) || RejectTooLarge(**seq, o, one_replica, unused)) return 0;
+  if (Prune(**seq, o, unused) ||
+      RejectTooLarge(**seq, o, one_replica, unused, !TemplateKey(c).empty()))
+    return 0;
   if (e_.sharding_rules.has_value()) return EstimatedCost(e_, c);
   if (!CheckConfig(**seq, o, one_replica).ok()) return 0;
   return EstimatedCost(e_, c);
@@ -199,10 +202,15 @@ bool Evaluator::Prune(const Function& seq, const ParallelOptions& o, ConfigResul
 }
 
 bool Evaluator::RejectTooLarge(const Function& seq, const ParallelOptions& o, bool one_replica,
-                               ConfigResult& r) const {
+                               ConfigResult& r, bool expanded) const {
   const double ops = EstimateProgramOps(seq, o, one_replica);
-  Status fits = CheckMemoryEstimate(EstimateMemoryBytes(ops, /*with_trace=*/false), ops,
-                                    options_.max_memory_bytes);
+  double bytes = EstimateMemoryBytes(ops, /*with_trace=*/false);
+  if (expanded) {
+    ParallelOptions one = o;
+    one.microbatches = 1;
+    bytes = EstimateExpandedMemoryBytes(ops, EstimateProgramOps(seq, one, one_replica));
+  }
+  Status fits = CheckMemoryEstimate(bytes, ops, options_.max_memory_bytes);
   if (fits.ok()) return false;
   r.status = ConfigStatus::kTooLarge;
   r.reason = fits.message();

@@ -150,9 +150,10 @@ class Evaluator {
   /// sharding path) is above the experiment's memory_limit.
   bool Prune(const Function& seq, const ParallelOptions& o, ConfigResult& r) const;
   /// Marks `r` kTooLarge when the program of `o` (one replica of it when
-  /// `one_replica`) is estimated above the memory limit; true if so.
+  /// `one_replica`) is estimated above the memory limit; true if so. With
+  /// `expanded`, as copies of its one-microbatch template (TemplateKey).
   bool RejectTooLarge(const Function& seq, const ParallelOptions& o, bool one_replica,
-                      ConfigResult& r) const;
+                      ConfigResult& r, bool expanded = false) const;
   /// Distributes `seq` by `o`, simulates it for a global batch of `batch` and
   /// fills r's outcome; `replicas` programs like it run side by side.
   void SimulateInto(const Function& seq, const ParallelOptions& o, int64_t batch,

@@ -139,8 +139,14 @@ void ReportProgress(std::ostream& os, const ProgressEstimator& estimate, size_t 
   const auto finished = std::min(static_cast<int64_t>(total), estimate.ConfigurationsDone());
   os << "[search] " << finished << "/" << total << " configurations, " << std::fixed
      << std::setprecision(1) << static_cast<double>(finished) / std::max(t, 1e-9)
-     << " configs/s, ETA " << estimate.SecondsLeft() << " s\n"
-     << std::defaultfloat << std::flush;
+     << " configs/s, ETA ";
+  // Only rejected configurations timed so far: the rate of the rest is unknown.
+  if (estimate.RateKnown()) {
+    os << estimate.SecondsLeft() << " s\n";
+  } else {
+    os << "unknown (no simulated configuration timed yet)\n";
+  }
+  os << std::defaultfloat << std::flush;
 }
 
 // The estimator of rank 0's progress lines, from the predicted cost of every

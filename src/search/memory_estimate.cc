@@ -23,6 +23,10 @@ double EstimateMemoryBytes(double ops, bool with_trace) {
   return kBaseMemoryBytes + ops * per_op;
 }
 
+double EstimateExpandedMemoryBytes(double ops, double template_ops) {
+  return kBaseMemoryBytes + template_ops * kMemoryBytesPerOp + ops * kExpandedMemoryBytesPerOp;
+}
+
 Status CheckMemoryEstimate(double estimate_bytes, double ops, int64_t limit_bytes) {
   if (limit_bytes <= 0 || estimate_bytes <= static_cast<double>(limit_bytes)) {
     return Status::Ok();

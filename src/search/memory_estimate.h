@@ -33,6 +33,11 @@ inline constexpr double kTraceMemoryBytesPerOp = 8192;
 /// measured 37 B (GPT-3 175B on 64 GPUs, 4.8 M ops: 5.08 GB peak without the
 /// trace, 5.26 GB with it, a 1.96 GB trace file).
 inline constexpr double kStreamedTraceMemoryBytesPerOp = 256;
+/// Per op of an expanded program (ir/expanded_program.h: the search's copies of
+/// a one-microbatch template, docs/cost_model.md §3.2), ordered and simulated:
+/// measured 165 (gpt3-1.3b, D 8 T 2 P 4 K 64, 2.16 M ops: 440 MB peak, against
+/// 2.00 GB built whole).
+inline constexpr double kExpandedMemoryBytesPerOp = 256;
 /// The default limit's share of the machine's memory (MachineMemoryBytes()).
 inline constexpr double kDefaultMemoryFraction = 0.8;
 
@@ -47,6 +52,11 @@ double EstimateProgramOps(const Function& seq, const ParallelOptions& o, bool on
 /// Peak bytes of building and simulating a program of `ops` ops:
 /// kBaseMemoryBytes + ops (kMemoryBytesPerOp [+ kTraceMemoryBytesPerOp]).
 double EstimateMemoryBytes(double ops, bool with_trace);
+
+/// The same for a program of `ops` ops simulated as copies of its template of
+/// one microbatch (EstimateProgramOps with K = 1 ops, built as IR):
+/// kBaseMemoryBytes + template ops kMemoryBytesPerOp + ops kExpandedMemoryBytesPerOp.
+double EstimateExpandedMemoryBytes(double ops, double template_ops);
 
 /// ResourceExhausted when `estimate_bytes` is above `limit_bytes` (0: no limit),
 /// e.g. "needs about 26.10 GiB of memory to build and simulate its program of

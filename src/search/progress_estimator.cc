@@ -17,6 +17,7 @@ void ProgressEstimator::Record(double seconds) {
   DISTIR_CHECK(static_cast<size_t>(done_) < mine.size())
       << "the observed rank has no more configurations";
   const double c = mine[static_cast<size_t>(done_++)];
+  costed_seen_ = costed_seen_ || c > 0;
   n_ += 1;
   sc_ += c;
   sd_ += seconds;
@@ -63,6 +64,17 @@ double ProgressEstimator::SecondsLeft() const {
     left = std::max(left, total - done);
   }
   return left;
+}
+
+bool ProgressEstimator::RateKnown() const {
+  if (costed_seen_) return true;
+  for (size_t r = 0; r < slices_.size(); ++r) {
+    const size_t from = static_cast<int>(r) == observed_ ? static_cast<size_t>(done_) : 0;
+    for (size_t i = from; i < slices_[r].size(); ++i) {
+      if (slices_[r][i] > 0) return false;
+    }
+  }
+  return true;
 }
 
 int64_t ProgressEstimator::ConfigurationsDone() const {

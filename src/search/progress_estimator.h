@@ -43,6 +43,12 @@ class ProgressEstimator {
   /// The fitted a + b * cost (a, b >= 0).
   double PredictedSeconds(double cost) const { return a_ + b_ * cost; }
 
+  /// False while SecondsLeft() cannot be trusted: some configuration left has a
+  /// cost above 0 but every one measured so far had cost 0 (rejected before
+  /// simulating: pruned, too-large, invalid), so nothing has fixed the seconds
+  /// per unit of cost yet and the prediction would count the rest as free.
+  bool RateKnown() const;
+
  private:
   void Fit();
   double PredictedDone() const;
@@ -50,6 +56,7 @@ class ProgressEstimator {
   std::vector<std::vector<double>> slices_;
   int observed_;
   int64_t done_ = 0;
+  bool costed_seen_ = false;  // a configuration of cost > 0 was recorded
   // Least-squares sums of (cost, seconds) over the recorded configurations.
   double n_ = 0, sc_ = 0, sd_ = 0, scc_ = 0, scd_ = 0;
   double a_ = 0, b_ = 0;

@@ -14,6 +14,25 @@ TEST(ProgressEstimatorTest, NothingRecordedPredictsNothing) {
   EXPECT_EQ(estimate.ConfigurationsDone(), 0);
 }
 
+// Pruned and too-large configurations cost 0 (nothing is simulated): while
+// only those were timed, the seconds per unit of cost of the rest are unknown
+// and the ETA says so instead of counting the rest as free (issue #18: a
+// 1024-GPU search printed "ETA 0.0 s", then 647 s).
+TEST(ProgressEstimatorTest, RateIsUnknownUntilACostedConfigurationIsTimed) {
+  ProgressEstimator estimate({{0, 0, 500, 0}, {800}}, 0);
+  EXPECT_FALSE(estimate.RateKnown());
+  estimate.Record(0.01);
+  estimate.Record(0.01);
+  EXPECT_FALSE(estimate.RateKnown());
+  estimate.Record(5.01);  // cost 500
+  EXPECT_TRUE(estimate.RateKnown());
+  // Rank 1: 0.01 + 8 s predicted, 5.03 s of it taken as done (as rank 0).
+  EXPECT_NEAR(estimate.SecondsLeft(), 2.98, 1e-9);
+  // Nothing costed anywhere: the rate is not needed.
+  ProgressEstimator rejected({{0, 0}, {0}}, 0);
+  EXPECT_TRUE(rejected.RateKnown());
+}
+
 TEST(ProgressEstimatorTest, FitRecoversFixedAndPerCostSeconds) {
   // Seconds = 0.5 + 0.01 * cost exactly; the slice runs largest first.
   ProgressEstimator estimate({{1000, 400, 0, 100, 100, 0}}, 0);
