@@ -298,7 +298,7 @@ std::string Evaluator::TemplateKey(const Config& c) const {
       e_.hardware.overlap.comm_stream || !c.invalid.empty())
     return "";
   auto [o, batch] = ShardedPoint(c);
-  if (!sharding::ReplicatesMicrobatches(sharding::GridOf(o)) || o.microbatches < 1) return "";
+  if (!sharding::ExpandsFromTemplate(sharding::GridOf(o))) return "";
   std::ostringstream key;
   key << "dp" << o.dp << " tp" << o.tp << " pp" << o.pp << " vpp" << o.virtual_stages << ' '
       << ScheduleName(o.schedule) << " recompute" << static_cast<int>(o.recompute) << " zero"

@@ -246,9 +246,13 @@ Status DistributeGridReplicated(Module& module, std::string function, const Grid
   return OrderByTasks(*module.Lookup(function), tasks, grid.schedule, grid.virtual_stages);
 }
 
+bool ExpandsFromTemplate(const GridOptions& grid) {
+  return grid.microbatches >= 1 && grid.zero_stage <= 1;
+}
+
 StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOptions& grid,
                                            const std::vector<ParamRule>& rules) {
-  if (!ReplicatesMicrobatches(grid))
+  if (!ExpandsFromTemplate(grid))
     return FailedPrecondition() << "the grid point is not built from a template of one microbatch";
   GridTemplate out;
   out.module.AddFunction(CloneFunction(seq));

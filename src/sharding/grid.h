@@ -128,8 +128,14 @@ struct GridTemplate {
   std::vector<std::string> local;
 };
 
+/// True when the search can simulate the grid point from a template of one
+/// microbatch (DistributedTemplate): ZeRO 0 or 1 (ZeRO-2 reduce-scatters
+/// each microbatch's gradient, ZeRO-3 gathers the weight for each reader),
+/// any K, K = 1 included (the template is then the program).
+bool ExpandsFromTemplate(const GridOptions& grid);
+
 /// The template of the grid point. Errors: FailedPrecondition unless
-/// ReplicatesMicrobatches(grid); those of the passes.
+/// ExpandsFromTemplate(grid); those of the passes.
 StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOptions& grid,
                                            const std::vector<ParamRule>& rules);
 

@@ -275,8 +275,16 @@ sim::MemoryKind KindByName(const Value& v) {
 // The search's simulation of the grid point as copies of its one-microbatch
 // template (DistributedExpansion, sim::SimulateExpanded) equals the
 // simulation of the program built from it (DistributedCopy), bit for bit:
-// the same per-device op sequences, costs and buffers.
-TEST_P(ReplicateTest, ExpandedSimulatesAsBuilt) {
+// the same per-device op sequences, costs and buffers. K = 1 included.
+class ExpandTest : public ::testing::TestWithParam<Case> {};
+
+std::vector<Case> ExpandedCases(const std::string& model) {
+  std::vector<Case> cases = Cases(model);
+  std::erase_if(cases, [](const Case& c) { return !ExpandsFromTemplate(c.grid); });
+  return cases;
+}
+
+TEST_P(ExpandTest, ExpandedSimulatesAsBuilt) {
   const GridOptions& grid = GetParam().grid;
   ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel(GetParam().model));
   spec.gpt.grouped_qkv = true;
@@ -304,6 +312,9 @@ INSTANTIATE_TEST_SUITE_P(Gpt2, ShardingEquivalenceTest, ::testing::ValuesIn(Case
 INSTANTIATE_TEST_SUITE_P(Mlp, ReplicateTest, ::testing::ValuesIn(ReplicatedCases("mlp-tiny")),
                          CaseName);
 INSTANTIATE_TEST_SUITE_P(Gpt2, ReplicateTest, ::testing::ValuesIn(ReplicatedCases("gpt2-tiny")),
+                         CaseName);
+INSTANTIATE_TEST_SUITE_P(Mlp, ExpandTest, ::testing::ValuesIn(ExpandedCases("mlp-tiny")), CaseName);
+INSTANTIATE_TEST_SUITE_P(Gpt2, ExpandTest, ::testing::ValuesIn(ExpandedCases("gpt2-tiny")),
                          CaseName);
 
 }  // namespace
