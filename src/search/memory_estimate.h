@@ -36,8 +36,9 @@ inline constexpr double kStreamedTraceMemoryBytesPerOp = 256;
 /// Per op of an expanded program (ir/expanded_program.h: the search's copies of
 /// a one-microbatch template, docs/cost_model.md §3.2), ordered and simulated:
 /// measured 165 (gpt3-1.3b, D 8 T 2 P 4 K 64, 2.16 M ops: 440 MB peak, against
-/// 2.00 GB built whole).
-inline constexpr double kExpandedMemoryBytesPerOp = 256;
+/// 2.00 GB built whole) and 128 (Megatron's 1T on 512 GPUs, T 8 P 64 K 512,
+/// 9.05e7 ops: 11.6 GB peak).
+inline constexpr double kExpandedMemoryBytesPerOp = 192;
 /// The default limit's share of the machine's memory (MachineMemoryBytes()).
 inline constexpr double kDefaultMemoryFraction = 0.8;
 

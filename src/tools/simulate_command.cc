@@ -251,22 +251,27 @@ StatusOr<sim::HardwareProfile> LoadProfile(const std::string& path, std::string*
   return sim::ParseHardwareProfile(*text, path);
 }
 
-// Transformer-training models are distributed by the sharding path (issue
-// #17), as a search with `sharding: model` distributes them: Megatron's
-// tensor parallelism (models/transformer_sharding.h), data parallelism, the
-// layers over P stages, K microbatches, recomputation and ZeRO.
-StatusOr<Module> ShardedTransformer(const ModelSpec& spec, const Module& seq,
-                                    const ParallelOptions& o, bool scatter_gather) {
+// The parameter rules and the grid point of a transformer-training model on
+// the sharding path (issue #17), as a search with `sharding: model` has them:
+// Megatron's tensor parallelism (models/transformer_sharding.h), data
+// parallelism, the layers over P stages, K microbatches, recomputation, ZeRO.
+StatusOr<std::pair<std::vector<sharding::ParamRule>, sharding::GridOptions>> TransformerGrid(
+    const ModelSpec& spec, const ParallelOptions& o, bool scatter_gather) {
   const TransformerSharding t = TransformerShardingOf(ResolveTransformerOptions(spec.transformer));
   DISTIR_RETURN_IF_ERROR(CheckTpDivides(o.tp, t.tp_divisor, t.tp_divisor_name));
   std::vector<std::string> texts = o.sequence_parallel ? t.sequence_parallel_rules
                                                        : std::vector<std::string>{};
   texts.insert(texts.end(), t.rules.begin(), t.rules.end());
   DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules, sharding::ParseParamRules(texts));
-  return sharding::DistributedCopy(*seq.entry(),
-                                   sharding::GridOf(o, t.layer_pattern, t.recompute_layers,
-                                                    t.scatter_gather_transfers && scatter_gather),
-                                   rules);
+  return std::make_pair(std::move(rules),
+                        sharding::GridOf(o, t.layer_pattern, t.recompute_layers,
+                                         t.scatter_gather_transfers && scatter_gather));
+}
+
+StatusOr<Module> ShardedTransformer(const ModelSpec& spec, const Module& seq,
+                                    const ParallelOptions& o, bool scatter_gather) {
+  DISTIR_ASSIGN_OR_RETURN(auto grid, TransformerGrid(spec, o, scatter_gather));
+  return sharding::DistributedCopy(*seq.entry(), grid.second, grid.first);
 }
 
 // The model of model mode: from --megatron-args, or --model's with --batch applied.
@@ -284,19 +289,14 @@ std::optional<ModelSpec> TransformerSpec(const SimulateFlags& f) {
   return *spec;
 }
 
-// Model mode: the named model at the requested batch, distributed. The
-// program is the module's entry; @init and @collect come before it.
-StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwareProfile& hw) {
-  DISTIR_ASSIGN_OR_RETURN(ModelSpec spec, SpecOf(f));
-  DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(spec));
-  DISTIR_RETURN_IF_ERROR(InferTypes(seq));
-  const ParallelOptions& o = f.parallel;
-  const bool transformer = spec.family == ModelFamily::kTransformerTraining;
-  if (transformer && o.world_size() == 1 && o.microbatches == 1 &&
-      o.recompute == RecomputeKind::kNone && o.zero_stage == 0) {
-    return seq;  // the one-device step, simulated as built
-  }
-  // Device ids are int32: D*T*P past that (or past int64) has no devices.
+// The one-device step of a transformer, simulated as built.
+bool OneDeviceStep(const ParallelOptions& o) {
+  return o.world_size() == 1 && o.microbatches == 1 && o.recompute == RecomputeKind::kNone &&
+         o.zero_stage == 0;
+}
+
+// Device ids are int32: D*T*P past that (or past int64) has no devices.
+Status CheckWorld(const ParallelOptions& o, const sim::HardwareProfile& hw) {
   const std::optional<int64_t> world = CheckedProduct({o.dp, o.tp, o.pp});
   const int64_t devices = hw.NumDevices().value_or(INT32_MAX);
   if (!world || *world > std::min<int64_t>(devices, INT32_MAX)) {
@@ -305,6 +305,53 @@ StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwarePro
                              << (hw.NumDevices() ? std::to_string(devices) : "at most 2^31 - 1")
                              << ")";
   }
+  return Status::Ok();
+}
+
+// A transformer step without --trace and --emit-ir, as the search simulates
+// it: copies of its one-microbatch template (docs/cost_model.md §3.2), the
+// same figures as the built program without building the IR of K
+// microbatches. nullopt where it is built whole instead (one device, a
+// profile with overlap.comm_stream, ZeRO 2/3, or the template cannot say it).
+using MaybeExpanded = StatusOr<std::optional<sharding::ExpandedGrid>>;
+MaybeExpanded NotExpanded() { return std::optional<sharding::ExpandedGrid>(); }
+
+StatusOr<std::optional<sharding::ExpandedGrid>> ExpandedTransformer(
+    const SimulateFlags& f, const sim::HardwareProfile& hw) {
+  if (!f.trace.empty() || !f.emit_ir.empty() || hw.overlap.comm_stream) return NotExpanded();
+  DISTIR_ASSIGN_OR_RETURN(ModelSpec spec, SpecOf(f));
+  const ParallelOptions& o = f.parallel;
+  if (spec.family != ModelFamily::kTransformerTraining || OneDeviceStep(o)) return NotExpanded();
+  DISTIR_ASSIGN_OR_RETURN(auto grid, TransformerGrid(spec, o, f.scatter_gather));
+  if (!sharding::ExpandsFromTemplate(grid.second)) return NotExpanded();
+  DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(spec));
+  DISTIR_RETURN_IF_ERROR(InferTypes(seq));
+  DISTIR_RETURN_IF_ERROR(CheckWorld(o, hw));
+  const double ops = search::EstimateProgramOps(*seq.entry(), o, /*one_replica=*/false);
+  ParallelOptions one = o;
+  one.microbatches = 1;
+  const double bytes = search::EstimateExpandedMemoryBytes(
+      ops, search::EstimateProgramOps(*seq.entry(), one, /*one_replica=*/false));
+  if (Status fits = search::CheckMemoryEstimate(bytes, ops, f.max_memory); !fits.ok()) {
+    return fits.Prefix(f.model + " " + DescribeParallelOptions(o) + " is too large: it ");
+  }
+  StatusOr<sharding::ExpandedGrid> x =
+      sharding::DistributedExpansion(*seq.entry(), grid.second, grid.first);
+  if (!x.ok() && x.status().code() == StatusCode::kFailedPrecondition) return NotExpanded();
+  if (!x.ok()) return x.status();
+  return std::optional<sharding::ExpandedGrid>(std::move(x).value());
+}
+
+// Model mode: the named model at the requested batch, distributed. The
+// program is the module's entry; @init and @collect come before it.
+StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwareProfile& hw) {
+  DISTIR_ASSIGN_OR_RETURN(ModelSpec spec, SpecOf(f));
+  DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(spec));
+  DISTIR_RETURN_IF_ERROR(InferTypes(seq));
+  const ParallelOptions& o = f.parallel;
+  const bool transformer = spec.family == ModelFamily::kTransformerTraining;
+  if (transformer && OneDeviceStep(o)) return seq;  // the one-device step, simulated as built
+  DISTIR_RETURN_IF_ERROR(CheckWorld(o, hw));
   if (!transformer) DISTIR_RETURN_IF_ERROR(search::CheckDistributionSize(*seq.entry(), o, false));
   // Refused before it is built: building it could get the process killed.
   const double ops = search::EstimateProgramOps(*seq.entry(), o, /*one_replica=*/false);
@@ -373,7 +420,10 @@ void PrintMetrics(const search::StepMetrics& m, std::ostream& os) {
 }
 
 int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
-  StatusOr<Module> built = BuildDistributed(f, hw);
+  StatusOr<std::optional<sharding::ExpandedGrid>> expanded = ExpandedTransformer(f, hw);
+  if (!expanded.ok()) return ReportError(expanded.status());
+  StatusOr<Module> built =
+      expanded->has_value() ? std::move((*expanded)->module) : BuildDistributed(f, hw);
   if (!built.ok()) return ReportError(built.status());
   Module& m = *built;
   if (!f.emit_ir.empty()) {
@@ -388,7 +438,11 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
   if (spec) {
     options.memory_kind = search::TransformerMemoryKind;
   }
-  StatusOr<sim::SimulationResult> result = sim::Simulate(m, *m.entry(), hw, options);
+  sim::CostModel costs(hw, &m);
+  StatusOr<sim::SimulationResult> result =
+      expanded->has_value()
+          ? sim::SimulateExpanded(m, *m.entry(), (*expanded)->program, costs, options)
+          : sim::Simulate(m, *m.entry(), costs, options);
   if (!result.ok()) return ReportError(result.status());
   if (Status finite = CheckFinite(*result, hw); !finite.ok()) return ReportError(finite);
   if (!f.trace.empty()) {
