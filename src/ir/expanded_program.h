@@ -38,6 +38,16 @@ struct ExpandedProgram {
   std::vector<uint8_t> value_is_sum;    ///< 1: a running sum, a fresh tensor of its template's type
   std::vector<int32_t> params;          ///< values that are parameters (resident)
   std::vector<int32_t> returns;         ///< values returned (resident)
+  /// By device id: nonzero for the devices the program keeps. Empty: every
+  /// device of the template. Otherwise the program is the part of the copies
+  /// on these devices (a collective with only its operands and results on
+  /// them, costed as the whole collective), and the simulator times and
+  /// reports only them: one data-parallel replica standing for all where the
+  /// replicas are alike (docs/cost_model.md §3.2).
+  std::vector<char> keep_device;
+  /// With keep_device: the ops of the whole program (every device's); the
+  /// simulator reports it as SimulationResult::num_ops. -1: num_ops().
+  int64_t whole_num_ops = -1;
 
   int32_t num_ops() const { return static_cast<int32_t>(op.size()); }
   int32_t num_values() const { return static_cast<int32_t>(value_template.size()); }
@@ -71,6 +81,8 @@ struct ExpandedProgram {
     p.value_is_sum = std::move(value_is_sum);
     p.params = std::move(params);
     p.returns = std::move(returns);
+    p.keep_device = std::move(keep_device);
+    p.whole_num_ops = whole_num_ops;
     p.op.reserve(op.size());
     p.copy.reserve(op.size());
     p.in.reserve(in.size());

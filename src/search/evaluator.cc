@@ -61,6 +61,36 @@ bool SimulatesOneReplica(const Experiment& e, const Config& c) {
   return node % replica == 0 || replica % node == 0;
 }
 
+// Device d of the world [dp, pp, tp] is (dp index * P + pp index) * T + tp
+// index (sharding/stage_meshes.h): replica r holds [r P T, (r + 1) P T).
+std::vector<char> ReplicaZeroDevices(const ParallelOptions& o, int devices_per_node) {
+  if (o.dp <= 1) return {};
+  const int64_t block = o.tp * o.pp;
+  const int64_t node = std::max(1, devices_per_node);
+  if (node % block != 0 && block % node != 0) return {};
+  return std::vector<char>(static_cast<size_t>(block), 1);
+}
+
+// The result of replica 0 as the whole program's: device d has the figures of
+// device d mod P T, and every replica's devices are listed.
+sim::SimulationResult AllReplicas(sim::SimulationResult one, const ParallelOptions& o) {
+  const int64_t block = o.tp * o.pp;
+  std::vector<const sim::DeviceResult*> of(static_cast<size_t>(block), nullptr);
+  for (const sim::DeviceResult& d : one.devices) {
+    if (d.device.value() < block) of[static_cast<size_t>(d.device.value())] = &d;
+  }
+  std::vector<sim::DeviceResult> all;
+  all.reserve(static_cast<size_t>(block * o.dp));
+  for (int64_t id = 0; id < block * o.dp; ++id) {
+    const sim::DeviceResult* rep = of[static_cast<size_t>(id % block)];
+    if (rep == nullptr) continue;
+    all.push_back(*rep);
+    all.back().device = DeviceId(static_cast<int32_t>(id));
+  }
+  one.devices = std::move(all);
+  return one;
+}
+
 double EstimatedCost(const Experiment& e, const Config& c) {
   const int64_t layers = e.model.family == ModelFamily::kMlpTraining ? e.model.mlp.n_layer
                          : e.model.family == ModelFamily::kGpt2Inference
@@ -208,7 +238,11 @@ bool Evaluator::RejectTooLarge(const Function& seq, const ParallelOptions& o, bo
   if (expanded) {
     ParallelOptions one = o;
     one.microbatches = 1;
-    bytes = EstimateExpandedMemoryBytes(ops, EstimateProgramOps(seq, one, one_replica));
+    // With replica 0 standing for all (ReplicaZeroDevices), its copies only.
+    const bool replica_zero =
+        options_.replica_symmetry && !ReplicaZeroDevices(o, e_.hardware.devices_per_node).empty();
+    const double copies = replica_zero ? ops / static_cast<double>(o.dp) : ops;
+    bytes = EstimateExpandedMemoryBytes(copies, EstimateProgramOps(seq, one, one_replica));
   }
   Status fits = CheckMemoryEstimate(bytes, ops, options_.max_memory_bytes);
   if (fits.ok()) return false;
@@ -352,14 +386,27 @@ bool Evaluator::SimulateExpandedInto(const Config& c, const Function& program,
     template_ = std::move(built).value();
     template_key_ = key;
   }
-  StatusOr<ExpandedProgram> x = sharding::ExpandTemplate(*template_, grid);
+  // Training replicas that sit alike on the nodes: replica 0 stands for all
+  // (docs/cost_model.md §3.2); where its part cannot be cut out, the whole.
+  const std::vector<char> keep = options_.replica_symmetry
+                                     ? ReplicaZeroDevices(o, e_.hardware.devices_per_node)
+                                     : std::vector<char>{};
+  StatusOr<ExpandedProgram> x =
+      sharding::ExpandTemplate(*template_, grid, keep.empty() ? nullptr : &keep);
+  if (!keep.empty() && x.status().code() == StatusCode::kFailedPrecondition)
+    x = sharding::ExpandTemplate(*template_, grid);
   if (!x.ok()) {
     if (x.status().code() == StatusCode::kFailedPrecondition) return false;
     return fail(x.status());
   }
   const Module& m = template_->module;
-  Record(sim::SimulateExpanded(m, *m.entry(), *x, costs_, SearchSimulateOptions(c.batch)), c.batch,
-         replicas, /*expanded=*/true, r);
+  StatusOr<sim::SimulationResult> simulated =
+      sim::SimulateExpanded(m, *m.entry(), *x, costs_, SearchSimulateOptions(c.batch));
+  const bool one_replica = !x->keep_device.empty();
+  if (simulated.ok() && one_replica) *simulated = AllReplicas(std::move(*simulated), o);
+  Record(std::move(simulated), c.batch, replicas, /*expanded=*/true, r);
+  if (one_replica && r.evaluation == Evaluation::kExpanded)
+    r.evaluation = Evaluation::kOneReplicaExpanded;
   return true;
 }
 

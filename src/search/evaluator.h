@@ -109,6 +109,17 @@ struct EvaluatorOptions {
   int64_t max_memory_bytes = 0;
 };
 
+/// The devices of data-parallel replica 0 of a sharding-path program (by
+/// id: replica r holds [r T P, (r + 1) T P) of the world [dp, pp, tp]),
+/// where `o`'s D > 1 replicas of T P devices sit alike on nodes of
+/// `devices_per_node` (T P divides it or it divides T P): replica 0 then
+/// stands for all (docs/cost_model.md §3.2); empty otherwise.
+std::vector<char> ReplicaZeroDevices(const ParallelOptions& o, int devices_per_node);
+
+/// The simulation of replica 0 (ReplicaZeroDevices) as that of all D
+/// replicas: device d gets the figures of device d mod T P.
+sim::SimulationResult AllReplicas(sim::SimulationResult one, const ParallelOptions& o);
+
 class Evaluator {
  public:
   explicit Evaluator(const Experiment& e, EvaluatorOptions options = {});
@@ -176,6 +187,7 @@ class Evaluator {
   StatusOr<const std::vector<sharding::ParamRule>*> CheckSharded(const ParallelOptions& o,
                                                                  int64_t replicas) const;
   sim::SimulateOptions SearchSimulateOptions(int64_t batch) const;
+
   /// Fills r's outcome from a simulation for a global batch of `batch` (both
   /// paths share it); `replicas` programs like it run side by side.
   void Record(StatusOr<sim::SimulationResult> sim, int64_t batch, int64_t replicas, bool expanded,

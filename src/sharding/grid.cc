@@ -260,11 +260,13 @@ StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOption
   return out;
 }
 
-StatusOr<ExpandedProgram> ExpandTemplate(const GridTemplate& t, const GridOptions& grid) {
+StatusOr<ExpandedProgram> ExpandTemplate(const GridTemplate& t, const GridOptions& grid,
+                                         const std::vector<char>* keep_devices) {
   const Function& tmpl = *t.module.entry();
   std::vector<std::optional<TaskTag>> tasks;
-  DISTIR_ASSIGN_OR_RETURN(ExpandedProgram program,
-                          ExpandMicrobatches(tmpl, grid.microbatches, t.local, tasks));
+  DISTIR_ASSIGN_OR_RETURN(
+      ExpandedProgram program,
+      ExpandMicrobatches(tmpl, grid.microbatches, t.local, tasks, keep_devices));
   DISTIR_RETURN_IF_ERROR(
       OrderExpandedByTasks(program, tmpl, tasks, grid.schedule, grid.virtual_stages));
   return program;

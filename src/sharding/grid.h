@@ -141,9 +141,11 @@ StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOption
 
 /// The program DistributeGridReplicated builds from template `t` with
 /// grid.microbatches microbatches, as copies of its ops in the same order.
-/// Errors: FailedPrecondition where the template cannot express it; those of
-/// the task order.
-StatusOr<ExpandedProgram> ExpandTemplate(const GridTemplate& t, const GridOptions& grid);
+/// With `keep_devices`, only its part on those devices (ExpandMicrobatches).
+/// Errors: FailedPrecondition where the template cannot express it (or the
+/// part cannot be cut out); those of the task order.
+StatusOr<ExpandedProgram> ExpandTemplate(const GridTemplate& t, const GridOptions& grid,
+                                         const std::vector<char>* keep_devices = nullptr);
 
 /// A grid point as the search simulates it: the partitioned template of one
 /// microbatch, the entry of `module`, and the program DistributeGridReplicated

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "ir/op_registry.h"
 #include "sharding/pipeline_task.h"
 #include "support/status_or.h"
 
@@ -318,8 +319,14 @@ class Expander {
         per_(static_cast<size_t>(k), std::vector<int32_t>(fn.num_values(), -1)),
         shared_(fn.num_values(), -1) {}
 
+  /// Keeps only the values on the devices `keep` marks (by device id) and the
+  /// ops that touch one; a collective keeps its operands and results there.
+  /// FailedPrecondition where another op mixes kept and other devices, or a
+  /// value spans both.
+  Status Restrict(const std::vector<char>& keep);
   ExpandedProgram Run();
   std::vector<std::optional<TaskTag>>& tasks() { return tasks_; }
+  int64_t whole_ops() const { return whole_ops_; }
 
  private:
   int32_t Get(const Value* v, int64_t m) const {
@@ -331,6 +338,10 @@ class Expander {
   const Function& fn_;
   int64_t k_;
   Classes c_;
+  bool restricted_ = false;
+  std::vector<char> kept_value_;           // by template value id (when restricted_)
+  std::vector<char> kept_op_;              // by template op id (when restricted_)
+  int64_t whole_ops_ = 0;                  // ops of the unrestricted program
   std::vector<std::vector<int32_t>> per_;  // [microbatch][template value id]
   std::vector<int32_t> shared_;            // shared values; sums of per-microbatch ones
   ExpandedProgram x_;
@@ -338,13 +349,56 @@ class Expander {
   std::vector<int32_t> ins_, outs_;  // scratch
 };
 
+Status Expander::Restrict(const std::vector<char>& keep) {
+  restricted_ = true;
+  auto kept = [&](const Value& v, bool& mixed) {
+    bool any = false, all = true;
+    for (DeviceId d : v.type().Devices()) {
+      const bool in = d.value() < static_cast<int32_t>(keep.size()) && keep[d.value()] != 0;
+      any = any || in;
+      all = all && in;
+    }
+    mixed = any && !all;
+    return any;
+  };
+  kept_value_.assign(fn_.num_values(), 0);
+  kept_op_.assign(fn_.ops().size(), 0);
+  bool mixed = false;
+  for (const auto& p : fn_.params()) {
+    kept_value_[p->id()] = kept(*p, mixed) ? 1 : 0;
+    if (mixed) return FailedPrecondition(p->loc()) << p->Ref() << " spans kept and other devices";
+  }
+  for (const auto& op : fn_.ops()) {
+    int in = 0, out = 0;
+    for (const auto& r : op->results()) {
+      kept_value_[r->id()] = kept(*r, mixed) ? 1 : 0;
+      if (mixed)
+        return FailedPrecondition(op->loc()) << r->Ref() << " spans kept and other devices";
+      ++(kept_value_[r->id()] != 0 ? in : out);
+    }
+    for (const Value* v : op->inputs()) ++(kept_value_[v->id()] != 0 ? in : out);
+    kept_op_[static_cast<size_t>(op->id())] = in > 0 ? 1 : 0;
+    const bool collective = IsCommunication(op->kind()) && op->kind() != OpKind::kSend;
+    if (in > 0 && out > 0 && !collective)
+      return FailedPrecondition(op->loc())
+             << op->Name() << " joins kept and other devices and is not a collective";
+  }
+  return Status::Ok();
+}
+
 void Expander::Clone(const Op& op, int64_t m) {
   const size_t i = static_cast<size_t>(op.id());
+  ++whole_ops_;
+  if (restricted_ && kept_op_[i] == 0) return;
   const bool per = c_.per_op[i];
   ins_.clear();
   outs_.clear();
-  for (const Value* v : op.inputs()) ins_.push_back(per ? Get(v, m) : shared_[v->id()]);
+  for (const Value* v : op.inputs()) {
+    if (restricted_ && kept_value_[v->id()] == 0) continue;
+    ins_.push_back(per ? Get(v, m) : shared_[v->id()]);
+  }
   for (const auto& r : op.results()) {
+    if (restricted_ && kept_value_[r->id()] == 0) continue;
     const int32_t id = x_.AddValue(r->id());
     outs_.push_back(id);
     (per ? per_[static_cast<size_t>(m)][r->id()] : shared_[r->id()]) = id;
@@ -358,11 +412,16 @@ void Expander::Clone(const Op& op, int64_t m) {
 void Expander::Accumulate(const Op& op, int64_t m) {
   for (const auto& r : op.results()) {
     if (!c_.summed[r->id()]) continue;
+    if (restricted_ && kept_value_[r->id()] == 0) {
+      whole_ops_ += m > 0 ? 1 : 0;  // the sum the whole program has
+      continue;
+    }
     const int32_t v = per_[static_cast<size_t>(m)][r->id()];
     if (m == 0) {
       shared_[r->id()] = v;
       continue;
     }
+    ++whole_ops_;
     const int32_t sum = x_.AddValue(r->id(), /*sum=*/true);
     const int32_t ins[] = {shared_[r->id()], v};
     const int32_t outs[] = {sum};
@@ -396,6 +455,7 @@ ExpandedProgram Expander::Run() {
   x_.value_is_sum.reserve(static_cast<size_t>(fn_.num_values()) + more * per_out);
   tasks_.reserve(ops.size() + more * per_ops);
   for (const auto& p : fn_.params()) {
+    if (restricted_ && kept_value_[p->id()] == 0) continue;
     const int64_t copies = c_.per_value[p->id()] ? k_ : 1;
     for (int64_t m = 0; m < copies; ++m) {
       const int32_t id = x_.AddValue(p->id());
@@ -416,6 +476,7 @@ ExpandedProgram Expander::Run() {
   }
   for (size_t i = c_.last_per; i < ops.size(); ++i) Clone(*ops[i], 0);
   for (const Value* v : fn_.returns()) {
+    if (restricted_ && kept_value_[v->id()] == 0) continue;
     if (!c_.per_value[v->id()] || c_.summed[v->id()]) {
       x_.returns.push_back(shared_[v->id()]);
       continue;
@@ -451,14 +512,20 @@ Status ReplicateMicrobatches(Module& module, std::string function, int64_t micro
 
 StatusOr<ExpandedProgram> ExpandMicrobatches(const Function& fn, int64_t microbatches,
                                              const std::vector<std::string>& batch_params,
-                                             std::vector<std::optional<TaskTag>>& tasks) {
+                                             std::vector<std::optional<TaskTag>>& tasks,
+                                             const std::vector<char>* keep_devices) {
   if (microbatches < 1)
     return InvalidArgument() << "microbatches must be >= 1, got " << microbatches;
   std::set<std::string> batch(batch_params.begin(), batch_params.end());
   Classes c;
   DISTIR_RETURN_IF_ERROR(ClassifyTemplate(fn, batch, c));
   Expander expander(fn, microbatches, std::move(c));
+  if (keep_devices != nullptr) DISTIR_RETURN_IF_ERROR(expander.Restrict(*keep_devices));
   ExpandedProgram x = expander.Run();
+  if (keep_devices != nullptr) {
+    x.keep_device = *keep_devices;
+    x.whole_num_ops = expander.whole_ops();
+  }
   tasks = std::move(expander.tasks());
   return x;
 }

@@ -62,10 +62,16 @@ Status ReplicateMicrobatches(Module& module, std::string function, int64_t micro
 /// building them; `tasks` gets the task of each of its ops (for
 /// OrderExpandedByTasks, task_order.h). The search simulates this instead of
 /// the built program (sim::SimulateExpanded): the same per-device ops,
-/// costs and buffers. Errors: FailedPrecondition where ReplicateMicrobatches
-/// refuses (K = 1 included: a call, a shared op reading a microbatch early).
+/// costs and buffers. With `keep_devices` (by device id), only the part of
+/// it on those devices: the ops that touch one, a collective with only its
+/// operands and results there (ExpandedProgram::keep_device; the replica
+/// symmetry of docs/cost_model.md §3.2). Errors: FailedPrecondition where
+/// ReplicateMicrobatches refuses (K = 1 included: a call, a shared op reading
+/// a microbatch early), or, with `keep_devices`, where an op other than a
+/// collective or a value joins kept and other devices.
 StatusOr<ExpandedProgram> ExpandMicrobatches(const Function& fn, int64_t microbatches,
                                              const std::vector<std::string>& batch_params,
-                                             std::vector<std::optional<TaskTag>>& tasks);
+                                             std::vector<std::optional<TaskTag>>& tasks,
+                                             const std::vector<char>* keep_devices = nullptr);
 
 }  // namespace distir::sharding

@@ -100,12 +100,15 @@ void BufferPlanBuilder::AddExpandedOp(int index) {
   const ExpandedProgram& x = *expanded_;
   plan_.fresh_begin_[index] = Size(plan_.buffers_);
   std::span<const int32_t> in = x.Inputs(index), out = x.Results(index);
-  if (x.op[index] == ExpandedProgram::kSum) {
-    Fresh(out[0], values_[x.value_template[out[0]]]->type());
-  } else {
-    const Op& op = *fn_.ops()[x.op[index]];
+  const Op* op = x.op[index] == ExpandedProgram::kSum ? nullptr : fn_.ops()[x.op[index]].get();
+  if (op != nullptr && static_cast<int>(in.size()) == op->num_inputs() &&
+      static_cast<int>(out.size()) == op->num_results()) {
     AddNonCallResults(
-        op, [&](int i) { return in[i]; }, [&](int i) { return out[i]; });
+        *op, [&](int i) { return in[i]; }, [&](int i) { return out[i]; });
+  } else {
+    // A sum, or a collective cut down to the kept devices: fresh results
+    // (collectives alias nothing).
+    for (int32_t r : out) Fresh(r, values_[x.value_template[r]]->type());
   }
   def_op_.resize(plan_.buffers_.size(), index);
   for (int32_t v : in) MarkUse(v, index);

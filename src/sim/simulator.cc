@@ -294,6 +294,7 @@ StatusOr<SimulationResult> Simulation::RunExpanded() && {
   devices_.clear();
   devices_.reserve(static_cast<size_t>(n) + static_cast<size_t>(n) / 4);
   std::unordered_map<int32_t, double> sum_cost;  // by template value summed
+  const std::vector<char>& keep = x.keep_device;
   BufferPlanBuilder plan(fn_, x, values);
   for (int k = 0; k < n; ++k) {
     devices_begin_[k] = static_cast<int32_t>(devices_.size());
@@ -310,9 +311,17 @@ StatusOr<SimulationResult> Simulation::RunExpanded() && {
     } else {
       cost_[k] = cost[t];
       flags_[k] = flags[t];
-      devices_.insert(devices_.end(), devices.begin() + begin[t], devices.begin() + begin[t + 1]);
+      for (int32_t at = begin[t]; at < begin[t + 1]; ++at) {
+        const int32_t d = devices[at];
+        if (keep.empty() || (d < static_cast<int32_t>(keep.size()) && keep[d] != 0))
+          devices_.push_back(d);
+      }
     }
     plan.AddExpandedOp(k);
+  }
+  // The devices left out are not simulated, nor reported.
+  for (int32_t d = 0; d < NumSlots() && !keep.empty(); ++d) {
+    if (d >= static_cast<int32_t>(keep.size()) || keep[d] == 0) present_[d] = 0;
   }
   devices_begin_[n] = static_cast<int32_t>(devices_.size());
   BufferPlan buffers = std::move(plan).Finish();
@@ -320,7 +329,7 @@ StatusOr<SimulationResult> Simulation::RunExpanded() && {
                        ExpandedBufferKinds(buffers, values));
   Replay(memory);
   Finish(memory);
-  result_.num_ops = n;
+  result_.num_ops = x.whole_num_ops >= 0 ? x.whole_num_ops : n;
   return std::move(result_);
 }
 

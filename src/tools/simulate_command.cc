@@ -330,16 +330,26 @@ StatusOr<std::optional<sharding::ExpandedGrid>> ExpandedTransformer(
   const double ops = search::EstimateProgramOps(*seq.entry(), o, /*one_replica=*/false);
   ParallelOptions one = o;
   one.microbatches = 1;
+  // With replica 0 standing for all, its copies only (the template is whole).
+  const std::vector<char> keep = search::ReplicaZeroDevices(o, hw.devices_per_node);
+  const double copies = keep.empty() ? ops : ops / static_cast<double>(o.dp);
   const double bytes = search::EstimateExpandedMemoryBytes(
-      ops, search::EstimateProgramOps(*seq.entry(), one, /*one_replica=*/false));
+      copies, search::EstimateProgramOps(*seq.entry(), one, /*one_replica=*/false));
   if (Status fits = search::CheckMemoryEstimate(bytes, ops, f.max_memory); !fits.ok()) {
     return fits.Prefix(f.model + " " + DescribeParallelOptions(o) + " is too large: it ");
   }
-  StatusOr<sharding::ExpandedGrid> x =
-      sharding::DistributedExpansion(*seq.entry(), grid.second, grid.first);
+  // Replica 0 stands for all D where they sit alike (the search's rule);
+  // where its part cannot be cut out, the whole program.
+  DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate t,
+                          sharding::DistributedTemplate(*seq.entry(), grid.second, grid.first));
+  StatusOr<ExpandedProgram> x =
+      sharding::ExpandTemplate(t, grid.second, keep.empty() ? nullptr : &keep);
+  if (!keep.empty() && x.status().code() == StatusCode::kFailedPrecondition)
+    x = sharding::ExpandTemplate(t, grid.second);
   if (!x.ok() && x.status().code() == StatusCode::kFailedPrecondition) return NotExpanded();
   if (!x.ok()) return x.status();
-  return std::optional<sharding::ExpandedGrid>(std::move(x).value());
+  return std::optional<sharding::ExpandedGrid>(
+      sharding::ExpandedGrid{std::move(t.module), std::move(x).value()});
 }
 
 // Model mode: the named model at the requested batch, distributed. The
@@ -444,6 +454,8 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
           ? sim::SimulateExpanded(m, *m.entry(), (*expanded)->program, costs, options)
           : sim::Simulate(m, *m.entry(), costs, options);
   if (!result.ok()) return ReportError(result.status());
+  if (expanded->has_value() && !(*expanded)->program.keep_device.empty())
+    *result = search::AllReplicas(std::move(*result), f.parallel);
   if (Status finite = CheckFinite(*result, hw); !finite.ok()) return ReportError(finite);
   if (!f.trace.empty()) {
     Status written = WriteOutputAtomically(f.trace, [&](std::ostream& out) {
