@@ -484,7 +484,12 @@ FactorRule CrossEntropyRule(const Op& op) {
 // EmbeddingGrad(ids [...], dy [..., d]) -> dW [num_rows, d]: the token dims
 // are summed over (partial(sum)); d passes through; the rows may be split
 // (a VocabParallelEmbedding's table): each device scatters the ids its rows
-// hold, the others masked (partition.cc's EmitMaskedEmbeddingGrad).
+// hold, the others masked (partition.cc's EmitMaskedEmbeddingGrad). dW is
+// linear in dy, so a partial dy gives a partial dW (kAny; the ids are never
+// partial): the position embedding's gradient, summed over a batch split
+// over dp, is then reduced with the weight gradients after the microbatches
+// are accumulated, as Megatron reduces it, not all-reduced in every
+// microbatch before the scatter.
 FactorRule EmbeddingGradRule(const Op& op) {
   FactorRule rule;
   Shape dy = ShapeOf(op.input(1));
@@ -492,6 +497,7 @@ FactorRule EmbeddingGradRule(const Op& op) {
   const int rows = FactorOf(rule, ShapeOf(op.result(0))[0], false);
   rule.operands = {TensorFactors(df.begin(), df.end() - 1), df};
   rule.results = {{Dim({rows}), df.back()}};
+  rule.partial_flow = PartialFlow::kAny;
   return rule;
 }
 
