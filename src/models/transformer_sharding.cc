@@ -43,12 +43,18 @@ std::vector<std::string> SequenceParallelRules(const TransformerOptions& o) {
   const std::string fc1_dx =
       gpt ? "layers.*.mlp.fc1.input.grad" : "layers.*.post_attention_norm.grad";
   const bool untied = o.untie_embeddings_and_output_weights.value_or(false);
+  // A weight gradient is summed over the batch, split over dp: it stays
+  // partial over dp until the microbatches are accumulated, and is all-reduced
+  // with the step's gradients, as Megatron does (a gradient required whole
+  // made the propagation all-gather activations over dp in every microbatch).
+  const std::string grad_dp = ", partial = sum[dp]";
   std::vector<std::string> rules = {
       // Weight gradients laid out as their weights: the column-parallel
       // products' input is gathered along the sequence, not their weight.
-      "layers.*.attention.qkv.weight.grad=[{}, {tp}]", "embedding.weight.grad*=[{tp}, {}]",
+      "layers.*.attention.qkv.weight.grad=[{}, {tp}]" + grad_dp,
+      "embedding.weight.grad*=[{tp}, {}]" + grad_dp,
       (untied ? "output_layer.weight.grad" : "output_layer.weight_t.grad") +
-          std::string("=[{}, {tp}]"),
+          std::string("=[{}, {tp}]") + grad_dp,
       // Row-parallel products (and the column-parallel input gradients, and
       // the LM head's) stay partial and are reduce-scattered along the
       // sequence for their users.
@@ -73,7 +79,7 @@ std::vector<std::string> SequenceParallelRules(const TransformerOptions& o) {
   // they go first).
   std::vector<std::string> mlp;
   for (const std::string& fc1 : fc1s) {
-    mlp.push_back(fc1 + ".weight.grad=[{}, {tp}]");
+    mlp.push_back(fc1 + ".weight.grad=[{}, {tp}]" + grad_dp);
     mlp.push_back((gpt ? fc1 + ".mm" : fc1) + split_h);
     if (!gpt) mlp.push_back(fc1 + ".input.grad" + unreduced);
   }
