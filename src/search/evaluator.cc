@@ -52,23 +52,34 @@ const char* EvaluationName(Evaluation evaluation) {
   return "?";
 }
 
+bool ReplicasSitAlike(int64_t replica_devices, int devices_per_node) {
+  const int64_t node = std::max(1, devices_per_node);
+  return node % replica_devices == 0 || replica_devices % node == 0;
+}
+
 bool SimulatesOneReplica(const Experiment& e, const Config& c) {
   const ParallelOptions& o = c.options;
   if (e.onnx || e.model.family != ModelFamily::kGpt2Inference) return false;
   if (o.dp <= 1 || c.batch % o.dp != 0) return false;
-  const int64_t replica = o.tp * o.pp;
-  const int64_t node = std::max(1, e.hardware.devices_per_node);
-  return node % replica == 0 || replica % node == 0;
+  return ReplicasSitAlike(o.tp * o.pp, e.hardware.devices_per_node);
 }
 
 // Device d of the world [dp, pp, tp] is (dp index * P + pp index) * T + tp
 // index (sharding/stage_meshes.h): replica r holds [r P T, (r + 1) P T).
 std::vector<char> ReplicaZeroDevices(const ParallelOptions& o, int devices_per_node) {
-  if (o.dp <= 1) return {};
-  const int64_t block = o.tp * o.pp;
-  const int64_t node = std::max(1, devices_per_node);
-  if (node % block != 0 && block % node != 0) return {};
-  return std::vector<char>(static_cast<size_t>(block), 1);
+  if (o.dp <= 1 || !ReplicasSitAlike(o.tp * o.pp, devices_per_node)) return {};
+  return std::vector<char>(static_cast<size_t>(o.tp * o.pp), 1);
+}
+
+StatusOr<ExpandedProgram> ExpandReplicaZero(const sharding::GridTemplate& t,
+                                            const sharding::GridOptions& grid,
+                                            const ParallelOptions& o, int devices_per_node) {
+  const std::vector<char> keep = ReplicaZeroDevices(o, devices_per_node);
+  if (keep.empty()) return sharding::ExpandTemplate(t, grid);
+  StatusOr<ExpandedProgram> x = sharding::ExpandTemplate(t, grid, &keep);
+  if (x.status().code() == StatusCode::kFailedPrecondition)
+    return sharding::ExpandTemplate(t, grid);
+  return x;
 }
 
 // The result of replica 0 as the whole program's: device d has the figures of
@@ -388,13 +399,10 @@ bool Evaluator::SimulateExpandedInto(const Config& c, const Function& program,
   }
   // Training replicas that sit alike on the nodes: replica 0 stands for all
   // (docs/cost_model.md §3.2); where its part cannot be cut out, the whole.
-  const std::vector<char> keep = options_.replica_symmetry
-                                     ? ReplicaZeroDevices(o, e_.hardware.devices_per_node)
-                                     : std::vector<char>{};
   StatusOr<ExpandedProgram> x =
-      sharding::ExpandTemplate(*template_, grid, keep.empty() ? nullptr : &keep);
-  if (!keep.empty() && x.status().code() == StatusCode::kFailedPrecondition)
-    x = sharding::ExpandTemplate(*template_, grid);
+      options_.replica_symmetry
+          ? ExpandReplicaZero(*template_, grid, o, e_.hardware.devices_per_node)
+          : sharding::ExpandTemplate(*template_, grid);
   if (!x.ok()) {
     if (x.status().code() == StatusCode::kFailedPrecondition) return false;
     return fail(x.status());

@@ -81,6 +81,11 @@ struct ConfigResult {
 /// bit for bit, and the op count is D times one replica's.
 bool SimulatesOneReplica(const Experiment& e, const Config& c);
 
+/// Replicas of `replica_devices` devices sit alike on nodes of
+/// `devices_per_node`: one divides the other, so every replica's links are of
+/// the same kinds as replica 0's.
+bool ReplicasSitAlike(int64_t replica_devices, int devices_per_node);
+
 /// Relative cost of simulating `c`, for load balancing: proportional to the
 /// simulated program's op count, D T K (layers + 2), without D when one
 /// replica stands for all.
@@ -115,6 +120,13 @@ struct EvaluatorOptions {
 /// `devices_per_node` (T P divides it or it divides T P): replica 0 then
 /// stands for all (docs/cost_model.md §3.2); empty otherwise.
 std::vector<char> ReplicaZeroDevices(const ParallelOptions& o, int devices_per_node);
+
+/// The grid point's program from template `t` with replica 0's part only
+/// where ReplicaZeroDevices gives one and it can be cut out
+/// (ExpandedProgram::keep_device set), else the whole program.
+StatusOr<ExpandedProgram> ExpandReplicaZero(const sharding::GridTemplate& t,
+                                            const sharding::GridOptions& grid,
+                                            const ParallelOptions& o, int devices_per_node);
 
 /// The simulation of replica 0 (ReplicaZeroDevices) as that of all D
 /// replicas: device d gets the figures of device d mod T P.

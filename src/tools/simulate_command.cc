@@ -342,10 +342,7 @@ StatusOr<std::optional<sharding::ExpandedGrid>> ExpandedTransformer(
   // where its part cannot be cut out, the whole program.
   DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate t,
                           sharding::DistributedTemplate(*seq.entry(), grid.second, grid.first));
-  StatusOr<ExpandedProgram> x =
-      sharding::ExpandTemplate(t, grid.second, keep.empty() ? nullptr : &keep);
-  if (!keep.empty() && x.status().code() == StatusCode::kFailedPrecondition)
-    x = sharding::ExpandTemplate(t, grid.second);
+  StatusOr<ExpandedProgram> x = search::ExpandReplicaZero(t, grid.second, o, hw.devices_per_node);
   if (!x.ok() && x.status().code() == StatusCode::kFailedPrecondition) return NotExpanded();
   if (!x.ok()) return x.status();
   return std::optional<sharding::ExpandedGrid>(
