@@ -96,13 +96,15 @@ std::vector<std::string> SequenceParallelRules(const TransformerOptions& o) {
   return rules;
 }
 
-TransformerSharding TransformerShardingOf(const TransformerOptions& o) {
-  TransformerSharding s;
+ModelSharding TransformerShardingOf(const TransformerOptions& o) {
+  ModelSharding s;
   s.rules = TransformerShardingRules(o);
   s.sequence_parallel_rules = SequenceParallelRules(o);
   s.layer_pattern = kTransformerLayerPattern;
   s.tp_divisor = o.num_query_groups;
   s.tp_divisor_name = "the number of query groups";
+  s.recompute_layers = true;
+  s.scatter_gather_transfers = true;
   return s;
 }
 

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "models/model_sharding.h"
 #include "models/transformer.h"
 #include "support/status.h"
 
@@ -50,23 +51,10 @@ std::vector<std::string> TransformerShardingRules(const TransformerOptions& o);
 /// as many backward; the norms' weight gradients are all-reduced over tp.
 std::vector<std::string> SequenceParallelRules(const TransformerOptions& o);
 
-/// Everything the sharding path takes to distribute a transformer training
-/// step as Megatron does; the search (`sharding: model`) and `distir
-/// simulate --model` both take it from here.
-struct TransformerSharding {
-  std::vector<std::string> rules;  ///< TransformerShardingRules
-  /// SequenceParallelRules, put before `rules` with sequence parallelism.
-  std::vector<std::string> sequence_parallel_rules;
-  std::string layer_pattern;  ///< kTransformerLayerPattern: the blocks
-  /// T must divide it: Megatron's shards hold whole key/value groups.
-  int64_t tp_divisor = 1;
-  std::string tp_divisor_name;  ///< "the number of query groups"
-  /// Recomputation keeps every block's input (Megatron's full recomputation).
-  bool recompute_layers = true;
-  /// Stage transfers by Megatron's scatter-gather (sharding::GridOptions).
-  bool scatter_gather_transfers = true;
-};
-TransformerSharding TransformerShardingOf(const TransformerOptions& o);
+/// The sharding of a transformer training step as Megatron distributes it;
+/// the search and `distir simulate` take it through ModelShardingOf
+/// (model_sharding.h).
+ModelSharding TransformerShardingOf(const TransformerOptions& o);
 
 /// OK when `tp` divides `divisor` (or divisor is 0: any T), else
 /// InvalidArgument "T = 3 does not divide the number of query groups (8)".

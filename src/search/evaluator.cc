@@ -60,7 +60,8 @@ bool ReplicasSitAlike(int64_t replica_devices, int devices_per_node) {
 bool SimulatesOneReplica(const Experiment& e, const Config& c) {
   const ParallelOptions& o = c.options;
   if (e.onnx || e.model.family != ModelFamily::kGpt2Inference) return false;
-  if (o.dp <= 1 || c.batch % o.dp != 0) return false;
+  // A batch that D x K does not divide is invalid; the whole program says why.
+  if (o.dp <= 1 || c.batch % o.dp != 0 || (c.batch / o.dp) % o.microbatches != 0) return false;
   return ReplicasSitAlike(o.tp * o.pp, e.hardware.devices_per_node);
 }
 
@@ -134,19 +135,6 @@ Status CheckDistributionSize(const Function& seq, const ParallelOptions& o, bool
   return Status::Ok();
 }
 
-namespace {
-
-// The transform's rules and the simulator's size limits; the transform's
-// reasons win where both reject (once D*K is known to fit: the rules divide by it).
-Status CheckConfig(const Function& seq, const ParallelOptions& o, bool one_replica) {
-  Status size = CheckDistributionSize(seq, o, one_replica);
-  if (size.code() == StatusCode::kInvalidArgument) return size;
-  DISTIR_RETURN_IF_ERROR(CheckParallelOptions(seq, o));
-  return size;
-}
-
-}  // namespace
-
 // The programs have no calls, so the cost model needs no module.
 Evaluator::Evaluator(const Experiment& e, EvaluatorOptions options)
     : e_(e), options_(options), costs_(e.hardware, nullptr) {}
@@ -181,32 +169,13 @@ ConfigResult Evaluator::Evaluate(const Config& c) {
   o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
   const bool one_replica = options_.replica_symmetry && SimulatesOneReplica(e_, c);
   if (Prune(**seq, o, r)) return r;
-  if (e_.sharding_rules.has_value()) {
-    if (!RejectTooLarge(**seq, o, one_replica, r, !TemplateKey(c).empty()))
-      SimulateSharded(c, **seq, r);
-    return r;
-  }
-  if (Status valid = CheckConfig(**seq, o, one_replica); !valid.ok()) {
+  if (Status size = CheckPoint(**seq, o, one_replica); !size.ok()) {
     r.status = ConfigStatus::kInvalid;
-    r.reason = valid.message();
+    r.reason = size.message();
     return r;
   }
-  if (RejectTooLarge(**seq, o, one_replica, r)) return r;
-  if (!one_replica) {
-    SimulateInto(**seq, o, c.batch, 1, r);
-    return r;
-  }
-  // One replica of batch / D on the first T*P devices stands for all D.
-  StatusOr<const Function*> one = Sequential(c.batch / o.dp);
-  if (!one.ok()) {
-    r.status = ConfigStatus::kError;
-    r.reason = one.status().message();
-    return r;
-  }
-  ParallelOptions replica = o;
-  replica.dp = 1;
-  replica.num_devices = 0;
-  SimulateInto(**one, replica, c.batch, o.dp, r);
+  if (!RejectTooLarge(**seq, o, one_replica, r, !TemplateKey(c).empty()))
+    SimulateSharded(c, **seq, r);
   return r;
 }
 
@@ -218,17 +187,29 @@ double Evaluator::PredictedCost(const Config& c) {
   o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
   const bool one_replica = options_.replica_symmetry && SimulatesOneReplica(e_, c);
   ConfigResult unused;
-  if (Prune(**seq, o, unused) ||
+  if (Prune(**seq, o, unused) || !CheckPoint(**seq, o, one_replica).ok() ||
       RejectTooLarge(**seq, o, one_replica, unused, !TemplateKey(c).empty()))
     return 0;
-  if (e_.sharding_rules.has_value()) return EstimatedCost(e_, c);
-  if (!CheckConfig(**seq, o, one_replica).ok()) return 0;
   return EstimatedCost(e_, c);
+}
+
+Status Evaluator::CheckPoint(const Function& seq, const ParallelOptions& o,
+                             bool one_replica) const {
+  Status size = CheckDistributionSize(seq, o, one_replica);
+  if (size.code() == StatusCode::kInvalidArgument) return size;
+  DISTIR_ASSIGN_OR_RETURN(const std::vector<sharding::ParamRule>* rules, CheckSharded(o, 1));
+  DISTIR_RETURN_IF_ERROR(sharding::CheckGridPoint(seq, Grid(o), *rules));
+  return size;
+}
+
+sharding::GridOptions Evaluator::Grid(const ParallelOptions& o) const {
+  return sharding::GridOf(o, e_.sharding_layers, e_.sharding_recompute_layers,
+                          e_.sharding_scatter_gather);
 }
 
 bool Evaluator::Prune(const Function& seq, const ParallelOptions& o, ConfigResult& r) const {
   if (e_.memory_limit_bytes <= 0 || e_.model.family != ModelFamily::kTransformerTraining ||
-      !e_.sharding_rules.has_value() || o.dp < 1 || o.tp < 1 || o.pp < 1)
+      o.dp < 1 || o.tp < 1 || o.pp < 1)
     return false;
   const int64_t bound = ParameterMemoryLowerBound(seq, o);
   if (bound <= e_.memory_limit_bytes) return false;
@@ -271,32 +252,39 @@ StatusOr<const std::vector<sharding::ParamRule>*> Evaluator::CheckSharded(const 
     return InvalidArgument() << "D*T*P = " << devices << " does not fit world_size "
                              << e_.world_size;
   // The sharding path can split heads unevenly (per-rank programs); Megatron
-  // cannot, so the built-in GPT-2 keeps the emitter's rule.
+  // cannot, so the built-in GPT-2 and transformers keep its rule.
   DISTIR_RETURN_IF_ERROR(CheckTpDivides(o.tp, e_.sharding_tp_divisor, e_.sharding_tp_divisor_name));
-  return Rules(o.sequence_parallel);
+  DISTIR_ASSIGN_OR_RETURN(const std::vector<sharding::ParamRule>* rules,
+                          Rules(o.sequence_parallel));
+  // An axis no rule names would only replicate the whole model over it.
+  if (o.dp * replicas > 1 && !sharding::RulesUseAxis(*rules, "dp"))
+    return InvalidArgument() << "D = " << o.dp * replicas
+                             << " but no sharding rule splits a tensor over dp (an imported "
+                                "model's data inputs need a batch dimension B)";
+  if (o.tp > 1 && !sharding::RulesUseAxis(*rules, "tp"))
+    return InvalidArgument() << "T = " << o.tp
+                             << " but no sharding rule splits a tensor over tp: tensor "
+                                "parallelism needs rules naming the weights (sharding:)";
+  return rules;
 }
 
 StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& o,
                                     int64_t replicas) const {
   DISTIR_ASSIGN_OR_RETURN(const std::vector<sharding::ParamRule>* rules, CheckSharded(o, replicas));
-  return sharding::DistributedCopy(
-      seq,
-      sharding::GridOf(o, e_.sharding_layers, e_.sharding_recompute_layers,
-                       e_.sharding_scatter_gather),
-      *rules);
+  return sharding::DistributedCopy(seq, Grid(o), *rules);
 }
 
 StatusOr<const std::vector<sharding::ParamRule>*> Evaluator::Rules(bool sequence_parallel) const {
   if (sequence_parallel) {
     if (!sp_rules_.has_value()) {
       std::vector<std::string> texts = e_.sequence_parallel_rules;
-      texts.insert(texts.end(), e_.sharding_rules->begin(), e_.sharding_rules->end());
+      texts.insert(texts.end(), e_.sharding_rules.begin(), e_.sharding_rules.end());
       sp_rules_.emplace(sharding::ParseParamRules(texts));
     }
     if (!sp_rules_->ok()) return sp_rules_->status();
     return &**sp_rules_;
   }
-  if (!rules_.has_value()) rules_.emplace(sharding::ParseParamRules(*e_.sharding_rules));
+  if (!rules_.has_value()) rules_.emplace(sharding::ParseParamRules(e_.sharding_rules));
   if (!rules_->ok()) return rules_->status();
   return &**rules_;
 }
@@ -339,8 +327,7 @@ void Evaluator::SimulateSharded(const Config& c, const Function& seq, ConfigResu
 }
 
 std::string Evaluator::TemplateKey(const Config& c) const {
-  if (!options_.expanded_microbatches || !e_.sharding_rules.has_value() ||
-      e_.hardware.overlap.comm_stream || !c.invalid.empty())
+  if (!options_.expanded_microbatches || e_.hardware.overlap.comm_stream || !c.invalid.empty())
     return "";
   auto [o, batch] = ShardedPoint(c);
   if (!sharding::ExpandsFromTemplate(sharding::GridOf(o))) return "";
@@ -357,26 +344,13 @@ std::string Evaluator::TemplateKey(const Config& c) const {
   return key.str();
 }
 
-void Evaluator::SimulateInto(const Function& seq, const ParallelOptions& o, int64_t batch,
-                             int64_t replicas, ConfigResult& r) {
-  StatusOr<DistributedProgram> dist = Parallelize(seq, o);
-  if (!dist.ok()) {
-    r.status = dist.status().code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid
-                                                                    : ConfigStatus::kError;
-    r.reason = dist.status().message();
-    return;
-  }
-  RecordSimulation(dist->module, dist->program(), batch, replicas, r);
-}
-
 bool Evaluator::SimulateExpandedInto(const Config& c, const Function& program,
                                      const ParallelOptions& o, int64_t replicas, ConfigResult& r) {
   const std::string key = TemplateKey(c);
   if (key.empty()) return false;
   StatusOr<const std::vector<sharding::ParamRule>*> rules = CheckSharded(o, replicas);
   if (!rules.ok()) return false;  // the full path reports it
-  const sharding::GridOptions grid = sharding::GridOf(
-      o, e_.sharding_layers, e_.sharding_recompute_layers, e_.sharding_scatter_gather);
+  const sharding::GridOptions grid = Grid(o);
   auto fail = [&](const Status& s) {
     r.status =
         s.code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid : ConfigStatus::kError;
@@ -477,17 +451,8 @@ Status Evaluator::Trace(const Config& c, io::TraceRecord& out) {
   const double ops = EstimateProgramOps(*seq, o, /*one_replica=*/false);
   DISTIR_RETURN_IF_ERROR(CheckMemoryEstimate(EstimateMemoryBytes(ops, /*with_trace=*/true), ops,
                                              options_.max_memory_bytes));
-  // The program traced: the emitter's, or the sharding path's.
-  Module program;
-  const Function* traced = nullptr;
-  if (e_.sharding_rules.has_value()) {
-    DISTIR_ASSIGN_OR_RETURN(program, Sharded(*seq, o));
-    traced = program.entry();
-  } else {
-    DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq, o));
-    program = std::move(dist.module);
-    traced = program.Lookup(dist.program_name);
-  }
+  DISTIR_ASSIGN_OR_RETURN(Module program, Sharded(*seq, o));
+  const Function* traced = program.entry();
   sim::SimulateOptions so;
   so.batch_size = c.batch;
   DISTIR_ASSIGN_OR_RETURN(sim::SimulationResult r, sim::Simulate(program, *traced, costs_, so));

@@ -92,7 +92,7 @@ bool ReplicasSitAlike(int64_t replica_devices, int devices_per_node);
 double EstimatedCost(const Experiment& e, const Config& c);
 
 /// Rejects a distribution of `seq` that the simulator cannot represent, before
-/// Parallelize() builds it: D*K beyond int64 (InvalidArgument: the transform
+/// it is built: D*K beyond int64 (InvalidArgument: the transform
 /// would divide by it), and a program of more than kMaxModelOps ops, estimated
 /// as D T K times the ops of `seq` (without D when `one_replica`)
 /// (ResourceExhausted). Messages state the numbers; no location.
@@ -152,7 +152,7 @@ class Evaluator {
   /// template of a grid point (sharding::GridTemplate; the last one built is
   /// kept): equal for grid points that differ only in K and the batch, with
   /// the same micro-batch. Empty where `c` is not simulated from a template
-  /// (the emitter's path, K = 1, ZeRO 2/3, a profile with
+  /// (ZeRO 2/3, a profile with
   /// overlap.comm_stream, expanded_microbatches off). grid_search.cc
   /// evaluates each rank's slice grouped by it.
   std::string TemplateKey(const Config& c) const;
@@ -172,20 +172,22 @@ class Evaluator {
   /// `seq` as `o` (memory_bound.h; transformer-training models on the
   /// sharding path) is above the experiment's memory_limit.
   bool Prune(const Function& seq, const ParallelOptions& o, ConfigResult& r) const;
+  /// The checks before anything is built, in the order their reasons win:
+  /// D*K past 64 bits, the world size, T against the model, an axis no rule
+  /// uses, the K-dependent grid checks (sharding::CheckGridPoint), then the
+  /// simulator's op limit (CheckDistributionSize).
+  Status CheckPoint(const Function& seq, const ParallelOptions& o, bool one_replica) const;
+  sharding::GridOptions Grid(const ParallelOptions& o) const;
   /// Marks `r` kTooLarge when the program of `o` (one replica of it when
   /// `one_replica`) is estimated above the memory limit; true if so. With
   /// `expanded`, as copies of its one-microbatch template (TemplateKey).
   bool RejectTooLarge(const Function& seq, const ParallelOptions& o, bool one_replica,
                       ConfigResult& r, bool expanded = false) const;
-  /// Distributes `seq` by `o`, simulates it for a global batch of `batch` and
-  /// fills r's outcome; `replicas` programs like it run side by side.
-  void SimulateInto(const Function& seq, const ParallelOptions& o, int64_t batch,
-                    int64_t replicas, ConfigResult& r);
-  /// The experiment's `sharding:` path: `seq` annotated on a mesh {dp, tp} by
-  /// its rules and distributed by the sharding passes (sharding/distribute.h).
-  /// InvalidArgument for knobs that path does not distribute yet.
-  /// The sharding path's program of `o`; `replicas` identical replicas of it
-  /// fill the world (replica symmetry), 1 for the whole program.
+  /// `seq` annotated on a mesh {dp, tp} by the experiment's rules and
+  /// distributed by the sharding passes (sharding/grid.h) as `o` says;
+  /// InvalidArgument for knobs that path does not distribute. `replicas`
+  /// identical replicas of it fill the world (replica symmetry), 1 for the
+  /// whole program.
   StatusOr<Module> Sharded(const Function& seq, const ParallelOptions& o,
                            int64_t replicas = 1) const;
   void SimulateSharded(const Config& c, const Function& seq, ConfigResult& r);

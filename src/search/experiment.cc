@@ -17,7 +17,7 @@
 #include "io/yaml_reader.h"
 #include "models/gpt.h"
 #include "models/mlp.h"
-#include "models/transformer_sharding.h"
+#include "models/model_sharding.h"
 #include "sharding/annotate.h"
 #include "support/byte_size.h"
 #include "support/checked_math.h"
@@ -428,6 +428,38 @@ Status ParseHardware(const Reader& rd, const YAML::Node& node, Experiment& e) {
   return Status::Ok();
 }
 
+// The built-in model's own rules (`sharding: model`, the default): the MLP's
+// Megatron pairs, GPT-2's blocks with the grouped QKV layout, the transformer
+// training models' Megatron layout (docs/transforms.md §12).
+void SetModelSharding(Experiment& e) {
+  ModelSharding m = ModelShardingOf(e.model);
+  e.sharding_rules = std::move(m.rules);
+  e.sequence_parallel_rules = std::move(m.sequence_parallel_rules);
+  e.sharding_layers = std::move(m.layer_pattern);
+  e.sharding_tp_divisor = m.tp_divisor;
+  e.sharding_tp_divisor_name = std::move(m.tp_divisor_name);
+  e.sharding_recompute_layers = m.recompute_layers;
+  e.sharding_scatter_gather = m.scatter_gather_transfers;
+}
+
+// An imported model without `sharding:`: each data input split over dp along
+// its batch dimension (the `B` of `inputs:`), every weight replicated. Data
+// parallelism only; tensor parallelism needs rules naming weights.
+std::vector<std::string> OnnxBatchRules(const OnnxModel& m) {
+  std::vector<std::string> rules;
+  for (const auto& [name, shape] : m.inputs) {
+    auto batch = std::find(shape.begin(), shape.end(), kBatchExtent);
+    if (batch == shape.end()) continue;
+    std::string dims;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      dims += d == 0 ? "" : ", ";
+      dims += shape.begin() + static_cast<std::ptrdiff_t>(d) == batch ? "{dp}" : "{}";
+    }
+    rules.push_back(name + "=[" + dims + "]");
+  }
+  return rules;
+}
+
 // sharding: model | [RULE, ...], each RULE "PATTERN=[{axes}, ...]" over the
 // axes dp and tp (sharding/annotate.h); checked here so that a bad rule is an
 // error at its line, not a search of invalid configurations.
@@ -441,25 +473,7 @@ Status ParseSharding(const Reader& rd, const YAML::Node& node, Experiment& e) {
     if (e.onnx.has_value())
       return InvalidArgument(rd.Loc(node))
              << "model '" << e.model.name << "' has no sharding rules of its own; list them";
-    if (e.model.family == ModelFamily::kMlpTraining) {
-      e.sharding_rules = MlpShardingRules();
-    } else if (e.model.family == ModelFamily::kTransformerTraining) {
-      TransformerSharding t = TransformerShardingOf(ResolveTransformerOptions(e.model.transformer));
-      e.sharding_rules = std::move(t.rules);
-      e.sequence_parallel_rules = std::move(t.sequence_parallel_rules);
-      e.sharding_layers = std::move(t.layer_pattern);
-      e.sharding_tp_divisor = t.tp_divisor;
-      e.sharding_tp_divisor_name = std::move(t.tp_divisor_name);
-      e.sharding_recompute_layers = t.recompute_layers;
-      e.sharding_scatter_gather = t.scatter_gather_transfers;
-    } else {
-      // GPT-2 with Megatron's grouped QKV layout, so that c_attn's shards hold whole heads.
-      e.model.gpt.grouped_qkv = true;
-      e.sharding_rules = GptShardingRules();
-      e.sharding_layers = kGptLayerPattern;
-      e.sharding_tp_divisor = e.model.gpt.n_head;
-      e.sharding_tp_divisor_name = "the number of attention heads";
-    }
+    SetModelSharding(e);
     return Status::Ok();
   }
   if (!node.IsSequence() || node.size() == 0)
@@ -609,25 +623,13 @@ Status ParseSequenceParallel(const Reader& rd, const YAML::Node& v, Experiment& 
   return Status::Ok();
 }
 
-// v > 1 (or Megatron's N) interleaves pipeline chunks, which only the
-// sharding path builds; checked once `sharding:` is read.
-Status CheckInterleavingPath(const Reader& rd, const YAML::Node& space, const Experiment& e) {
-  const SearchSpace& s = e.space;
-  const bool interleaves =
-      !s.chunk_layers.empty() || std::any_of(s.virtual_stages.begin(), s.virtual_stages.end(),
-                                             [](int64_t v) { return v > 1; });
-  const char* key =
-      s.chunk_layers.empty() ? "virtual_stages" : "num_layers_per_virtual_pipeline_stage";
-  if (!s.chunk_layers.empty() && e.onnx) {
-    return InvalidArgument(rd.Loc(space[key]))
-           << "space." << key << ": the layers of an imported model are not known; give "
-           << "space.virtual_stages";
-  }
-  if (!interleaves || e.sharding_rules.has_value()) return Status::Ok();
-  return InvalidArgument(rd.Loc(space[key]))
-         << "space." << key
-         << ": interleaved pipeline chunks are built by the sharding path only: add 'sharding: "
-            "model' (or rules)";
+// Megatron's N (layers per virtual stage) needs the model's layer count,
+// which an imported model does not declare.
+Status CheckChunkLayersKnown(const Reader& rd, const YAML::Node& space, const Experiment& e) {
+  if (e.space.chunk_layers.empty() || !e.onnx) return Status::Ok();
+  return InvalidArgument(rd.Loc(space["num_layers_per_virtual_pipeline_stage"]))
+         << "space.num_layers_per_virtual_pipeline_stage: the layers of an imported model are "
+            "not known; give space.virtual_stages";
 }
 
 Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool has_mesh) {
@@ -800,9 +802,6 @@ Status ParseHead(const Reader& rd, const YAML::Node& root, Experiment& e) {
 // regular expression whose first capture group is the layer (sharding/stages.h).
 Status ParseLayers(const Reader& rd, const YAML::Node& node, Experiment& e) {
   DISTIR_ASSIGN_OR_RETURN(std::string pattern, rd.String(node, "layers"));
-  if (!e.sharding_rules.has_value())
-    return InvalidArgument(rd.Loc(node))
-           << "layers applies to the sharding path only: add sharding:";
   try {
     std::regex re(pattern);
     if (re.mark_count() < 1)
@@ -831,7 +830,13 @@ Status ParseTail(const Reader& rd, const YAML::Node& root, Experiment& e) {
   if (const YAML::Node o = root["output"]) {
     DISTIR_ASSIGN_OR_RETURN(e.output, rd.String(o, "output"));
   }
-  if (const YAML::Node sh = root["sharding"]) DISTIR_RETURN_IF_ERROR(ParseSharding(rd, sh, e));
+  if (const YAML::Node sh = root["sharding"]) {
+    DISTIR_RETURN_IF_ERROR(ParseSharding(rd, sh, e));
+  } else if (e.onnx.has_value()) {
+    e.sharding_rules = OnnxBatchRules(*e.onnx);
+  } else {
+    SetModelSharding(e);
+  }
   if (const YAML::Node l = root["layers"]) DISTIR_RETURN_IF_ERROR(ParseLayers(rd, l, e));
   return Status::Ok();
 }
@@ -854,14 +859,7 @@ Status ParseRoot(const Reader& rd, const YAML::Node& root, Experiment& e) {
   if (const YAML::Node m = root["mesh"]) DISTIR_RETURN_IF_ERROR(ParseMesh(rd, m, e));
   DISTIR_RETURN_IF_ERROR(CheckSpaceNotEmpty(rd, root, e));
   DISTIR_RETURN_IF_ERROR(ParseTail(rd, root, e));
-  DISTIR_RETURN_IF_ERROR(CheckInterleavingPath(rd, root["space"], e));
-  // The per-model transform knows the MLP and GPT-2 only.
-  if (e.model.family == ModelFamily::kTransformerTraining && !e.sharding_rules.has_value()) {
-    const YAML::Node model = root["model"];
-    return InvalidArgument(rd.Loc(model.IsMap() ? model["name"] : model))
-           << "model " << e.model.name << " is a transformer-training model, distributed by "
-           << "the sharding path only: add 'sharding: model'";
-  }
+  DISTIR_RETURN_IF_ERROR(CheckChunkLayersKnown(rd, root["space"], e));
   return Status::Ok();
 }
 

@@ -101,10 +101,12 @@ struct Experiment {
   int64_t memory_limit_bytes = 0;  ///< 0: no limit
   int64_t traces = 3;
   std::string output = "results.h5";  ///< relative to the current directory
-  /// `sharding:`: distribute through meshes and shardings (docs/transforms.md
-  /// §12) with these parameter rules over a mesh {dp: D, tp: T} instead of the
-  /// per-model emitter. `sharding: model` takes the built-in model's own rules.
-  std::optional<std::vector<std::string>> sharding_rules;
+  /// The parameter rules that distribute each configuration through meshes
+  /// and shardings over a mesh {dp: D, tp: T} (docs/transforms.md §12):
+  /// `sharding:` as listed, or the built-in model's own (`sharding: model`, and
+  /// the default), or for an imported model without `sharding:` its batch
+  /// inputs split over dp (data parallelism only).
+  std::vector<std::string> sharding_rules;
   /// With sharding: the weights of one pipeline layer (sharding/grid.h); empty:
   /// every forward op that reads a weight. GPT-2's blocks for `sharding: model`;
   /// the experiment's `layers:` key overrides it.

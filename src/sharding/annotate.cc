@@ -184,6 +184,15 @@ const ParamRule* MatchRule(const std::vector<ParamRule>& rules, const std::strin
   return nullptr;
 }
 
+bool RulesUseAxis(const std::vector<ParamRule>& rules, const std::string& axis) {
+  auto names = [&axis](const std::vector<std::string>& axes) {
+    return std::find(axes.begin(), axes.end(), axis) != axes.end();
+  };
+  return std::any_of(rules.begin(), rules.end(), [&](const ParamRule& r) {
+    return names(r.partial) || std::any_of(r.dims.begin(), r.dims.end(), names);
+  });
+}
+
 const ParamRule* MatchUsersRule(const std::vector<ParamRule>& rules, const std::string& name) {
   for (const ParamRule& r : rules) {
     if (r.for_users && Matches(r.pattern, name)) return &r;

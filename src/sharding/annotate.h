@@ -44,6 +44,10 @@ const ParamRule* MatchRule(const std::vector<ParamRule>& rules, const std::strin
 /// The first for_users rule whose pattern matches value name `name`, or nullptr.
 const ParamRule* MatchUsersRule(const std::vector<ParamRule>& rules, const std::string& name);
 
+/// Whether some rule splits a dim over mesh axis `axis` (or leaves a value
+/// partial over it).
+bool RulesUseAxis(const std::vector<ParamRule>& rules, const std::string& axis);
+
 /// Parses "PATTERN=[{dp}, {}]" and "PATTERN@users=[...]". InvalidArgument
 /// naming the rule otherwise.
 StatusOr<ParamRule> ParseParamRule(const std::string& text);

@@ -39,7 +39,6 @@
 #include "support/parallel_for.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
-#include "transforms/parallelize.h"
 
 namespace po = boost::program_options;
 
@@ -103,12 +102,11 @@ StatusOr<std::string> WithStoredHardware(const io::ResultsFile& f, const std::st
   }
 }
 
-// What the search distributed: the model, and the sharding rules when the
-// experiment went through meshes and shardings (`sharding:`), so that the run
-// executes the very program the search simulated.
+// What the search distributed: the model and its sharding rules, so that the
+// run executes the very program the search simulated.
 struct SearchedModel {
   ModelSpec model;
-  std::optional<std::vector<std::string>> sharding_rules;
+  std::vector<std::string> sharding_rules;
   std::string sharding_layers;
   bool sharding_recompute_layers = false;
   std::vector<std::string> sequence_parallel_rules;
@@ -138,23 +136,17 @@ StatusOr<SearchedModel> ModelOf(const io::ResultsFile& f, const std::string& pat
                        e->sharding_scatter_gather};
 }
 
-// The program of `row` as the search built it: through the sharding passes
-// (sharding/grid.h) or the per-model emitter. Returns the module and the
-// name of the program in it.
+// The program of `row` as the search built it, through the sharding passes
+// (sharding/grid.h). Returns the module and the name of the program in it.
 StatusOr<std::pair<Module, std::string>> DistributedProgramOf(const SearchedModel& searched,
                                                               const io::ResultRow& row,
                                                               const ParallelOptions& o) {
   DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(WithBatch(searched.model, row.batch)));
   DISTIR_RETURN_IF_ERROR(InferTypes(seq));
-  if (!searched.sharding_rules.has_value()) {
-    DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq.entry(), o));
-    std::string name = dist.program_name;
-    return std::pair{std::move(dist.module), name};
-  }
   // Sequence parallelism: the model's rules for it go first, as in the search.
   std::vector<std::string> texts =
       o.sequence_parallel ? searched.sequence_parallel_rules : std::vector<std::string>{};
-  texts.insert(texts.end(), searched.sharding_rules->begin(), searched.sharding_rules->end());
+  texts.insert(texts.end(), searched.sharding_rules.begin(), searched.sharding_rules.end());
   DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules, sharding::ParseParamRules(texts));
   const sharding::GridOptions grid =
       sharding::GridOf(o, searched.sharding_layers, searched.sharding_recompute_layers,

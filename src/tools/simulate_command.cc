@@ -21,6 +21,7 @@
 #include "models/transformer_sharding.h"
 #include "search/evaluator.h"
 #include "search/memory_estimate.h"
+#include "search/model_grid.h"
 #include "search/step_metrics.h"
 #include "sharding/distribute.h"
 #include "sharding/grid.h"
@@ -30,7 +31,6 @@
 #include "support/checked_math.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
-#include "transforms/parallelize.h"
 
 namespace po = boost::program_options;
 
@@ -251,29 +251,6 @@ StatusOr<sim::HardwareProfile> LoadProfile(const std::string& path, std::string*
   return sim::ParseHardwareProfile(*text, path);
 }
 
-// The parameter rules and the grid point of a transformer-training model on
-// the sharding path (issue #17), as a search with `sharding: model` has them:
-// Megatron's tensor parallelism (models/transformer_sharding.h), data
-// parallelism, the layers over P stages, K microbatches, recomputation, ZeRO.
-StatusOr<std::pair<std::vector<sharding::ParamRule>, sharding::GridOptions>> TransformerGrid(
-    const ModelSpec& spec, const ParallelOptions& o, bool scatter_gather) {
-  const TransformerSharding t = TransformerShardingOf(ResolveTransformerOptions(spec.transformer));
-  DISTIR_RETURN_IF_ERROR(CheckTpDivides(o.tp, t.tp_divisor, t.tp_divisor_name));
-  std::vector<std::string> texts = o.sequence_parallel ? t.sequence_parallel_rules
-                                                       : std::vector<std::string>{};
-  texts.insert(texts.end(), t.rules.begin(), t.rules.end());
-  DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules, sharding::ParseParamRules(texts));
-  return std::make_pair(std::move(rules),
-                        sharding::GridOf(o, t.layer_pattern, t.recompute_layers,
-                                         t.scatter_gather_transfers && scatter_gather));
-}
-
-StatusOr<Module> ShardedTransformer(const ModelSpec& spec, const Module& seq,
-                                    const ParallelOptions& o, bool scatter_gather) {
-  DISTIR_ASSIGN_OR_RETURN(auto grid, TransformerGrid(spec, o, scatter_gather));
-  return sharding::DistributedCopy(*seq.entry(), grid.second, grid.first);
-}
-
 // The model of model mode: from --megatron-args, or --model's with --batch applied.
 StatusOr<ModelSpec> SpecOf(const SimulateFlags& f) {
   if (f.megatron) return *f.megatron;
@@ -322,8 +299,8 @@ StatusOr<std::optional<sharding::ExpandedGrid>> ExpandedTransformer(
   DISTIR_ASSIGN_OR_RETURN(ModelSpec spec, SpecOf(f));
   const ParallelOptions& o = f.parallel;
   if (spec.family != ModelFamily::kTransformerTraining || OneDeviceStep(o)) return NotExpanded();
-  DISTIR_ASSIGN_OR_RETURN(auto grid, TransformerGrid(spec, o, f.scatter_gather));
-  if (!sharding::ExpandsFromTemplate(grid.second)) return NotExpanded();
+  DISTIR_ASSIGN_OR_RETURN(search::ModelGrid grid, search::ModelGridOf(spec, o, f.scatter_gather));
+  if (!sharding::ExpandsFromTemplate(grid.grid)) return NotExpanded();
   DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(spec));
   DISTIR_RETURN_IF_ERROR(InferTypes(seq));
   DISTIR_RETURN_IF_ERROR(CheckWorld(o, hw));
@@ -341,25 +318,29 @@ StatusOr<std::optional<sharding::ExpandedGrid>> ExpandedTransformer(
   // Replica 0 stands for all D where they sit alike (the search's rule);
   // where its part cannot be cut out, the whole program.
   DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate t,
-                          sharding::DistributedTemplate(*seq.entry(), grid.second, grid.first));
-  StatusOr<ExpandedProgram> x = search::ExpandReplicaZero(t, grid.second, o, hw.devices_per_node);
+                          sharding::DistributedTemplate(*seq.entry(), grid.grid, grid.rules));
+  StatusOr<ExpandedProgram> x = search::ExpandReplicaZero(t, grid.grid, o, hw.devices_per_node);
   if (!x.ok() && x.status().code() == StatusCode::kFailedPrecondition) return NotExpanded();
   if (!x.ok()) return x.status();
   return std::optional<sharding::ExpandedGrid>(
       sharding::ExpandedGrid{std::move(t.module), std::move(x).value()});
 }
 
-// Model mode: the named model at the requested batch, distributed. The
-// program is the module's entry; @init and @collect come before it.
+// Model mode: the named model at the requested batch, distributed by the
+// sharding path; one device without microbatches, recomputation or ZeRO
+// simulates the sequential model as built.
 StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwareProfile& hw) {
   DISTIR_ASSIGN_OR_RETURN(ModelSpec spec, SpecOf(f));
+  const ParallelOptions& o = f.parallel;
+  DISTIR_ASSIGN_OR_RETURN(search::ModelGrid grid, search::ModelGridOf(spec, o, f.scatter_gather));
   DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(spec));
   DISTIR_RETURN_IF_ERROR(InferTypes(seq));
-  const ParallelOptions& o = f.parallel;
-  const bool transformer = spec.family == ModelFamily::kTransformerTraining;
-  if (transformer && OneDeviceStep(o)) return seq;  // the one-device step, simulated as built
+  if (OneDeviceStep(o)) return seq;
   DISTIR_RETURN_IF_ERROR(CheckWorld(o, hw));
-  if (!transformer) DISTIR_RETURN_IF_ERROR(search::CheckDistributionSize(*seq.entry(), o, false));
+  // The transformer steps are sized by the estimate below alone (their
+  // expansion, not D*T*K copies of the model, is what is built).
+  if (spec.family != ModelFamily::kTransformerTraining)
+    DISTIR_RETURN_IF_ERROR(search::CheckDistributionSize(*seq.entry(), o, false));
   // Refused before it is built: building it could get the process killed.
   const double ops = search::EstimateProgramOps(*seq.entry(), o, /*one_replica=*/false);
   const double bytes = search::EstimateMemoryBytes(ops, /*with_trace=*/false) +
@@ -367,9 +348,7 @@ StatusOr<Module> BuildDistributed(const SimulateFlags& f, const sim::HardwarePro
   if (Status fits = search::CheckMemoryEstimate(bytes, ops, f.max_memory); !fits.ok()) {
     return fits.Prefix(f.model + " " + DescribeParallelOptions(o) + " is too large: it ");
   }
-  if (transformer) return ShardedTransformer(spec, seq, o, f.scatter_gather);
-  DISTIR_ASSIGN_OR_RETURN(DistributedProgram dist, Parallelize(*seq.entry(), o));
-  return std::move(dist.module);
+  return sharding::DistributedCopy(*seq.entry(), grid.grid, grid.rules);
 }
 
 nlohmann::json MetricsJson(const search::StepMetrics& m) {

@@ -3,7 +3,8 @@
 // the facts from ir/op_alias.h. Checked value by value, on a hand-written rank
 // program holding every aliasing op kind (views, in-place optimizers, tokens)
 // and on the rank programs of mlp-tiny (SGD and Adam, pipelined and
-// data-parallel) and gpt2-tiny (tensor-parallel).
+// data-parallel) and gpt2-tiny (tensor-parallel), distributed by the sharding
+// path (sharding/grid.h).
 
 #include <gtest/gtest.h>
 
@@ -16,9 +17,9 @@
 #include "interp/infer_types.h"
 #include "ir/op_alias.h"
 #include "models/model_zoo.h"
+#include "search/model_grid.h"
 #include "sim/memory_tracker.h"
 #include "testing/test_util.h"
-#include "transforms/parallelize.h"
 
 namespace distir::backend {
 namespace {
@@ -97,15 +98,13 @@ TEST(BufferAgreementTest, RankProgramsOfTheTinyModelsAgree) {
                                       << " K" << c.k << (c.adam ? " adam" : ""));
     ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel(c.model));
     if (c.adam) spec.mlp.optimizer = MlpOptimizer::kAdam;
-    ASSERT_OK_AND_ASSIGN(Module seq, BuildModel(spec));
-    ASSERT_OK(InferTypes(seq));
     ParallelOptions o;
     o.dp = c.dp;
     o.tp = c.tp;
     o.pp = c.pp;
     o.microbatches = c.k;
-    ASSERT_OK_AND_ASSIGN(DistributedProgram dist, Parallelize(*seq.entry(), o));
-    ASSERT_OK_AND_ASSIGN(ExecutionPlan plan, PrepareExecution(dist.module, dist.program()));
+    ASSERT_OK_AND_ASSIGN(Module dist, search::DistributeModel(spec, o));
+    ASSERT_OK_AND_ASSIGN(ExecutionPlan plan, PrepareExecution(dist, *dist.entry()));
     int aliased = 0;
     for (const RankProgram& p : plan.programs) aliased += ExpectSameAliasing(*p.function);
     EXPECT_GT(aliased, 0);

@@ -84,15 +84,16 @@ Config Find(const Experiment& e, int64_t batch, int64_t dp, int64_t k) {
 TEST(EvaluatorTest, DTimesKPast64BitsIsInvalidNotACrash) {
   const Experiment e = Parse(kPipelined);
   Evaluator evaluator(e);
-  // D*K = 2^64 wrapped to 0 and the transform divided by it (SIGFPE).
+  // D*K = 2^64 wraps to 0, and a transform would divide by it (SIGFPE).
   const ConfigResult r = evaluator.Evaluate(Find(e, 32, 4, int64_t{1} << 62));
   EXPECT_EQ(r.status, ConfigStatus::kInvalid);
   EXPECT_EQ(
       r.reason,
       "D*K = 4 x 4611686018427387904 does not fit in 64 bits (D*K must be at most the batch)");
-  // Where D*K fits, the transform's own reason.
+  // Where D*K fits, the sharding path's own reason.
   EXPECT_EQ(evaluator.Evaluate(Find(e, 32, 1, int64_t{1} << 62)).reason,
-            "batch / (D*K) < 1: batch 32, D*K = 4611686018427387904");
+            "the batch of %x (32) does not divide into D x K = 1 x 4611686018427387904 "
+            "micro-batches (batch = micro-batch x D x K)");
   EXPECT_GT(EstimatedCost(e, Find(e, 32, 4, int64_t{1} << 62)), 1e18);
 }
 

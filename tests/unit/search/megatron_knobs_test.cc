@@ -107,13 +107,13 @@ TEST(MegatronKnobsTest, SelectiveNeedsAModelWithMarks) {
             "gpt3-*, ...) mark them, mlp-tiny does not");
 }
 
-TEST(MegatronKnobsTest, InterleavingNeedsTheShardingPath) {
+// Every model is distributed by the sharding path, which interleaves any
+// model's layers (an MLP's too).
+TEST(MegatronKnobsTest, InterleavingAppliesToEveryModel) {
   const std::string mlp =
       "name: t\nmodel: mlp-tiny\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 2\n"
       "space:\n  batch: 16\n  dp: 1\n  tp: 1\n  pp: 2\n  virtual_stages: [1, 2]\n";
-  EXPECT_EQ(ExperimentErrorOf(mlp),
-            "t.yaml:10:19: error: space.virtual_stages: interleaved pipeline chunks are built by "
-            "the sharding path only: add 'sharding: model' (or rules)");
+  EXPECT_EQ(ExperimentErrorOf(mlp), "ok");
 }
 
 TEST(MegatronKnobsTest, EnumeratesVAndMicroBatch) {

@@ -81,9 +81,10 @@ TEST(MemoryEstimateTest, ConfigurationsAboveTheLimitAreTooLarge) {
   const ConfigResult eight = evaluator.Evaluate(configs[1]);
   EXPECT_EQ(eight.status, ConfigStatus::kTooLarge);
   EXPECT_STREQ(StatusName(eight.status), "too-large");
-  // 8 * (1.25 * 42 + 4 + 42) = 788 ops.
+  // 8 * (1.25 * 42 + 4 + 42) = 788 ops, as copies of a template
+  // (EstimateExpandedMemoryBytes).
   EXPECT_EQ(eight.reason,
-            "needs about 64.58 MiB of memory to build and simulate its program of about 788 ops, "
+            "needs about 64.60 MiB of memory to build and simulate its program of about 788 ops, "
             "above the limit of 64.15 MiB (--max-memory)");
   EXPECT_EQ(evaluator.PredictedCost(configs[1]), 0);
 }

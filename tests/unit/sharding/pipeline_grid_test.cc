@@ -530,7 +530,7 @@ TEST(RecomputeLayersTest, BlockInputsAreKeptAndTheActivationPeakDrops) {
   ModelSpec spec = WithBatch(*LookupModel("gpt-tiny"), 8);
   ASSERT_OK_AND_ASSIGN(Module seq, BuildModel(spec));
   ASSERT_OK(InferTypes(seq));
-  const TransformerSharding t = TransformerShardingOf(ResolveTransformerOptions(spec.transformer));
+  const ModelSharding t = TransformerShardingOf(ResolveTransformerOptions(spec.transformer));
   ASSERT_OK_AND_ASSIGN(std::vector<ParamRule> rules, ParseParamRules(t.rules));
   ParallelOptions po;
   po.dp = 2;

@@ -40,7 +40,7 @@ struct SpCase {
 // The model's sequence-parallel rules before its own, as `distir simulate
 // --megatron-args "... --sequence-parallel"` takes them.
 StatusOr<std::vector<ParamRule>> SequenceParallel(const ModelSpec& spec, std::string* layers) {
-  const TransformerSharding t = TransformerShardingOf(ResolveTransformerOptions(spec.transformer));
+  const ModelSharding t = TransformerShardingOf(ResolveTransformerOptions(spec.transformer));
   std::vector<std::string> texts = t.sequence_parallel_rules;
   texts.insert(texts.end(), t.rules.begin(), t.rules.end());
   *layers = t.layer_pattern;
@@ -67,7 +67,7 @@ StatusOr<Module> GlobalView(const SpCase& c) {
   DISTIR_RETURN_IF_ERROR(MaterializeShardings(m, fn));
   RunCleanup(m, fn);
   // Stage transfers by Megatron's scatter-gather, as the transformer models
-  // run them (TransformerSharding::scatter_gather_transfers).
+  // run them (ModelSharding::scatter_gather_transfers).
   DISTIR_RETURN_IF_ERROR(SplitStageMeshes(m, fn, "dp", 1, "tp"));
   return m;
 }
