@@ -1,8 +1,8 @@
 // How a built-in model is distributed: the parameter sharding rules and the
 // grid facts the sharding path (sharding/grid.h, docs/transforms.md §12)
 // takes for it. Every distribution of a built-in model goes through these:
-// the search (`sharding: model`, the default), `distir simulate --model`,
-// `distir opt --parallelize` and `distir run`.
+// the search (`sharding: model`, the default), `distir simulate --model` and
+// `distir run` (search/model_grid.h).
 
 #pragma once
 

@@ -27,8 +27,7 @@ enum class ModelFamily {
   kMlpTraining,    ///< built by BuildMlpTraining(mlp)
   kGpt2Inference,  ///< built by BuildGpt2Inference(gpt)
   /// Built by BuildTransformerTraining(transformer): GPT-3 and LLaMA training
-  /// steps. Distributed by the sharding path (issue #17), not by
-  /// transforms/parallelize.h: only D = T = P = K = 1 is simulated as is.
+  /// steps.
   kTransformerTraining,
 };
 

@@ -12,8 +12,7 @@
 // use Megatron's argument names. Weight and value names are regular (a
 // contract with the sharding rules and the memory breakdown); docs/models.md
 // lists them. Named sizes live in model_zoo.h. This is the sequential
-// program: it is distributed by the sharding path (issue #17), not by the
-// per-model emitter of transforms/parallelize.h.
+// program: it is distributed by the sharding path (sharding/grid.h).
 
 #pragma once
 

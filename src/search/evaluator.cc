@@ -16,7 +16,6 @@
 #include "sharding/grid.h"
 #include "support/byte_size.h"
 #include "support/checked_math.h"
-#include "transforms/parallelize.h"
 
 namespace distir::search {
 
@@ -179,6 +178,14 @@ ConfigResult Evaluator::Evaluate(const Config& c) {
   return r;
 }
 
+Status Evaluator::Validate(const Config& c) {
+  if (!c.invalid.empty()) return InvalidArgument() << c.invalid;
+  DISTIR_ASSIGN_OR_RETURN(const Function* seq, Sequential(c.batch));
+  ParallelOptions o = c.options;
+  o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
+  return CheckPoint(*seq, o, options_.replica_symmetry && SimulatesOneReplica(e_, c));
+}
+
 double Evaluator::PredictedCost(const Config& c) {
   if (!c.invalid.empty()) return 0;
   StatusOr<const Function*> seq = Sequential(c.batch);
@@ -300,7 +307,7 @@ std::pair<ParallelOptions, int64_t> Evaluator::ShardedPoint(const Config& c) con
 }
 
 void Evaluator::SimulateSharded(const Config& c, const Function& seq, ConfigResult& r) {
-  // Replica symmetry, as on the emitter's path: where the replicas never
+  // Replica symmetry: where the replicas never
   // communicate (inference), one replica of batch / D on the first T*P
   // devices stands for all D.
   auto [o, batch] = ShardedPoint(c);

@@ -148,6 +148,11 @@ class Evaluator {
   /// of c's batch if it is not cached yet (Evaluate() would).
   double PredictedCost(const Config& c);
 
+  /// Why `c` is invalid, without building its program: Config::invalid, the
+  /// model's refusal of its batch, or CheckPoint's reasons; Ok when the
+  /// sharding path would go on to build it (it may still refuse it later).
+  Status Validate(const Config& c);
+
   /// The key under which Evaluate() reuses the partitioned one-microbatch
   /// template of a grid point (sharding::GridTemplate; the last one built is
   /// kept): equal for grid points that differ only in K and the batch, with

@@ -42,8 +42,8 @@ std::string LastComponent(const std::string& name) {
 // The scope of a node: its first output's sanitised name up to the last '.'
 // ("h.0.attn" for "/h.0/attn/Unsqueeze_output_0"); "" at the top level.
 // Constants emitted for the node are named in it, so that they belong to the
-// reader's transformer block as far as name-based analyses go
-// (src/transforms/model_layout.cc finds GPT-2 blocks by the "h.N." prefix).
+// reader's transformer block as far as name-based rules go (an experiment's
+// `layers:` pattern names GPT-2 blocks by the "h.N." prefix).
 std::string ScopeOf(const onnx::NodeProto& node) {
   const std::string name = SanitizeName(node.output(0));
   const size_t dot = name.find_last_of('.');

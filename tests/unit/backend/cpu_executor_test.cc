@@ -329,7 +329,7 @@ TEST(CpuExecutorTransformerTest, TinyTrainingStepsReproduceTheReferenceExecutor)
   }
 }
 
-// The cases of the per-model emitter's test, all distributed by the sharding
+// The cases of the former per-model emitter's test, all distributed by the sharding
 // path: data, tensor and pipeline parallelism alone and combined, both
 // schedules, recomputation and ZeRO 1-3 on the MLP; GPT-2 (inference: no
 // recomputation or ZeRO) with its blocks over the stages.

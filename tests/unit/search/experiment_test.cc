@@ -9,10 +9,10 @@
 
 #include "interp/infer_types.h"
 #include "models/model_zoo.h"
+#include "search/evaluator.h"
 #include "search/grid.h"
 #include "testing/experiment_error.h"
 #include "testing/test_util.h"
-#include "transforms/parallelize.h"
 
 namespace distir::search {
 namespace {
@@ -30,25 +30,12 @@ std::vector<std::string> ShippedExperiments() {
   return out;
 }
 
-// Configurations of `e` that CheckParallelOptions accepts, building the
-// sequential model once per batch, as the evaluator does.
+// Configurations of `e` that the search would build (Evaluator::Validate:
+// the grid, the world and the model's rules), nothing simulated.
 int64_t CountValid(const Experiment& e, const std::vector<Config>& configs) {
-  std::map<int64_t, Module> models;
+  Evaluator evaluator(e);
   int64_t valid = 0;
-  for (const Config& c : configs) {
-    auto it = models.find(c.batch);
-    if (it == models.end()) {
-      StatusOr<Module> m = BuildModel(WithBatch(e.model, c.batch));
-      EXPECT_TRUE(m.ok()) << m.status().ToString();
-      if (!m.ok()) return -1;
-      Status inferred = InferTypes(*m);
-      EXPECT_TRUE(inferred.ok()) << inferred.ToString();
-      it = models.emplace(c.batch, std::move(m).value()).first;
-    }
-    ParallelOptions o = c.options;
-    o.num_devices = e.world_size;
-    valid += CheckParallelOptions(*it->second.entry(), o).ok() ? 1 : 0;
-  }
+  for (const Config& c : configs) valid += evaluator.Validate(c).ok() ? 1 : 0;
   return valid;
 }
 

@@ -1,5 +1,5 @@
-// The equivalence suite of the per-model emitter (tests/unit/transforms/
-// equivalence_test.cc) through the sharding path: for the tiny MLP, every
+// The equivalence suite of the former per-model emitter (deleted with it in
+// issue #15) through the sharding path: for the tiny MLP, every
 // (D, T, P, K) with D*T*P <= 8, both schedules, with and without
 // recomputation and ZeRO 1-3, the per-device program computes the
 // sequential training step (the loss, every updated weight); for the tiny
@@ -11,7 +11,7 @@
 // cleaned up, on stage meshes) run on the sequential inputs (the batch cut
 // into its microbatches) equals the sequential function; and the partitioned,
 // schedule-ordered program run on the pieces of the same inputs equals the
-// global view (CheckPartitionEquivalence). Tolerances as the emitter's suite.
+// global view (CheckPartitionEquivalence). Tolerances as that suite's.
 
 #include <gtest/gtest.h>
 
