@@ -58,7 +58,7 @@ bool ReplicasSitAlike(int64_t replica_devices, int devices_per_node) {
 
 bool SimulatesOneReplica(const Experiment& e, const Config& c) {
   const ParallelOptions& o = c.options;
-  if (e.onnx || e.model.family != ModelFamily::kGpt2Inference) return false;
+  if (e.model_file || e.model.family != ModelFamily::kGpt2Inference) return false;
   // A batch that D x K does not divide is invalid; the whole program says why.
   if (o.dp <= 1 || c.batch % o.dp != 0 || (c.batch / o.dp) % o.microbatches != 0) return false;
   return ReplicasSitAlike(o.tp * o.pp, e.hardware.devices_per_node);
@@ -142,9 +142,9 @@ StatusOr<const Function*> Evaluator::Sequential(int64_t batch) {
   auto it = sequential_.find(batch);
   if (it == sequential_.end()) {
     // An imported model is typed by the importer, with the batch bound to B.
-    DISTIR_ASSIGN_OR_RETURN(Module m, e_.onnx ? ImportOnnxModel(*e_.onnx, batch)
-                                              : BuildModel(WithBatch(e_.model, batch)));
-    if (!e_.onnx) DISTIR_RETURN_IF_ERROR(InferTypes(m));
+    DISTIR_ASSIGN_OR_RETURN(Module m, e_.model_file ? LoadModelFile(*e_.model_file, batch)
+                                                    : BuildModel(WithBatch(e_.model, batch)));
+    if (!e_.model_file) DISTIR_RETURN_IF_ERROR(InferTypes(m));
     it = sequential_.emplace(batch, std::move(m)).first;
   }
   return it->second.entry();

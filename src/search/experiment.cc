@@ -14,7 +14,10 @@
 #include <system_error>
 
 #include "importers/onnx/onnx_importer.h"
+#include "interp/infer_types.h"
 #include "io/yaml_reader.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
 #include "models/gpt.h"
 #include "models/mlp.h"
 #include "models/model_sharding.h"
@@ -184,12 +187,26 @@ StatusOr<std::vector<int64_t>> ParseOnnxInputShape(const Reader& rd, const YAML:
   return dims;
 }
 
-// model: {onnx: PATH, inputs: {NAME: [B, 128]}, dtype: f16}. The model is
-// imported once here (batch 1) so that a bad file is reported at load time.
-Status ParseOnnxModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
-  DISTIR_RETURN_IF_ERROR(rd.CheckMap(node, "model", {"onnx", "inputs", "dtype"}));
-  OnnxModel m;
-  DISTIR_ASSIGN_OR_RETURN(std::string path, rd.String(node["onnx"], "model.onnx"));
+// Whether `fn` updates weights (SGD, Adam): a training step.
+bool HasOptimizer(const Function& fn) {
+  return std::any_of(fn.ops().begin(), fn.ops().end(), [](const auto& op) {
+    return op->kind() == OpKind::kSGD || op->kind() == OpKind::kAdam;
+  });
+}
+
+// model: {onnx: PATH, inputs: {NAME: [B, 128]}, dtype: f16} or {distir: PATH,
+// inputs: {NAME: [B, 16]}}. The model is loaded once here (batch 1) so that a
+// bad file is reported at load time.
+Status ParseModelFile(const Reader& rd, const YAML::Node& node, Experiment& e) {
+  ModelFile m;
+  m.format = node["onnx"] ? ModelFileFormat::kOnnx : ModelFileFormat::kDistir;
+  const char* key = m.format == ModelFileFormat::kOnnx ? "onnx" : "distir";
+  if (m.format == ModelFileFormat::kOnnx) {
+    DISTIR_RETURN_IF_ERROR(rd.CheckMap(node, "model", {"onnx", "inputs", "dtype"}));
+  } else {
+    DISTIR_RETURN_IF_ERROR(rd.CheckMap(node, "model", {"distir", "inputs"}));
+  }
+  DISTIR_ASSIGN_OR_RETURN(std::string path, rd.String(node[key], std::string("model.") + key));
   std::filesystem::path p(path);
   if (p.is_relative()) {
     const std::filesystem::path beside = std::filesystem::path(rd.file()).parent_path() / p;
@@ -213,14 +230,21 @@ Status ParseOnnxModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
              << "model.dtype must be f16, bf16, f32 or f64, got '" << text << "'";
     }
   }
-  StatusOr<Module> probe = ImportOnnxModel(m, 1);
+  StatusOr<Module> probe = LoadModelFile(m, 1);
   if (!probe.ok()) {
-    return InvalidArgument(rd.Loc(node["onnx"])) << "model.onnx: " << probe.status().ToString();
+    // A located error (a line of a DistIR file) keeps its location.
+    const Status& st = probe.status();
+    return InvalidArgument(rd.Loc(node[key]))
+           << "model." << key << ": "
+           << (st.loc().empty() ? st.message() : st.loc().ToString() + ": " + st.message());
   }
   e.model = ModelSpec{};
   e.model.name = path;
-  e.model.family = ModelFamily::kGpt2Inference;  // forward only: no recomputation or ZeRO
-  e.onnx = std::move(m);
+  // A program with an optimizer trains (recomputation and ZeRO apply); an
+  // ONNX import is forward only.
+  e.model.family =
+      HasOptimizer(*probe->entry()) ? ModelFamily::kMlpTraining : ModelFamily::kGpt2Inference;
+  e.model_file = std::move(m);
   return Status::Ok();
 }
 
@@ -321,7 +345,7 @@ Status ParseTransformerModel(const Reader& rd, const YAML::Node& node, Experimen
 }
 
 Status ParseModel(const Reader& rd, const YAML::Node& node, Experiment& e) {
-  if (node.IsMap() && node["onnx"]) return ParseOnnxModel(rd, node, e);
+  if (node.IsMap() && (node["onnx"] || node["distir"])) return ParseModelFile(rd, node, e);
   YAML::Node name_node = node.IsMap() ? node["name"] : node;
   if (node.IsMap() && !name_node)
     return InvalidArgument(rd.Loc(node)) << "model is missing required key 'name'";
@@ -445,7 +469,7 @@ void SetModelSharding(Experiment& e) {
 // An imported model without `sharding:`: each data input split over dp along
 // its batch dimension (the `B` of `inputs:`), every weight replicated. Data
 // parallelism only; tensor parallelism needs rules naming weights.
-std::vector<std::string> OnnxBatchRules(const OnnxModel& m) {
+std::vector<std::string> FileBatchRules(const ModelFile& m) {
   std::vector<std::string> rules;
   for (const auto& [name, shape] : m.inputs) {
     auto batch = std::find(shape.begin(), shape.end(), kBatchExtent);
@@ -470,7 +494,7 @@ Status ParseSharding(const Reader& rd, const YAML::Node& node, Experiment& e) {
       return InvalidArgument(rd.Loc(node)) << "sharding must be 'model' or a list of rules "
                                               "such as \"w*=[{}, {tp}]\", got '"
                                            << which << "'";
-    if (e.onnx.has_value())
+    if (e.model_file.has_value())
       return InvalidArgument(rd.Loc(node))
              << "model '" << e.model.name << "' has no sharding rules of its own; list them";
     SetModelSharding(e);
@@ -626,7 +650,7 @@ Status ParseSequenceParallel(const Reader& rd, const YAML::Node& v, Experiment& 
 // Megatron's N (layers per virtual stage) needs the model's layer count,
 // which an imported model does not declare.
 Status CheckChunkLayersKnown(const Reader& rd, const YAML::Node& space, const Experiment& e) {
-  if (e.space.chunk_layers.empty() || !e.onnx) return Status::Ok();
+  if (e.space.chunk_layers.empty() || !e.model_file) return Status::Ok();
   return InvalidArgument(rd.Loc(space["num_layers_per_virtual_pipeline_stage"]))
          << "space.num_layers_per_virtual_pipeline_stage: the layers of an imported model are "
             "not known; give space.virtual_stages";
@@ -716,7 +740,7 @@ Status ParseSpace(const Reader& rd, const YAML::Node& node, Experiment& e, bool 
 // (T dividing the heads, larger batches out of range) makes that
 // configuration invalid, with the reason (Evaluator).
 Status CheckModelAt(const Reader& rd, const YAML::Node& root, const Experiment& e) {
-  if (e.onnx) return Status::Ok();  // the importer checks its own model
+  if (e.model_file) return Status::Ok();  // loading it checked it
   const int64_t batch = *std::min_element(e.space.batch.begin(), e.space.batch.end());
   std::string culprit;
   Status valid = ValidateModel(WithBatch(e.model, batch), &culprit);
@@ -832,8 +856,8 @@ Status ParseTail(const Reader& rd, const YAML::Node& root, Experiment& e) {
   }
   if (const YAML::Node sh = root["sharding"]) {
     DISTIR_RETURN_IF_ERROR(ParseSharding(rd, sh, e));
-  } else if (e.onnx.has_value()) {
-    e.sharding_rules = OnnxBatchRules(*e.onnx);
+  } else if (e.model_file.has_value()) {
+    e.sharding_rules = FileBatchRules(*e.model_file);
   } else {
     SetModelSharding(e);
   }
@@ -896,7 +920,9 @@ StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string&
   return parsed;
 }
 
-StatusOr<Module> ImportOnnxModel(const OnnxModel& model, int64_t batch) {
+namespace {
+
+StatusOr<Module> ImportOnnxModel(const ModelFile& model, int64_t batch) {
   onnx_import::ImportOptions options;
   for (const auto& [name, dims] : model.inputs) {
     std::vector<int64_t>& bound = options.input_shapes[name];
@@ -906,6 +932,39 @@ StatusOr<Module> ImportOnnxModel(const OnnxModel& model, int64_t batch) {
   DISTIR_ASSIGN_OR_RETURN(onnx_import::ImportedModel imported,
                           onnx_import::ImportOnnxFile(model.path, options));
   return std::move(imported.module);
+}
+
+// The program's entry with each listed parameter's shape rebound (B = batch);
+// result types written in the file are checked against the inferred ones.
+StatusOr<Module> LoadDistirProgram(const ModelFile& model, int64_t batch) {
+  DISTIR_ASSIGN_OR_RETURN(std::string text, ReadRegularFile(model.path));
+  DISTIR_ASSIGN_OR_RETURN(Module m, ParseModule(text, model.path));
+  DISTIR_RETURN_IF_ERROR(VerifyModule(m));
+  Function* fn = m.entry();
+  if (fn == nullptr) return InvalidArgument() << model.path << ": the file has no function";
+  for (const auto& [name, dims] : model.inputs) {
+    auto p = std::find_if(fn->params().begin(), fn->params().end(),
+                          [&name = name](const auto& v) { return v->name() == name; });
+    if (p == fn->params().end())
+      return InvalidArgument() << model.path << ": @" << fn->name() << " has no parameter %" << name
+                               << " (model.inputs)";
+    const Type& t = (*p)->type();
+    if (!t.is_tensor() || t.rank() != static_cast<int64_t>(dims.size()))
+      return InvalidArgument() << model.path << ": model.inputs." << name << " has " << dims.size()
+                               << " dims, %" << name << " is " << t.ToString();
+    std::vector<int64_t> shape;
+    for (int64_t d : dims) shape.push_back(d == kBatchExtent ? batch : d);
+    (*p)->set_type(t.WithShape(shape));
+  }
+  DISTIR_RETURN_IF_ERROR(InferTypes(m));
+  return m;
+}
+
+}  // namespace
+
+StatusOr<Module> LoadModelFile(const ModelFile& model, int64_t batch) {
+  return model.format == ModelFileFormat::kOnnx ? ImportOnnxModel(model, batch)
+                                                : LoadDistirProgram(model, batch);
 }
 
 StatusOr<Experiment> LoadExperiment(const std::string& path) {

@@ -3,7 +3,7 @@
 //   name: gpt2-1.6b-dgx2
 //   model: gpt2-1.6b                  # or {name: mlp-tiny, n_layer: 4, d_model: 64, ...}
 //                                     # or {onnx: data/onnx/gpt2-small.onnx, inputs: {input_ids:
-//                                     [B, 128]}}
+//                                     [B, 128]}}, or {distir: mlp.distir, inputs: {x: [B, 16]}}
 //   hardware: ../hardware/dgx2-v100.yaml   # relative to this file, or an inline map
 //   world_size: 16
 //   space:
@@ -71,17 +71,26 @@ struct SearchSpace {
 
 enum class WorldRule { kEqual, kAtMost };
 
-/// In OnnxModel::inputs, the extent that takes each configuration's batch (`B`).
+/// In ModelFile::inputs, the extent that takes each configuration's batch (`B`).
 inline constexpr int64_t kBatchExtent = -1;
 
-/// An imported model: `model: {onnx: PATH, inputs: {NAME: [B, 128]}, dtype: f16}`.
-struct OnnxModel {
+enum class ModelFileFormat {
+  kOnnx,    ///< `model: {onnx: PATH, ...}`: imported (importers/onnx)
+  kDistir,  ///< `model: {distir: PATH, ...}`: a sequential DistIR program (docs/ir.md)
+};
+
+/// A model from a file: `model: {onnx: PATH, inputs: {NAME: [B, 128]}, dtype:
+/// f16}` or `model: {distir: PATH, inputs: {NAME: [B, 16]}}`.
+struct ModelFile {
+  ModelFileFormat format = ModelFileFormat::kOnnx;
   /// The file: beside the experiment file when it exists there, else as written
   /// (relative to the current directory).
   std::string path;
-  /// Shapes of the data inputs (importers/onnx --input); kBatchExtent for `B`.
+  /// Shapes of the data inputs (importers/onnx --input; for a DistIR
+  /// program, parameters whose declared shape the batch replaces);
+  /// kBatchExtent for `B`.
   std::map<std::string, std::vector<int64_t>> inputs;
-  std::optional<DType> dtype;  ///< every float tensor in this dtype (default: the file's)
+  std::optional<DType> dtype;  ///< ONNX: every float tensor in this dtype (default: the file's)
 };
 
 struct Experiment {
@@ -89,9 +98,9 @@ struct Experiment {
   std::string path;       ///< the YAML file as given
   std::string yaml_text;  ///< verbatim
   ModelSpec model;        ///< overrides applied; the batch comes from the space
-  /// Set for an imported model; `model` then only names it (name = the path as
-  /// written) and says it is an inference model.
-  std::optional<OnnxModel> onnx;
+  /// Set for a model from a file (ONNX or DistIR); `model` then only names it
+  /// (name = the path as written) and says it is an inference model.
+  std::optional<ModelFile> model_file;
   std::string hardware_path;  ///< "" when inline
   std::string hardware_text;  ///< the profile's YAML (verbatim file, or the inline map re-emitted)
   sim::HardwareProfile hardware;
@@ -140,9 +149,11 @@ struct Experiment {
 StatusOr<Experiment> ParseExperiment(const std::string& text, const std::string& path,
                                      std::string* error_source = nullptr);
 
-/// Imports `model` with every kBatchExtent bound to `batch` (docs/onnx.md): a
-/// module of one fully typed function, parameters on d0. Errors name the file.
-StatusOr<Module> ImportOnnxModel(const OnnxModel& model, int64_t batch);
+/// `model` with every kBatchExtent bound to `batch`: imported (docs/onnx.md),
+/// or parsed (a DistIR program: its entry function, the listed parameters'
+/// shapes rebound, then verified and typed): a module whose entry is one fully
+/// typed function. Errors name the file (and line:col in a DistIR program).
+StatusOr<Module> LoadModelFile(const ModelFile& model, int64_t batch);
 
 /// Reads and parses the file at `path`.
 StatusOr<Experiment> LoadExperiment(const std::string& path);

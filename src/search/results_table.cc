@@ -121,8 +121,9 @@ std::string ModelLabel(const io::ResultsFile& f) {
     std::vector<std::pair<std::string, std::string>> keys;
     for (const auto& entry : model) {
       const std::string key = entry.first.as<std::string>("");
-      // The model's name (or the ONNX file) is the attribute itself.
-      if (key != "name" && key != "onnx") keys.emplace_back(key, FlowText(entry.second));
+      // The model's name (or its file) is the attribute itself.
+      if (key != "name" && key != "onnx" && key != "distir")
+        keys.emplace_back(key, FlowText(entry.second));
     }
     if (keys.empty()) return f.model;
     std::sort(keys.begin(), keys.end());

@@ -11,7 +11,7 @@ namespace distir::search {
 static_assert(io::kNumMemoryKindColumns == sim::kNumMemoryKinds);
 
 bool RecordsStepFigures(const Experiment& e) {
-  return e.model.family == ModelFamily::kTransformerTraining && !e.onnx;
+  return e.model.family == ModelFamily::kTransformerTraining && !e.model_file;
 }
 
 sim::MemoryKind TransformerMemoryKind(const Value& v) {

@@ -123,7 +123,8 @@ StatusOr<SearchedModel> ModelOf(const io::ResultsFile& f, const std::string& pat
     return InvalidArgument() << "cannot rebuild the model of the experiment stored in " << path
                              << ": " << e.status().message();
   }
-  if (e->onnx) return Unimplemented() << "distir run does not run imported ONNX models yet";
+  if (e->model_file)
+    return Unimplemented() << "distir run does not run models from files (ONNX, DistIR) yet";
   if (!f.model.empty() && e->model.name != f.model) {
     return InvalidArgument() << path << ": the stored experiment builds model '" << e->model.name
                              << "' but the file says it searched '" << f.model << "'";

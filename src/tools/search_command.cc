@@ -151,7 +151,7 @@ int Finish(const search::Experiment& e, const search::SearchOutcome& out, const 
 std::vector<io::RunInput> InputsOf(const SearchFlags& f, const search::Experiment& e) {
   std::vector<io::RunInput> inputs = {{"the experiment file", f.experiment},
                                       {"the experiment's hardware profile", e.hardware_path}};
-  if (e.onnx) inputs.push_back({"the experiment's ONNX model", e.onnx->path});
+  if (e.model_file) inputs.push_back({"the experiment's model file", e.model_file->path});
   return inputs;
 }
 
