@@ -31,6 +31,8 @@ const char* StatusName(ConfigStatus status) {
       return "too-large";
     case ConfigStatus::kPruned:
       return "pruned";
+    case ConfigStatus::kSkipped:
+      return "skipped";
   }
   return "?";
 }

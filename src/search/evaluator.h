@@ -36,9 +36,12 @@ enum class ConfigStatus : int8_t {
   /// the experiment's memory_limit, so it cannot fit and would never be
   /// ranked; `peak_memory_bytes` holds the bound, `reason` says it.
   kPruned = 4,
+  /// Not evaluated: the experiment's strategy (random, anneal) did not pick
+  /// it within its budget; `reason` names the strategy. Never ranked.
+  kSkipped = 5,
 };
 
-/// "ok", "invalid", "error", "too-large", "pruned".
+/// "ok", "invalid", "error", "too-large", "pruned", "skipped".
 const char* StatusName(ConfigStatus status);
 
 /// How a configuration was simulated (docs/results_format.md, column

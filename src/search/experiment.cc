@@ -840,6 +840,39 @@ Status ParseLayers(const Reader& rd, const YAML::Node& node, Experiment& e) {
   return Status::Ok();
 }
 
+// strategy: {kind: grid | random | anneal, budget: N, seed: S}.
+Status ParseStrategy(const Reader& rd, const YAML::Node& node, Experiment& e) {
+  if (!node.IsMap()) {
+    return InvalidArgument(rd.Loc(node))
+           << "strategy must be a map {kind: grid | random | anneal, budget: N, seed: S}";
+  }
+  DISTIR_RETURN_IF_ERROR(rd.CheckMap(node, "strategy", {"kind", "budget", "seed"}));
+  if (!node["kind"]) return InvalidArgument(rd.Loc(node)) << "strategy is missing 'kind'";
+  DISTIR_ASSIGN_OR_RETURN(std::string kind, rd.String(node["kind"], "strategy.kind"));
+  Strategy& s = e.strategy;
+  if (kind == "grid") {
+    s.kind = StrategyKind::kGrid;
+  } else if (kind == "random") {
+    s.kind = StrategyKind::kRandom;
+  } else if (kind == "anneal") {
+    s.kind = StrategyKind::kAnneal;
+  } else {
+    return InvalidArgument(rd.Loc(node["kind"]))
+           << "strategy.kind must be grid, random or anneal, got '" << kind << "'";
+  }
+  if (const YAML::Node b = node["budget"]) {
+    DISTIR_ASSIGN_OR_RETURN(s.budget, rd.Positive(b, "strategy.budget"));
+  } else if (s.kind != StrategyKind::kGrid) {
+    return InvalidArgument(rd.Loc(node)) << "strategy " << kind << " needs a budget (evaluations)";
+  }
+  if (const YAML::Node seed = node["seed"]) {
+    DISTIR_ASSIGN_OR_RETURN(int64_t v, rd.Int(seed, "strategy.seed"));
+    if (v < 0) return InvalidArgument(rd.Loc(seed)) << "strategy.seed must be >= 0";
+    s.seed = static_cast<uint64_t>(v);
+  }
+  return Status::Ok();
+}
+
 // The optional keys after the space: memory_limit, traces, output, sharding,
 // layers.
 Status ParseTail(const Reader& rd, const YAML::Node& root, Experiment& e) {
@@ -862,6 +895,7 @@ Status ParseTail(const Reader& rd, const YAML::Node& root, Experiment& e) {
     SetModelSharding(e);
   }
   if (const YAML::Node l = root["layers"]) DISTIR_RETURN_IF_ERROR(ParseLayers(rd, l, e));
+  if (const YAML::Node st = root["strategy"]) DISTIR_RETURN_IF_ERROR(ParseStrategy(rd, st, e));
   return Status::Ok();
 }
 
@@ -869,7 +903,7 @@ Status ParseRoot(const Reader& rd, const YAML::Node& root, Experiment& e) {
   DISTIR_RETURN_IF_ERROR(
       rd.CheckMap(root, "experiment",
                   {"name", "model", "hardware", "world_size", "space", "constraints",
-                   "memory_limit", "traces", "output", "sharding", "mesh", "layers"}));
+                   "memory_limit", "traces", "output", "sharding", "mesh", "layers", "strategy"}));
   for (const char* key : {"name", "model", "hardware", "world_size", "space"}) {
     if (!root[key]) {
       return InvalidArgument(SourceLoc{rd.file(), 1, 1, ""})
@@ -965,6 +999,18 @@ StatusOr<Module> LoadDistirProgram(const ModelFile& model, int64_t batch) {
 StatusOr<Module> LoadModelFile(const ModelFile& model, int64_t batch) {
   return model.format == ModelFileFormat::kOnnx ? ImportOnnxModel(model, batch)
                                                 : LoadDistirProgram(model, batch);
+}
+
+const char* StrategyName(StrategyKind kind) {
+  switch (kind) {
+    case StrategyKind::kGrid:
+      return "grid";
+    case StrategyKind::kRandom:
+      return "random";
+    case StrategyKind::kAnneal:
+      return "anneal";
+  }
+  return "?";
 }
 
 StatusOr<Experiment> LoadExperiment(const std::string& path) {

@@ -71,6 +71,21 @@ struct SearchSpace {
 
 enum class WorldRule { kEqual, kAtMost };
 
+/// `strategy:`: how much of the space is evaluated (search/strategy.h).
+enum class StrategyKind {
+  kGrid,    ///< every configuration (the default)
+  kRandom,  ///< `budget` configurations drawn without replacement
+  kAnneal,  ///< simulated annealing over neighbouring configurations, `budget` evaluations
+};
+
+struct Strategy {
+  StrategyKind kind = StrategyKind::kGrid;
+  int64_t budget = 0;  ///< evaluations (random, anneal); >= 1
+  uint64_t seed = 0;
+};
+
+const char* StrategyName(StrategyKind kind);
+
 /// In ModelFile::inputs, the extent that takes each configuration's batch (`B`).
 inline constexpr int64_t kBatchExtent = -1;
 
@@ -110,6 +125,7 @@ struct Experiment {
   int64_t memory_limit_bytes = 0;  ///< 0: no limit
   int64_t traces = 3;
   std::string output = "results.h5";  ///< relative to the current directory
+  Strategy strategy;
   /// The parameter rules that distribute each configuration through meshes
   /// and shardings over a mesh {dp: D, tp: T} (docs/transforms.md §12):
   /// `sharding:` as listed, or the built-in model's own (`sharding: model`, and

@@ -15,7 +15,7 @@
 //     otherwise only `none` / stage 0 is enumerated.
 // Configurations that pass these rules may still be invalid for the model
 // (T not dividing the heads, batch / (D K) < 1): the search keeps them with
-// the reason Parallelize gives.
+// the reason the sharding path gives (Evaluator::Validate).
 
 #pragma once
 

@@ -12,6 +12,7 @@
 #include "search/journal.h"
 #include "search/progress_estimator.h"
 #include "search/result_codec.h"
+#include "search/strategy.h"
 
 namespace distir::search {
 
@@ -181,6 +182,125 @@ std::vector<char> GatherPacked(const std::vector<char>& packed, MPI_Comm comm, i
   return all;
 }
 
+// Gathers the packed results of every rank on every rank.
+std::vector<char> AllGatherPacked(const std::vector<char>& packed, MPI_Comm comm, int size) {
+  int bytes = static_cast<int>(packed.size());
+  std::vector<int> counts(static_cast<size_t>(size)), offsets(static_cast<size_t>(size));
+  MPI_Allgather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    offsets[static_cast<size_t>(r)] = total;
+    total += counts[static_cast<size_t>(r)];
+  }
+  std::vector<char> all(static_cast<size_t>(total));
+  MPI_Allgatherv(packed.data(), bytes, MPI_CHAR, all.data(), counts.data(), offsets.data(),
+                 MPI_CHAR, comm);
+  return all;
+}
+
+// Unpacks `bytes` into `results` (by index).
+Status UnpackInto(const std::vector<char>& bytes, std::vector<ConfigResult>& results) {
+  for (size_t at = 0; at < bytes.size();) {
+    ConfigResult r;
+    const std::optional<size_t> used = UnpackResult(bytes.data() + at, bytes.size() - at, r);
+    if (!used) return Internal() << "corrupt result message from a rank";
+    at += *used;
+    results[static_cast<size_t>(r.index)] = std::move(r);
+  }
+  return Status::Ok();
+}
+
+// The row of a configuration the strategy did not evaluate.
+ConfigResult Skipped(int64_t index, const Strategy& s) {
+  ConfigResult r;
+  r.index = index;
+  r.status = ConfigStatus::kSkipped;
+  r.reason = std::string("not evaluated: strategy ") + StrategyName(s.kind) + " (budget " +
+             std::to_string(s.budget) + ", seed " + std::to_string(s.seed) + ") did not pick it";
+  return r;
+}
+
+// The annealing walk (strategy.h): each round's configurations are evaluated
+// round-robin over the ranks (those the journal holds are taken from it),
+// every rank gets every result and takes the same step. `prior` (every
+// rank's copy) holds the journal's results by index, status kSkipped where
+// it has none.
+Status Anneal(const Experiment& e, Evaluator& evaluator, MPI_Comm comm, int rank, int size,
+              const std::vector<ConfigResult>& prior, RankJournal& journal, std::ostream* progress,
+              SearchOutcome& out) {
+  Annealer walk(out.configs, e.strategy);
+  out.results.assign(out.configs.size(), ConfigResult{});
+  for (size_t i = 0; i < out.configs.size(); ++i)
+    out.results[i] = Skipped(static_cast<int64_t>(i), e.strategy);
+  for (std::vector<int64_t> round = walk.Propose(); !round.empty(); round = walk.Propose()) {
+    std::vector<char> packed;
+    for (size_t j = 0; j < round.size(); ++j) {
+      const auto i = static_cast<size_t>(round[j]);
+      if (static_cast<int>(j % static_cast<size_t>(size)) != rank) continue;
+      if (prior[i].status != ConfigStatus::kSkipped) {
+        PackResult(prior[i], packed);
+        continue;
+      }
+      const ConfigResult r = evaluator.Evaluate(out.configs[i]);
+      journal.Append(r);
+      PackResult(r, packed);
+    }
+    DISTIR_RETURN_IF_ERROR(UnpackInto(AllGatherPacked(packed, comm, size), out.results));
+    std::vector<ConfigResult> taken;
+    for (int64_t i : round) taken.push_back(out.results[static_cast<size_t>(i)]);
+    walk.Take(taken);
+    if (progress != nullptr && rank == 0) {
+      *progress << "[search] anneal: " << walk.evaluated() << "/" << e.strategy.budget
+                << " evaluated, best " << std::fixed << std::setprecision(1)
+                << walk.best_throughput() << " samples/s\n"
+                << std::defaultfloat << std::flush;
+    }
+  }
+  return Status::Ok();
+}
+
+EvaluatorOptions EvaluatorOptionsOf(const SearchOptions& options) {
+  EvaluatorOptions o;
+  o.max_memory_bytes = options.max_memory_bytes;
+  o.expanded_microbatches = !options.exact_full;
+  return o;
+}
+
+// The search of an anneal strategy: the journal's results (rank 0's) are
+// broadcast, so that every rank's walk takes them as evaluated.
+StatusOr<SearchOutcome> AnnealSearch(const Experiment& e, MPI_Comm comm,
+                                     const SearchOptions& options, uint64_t fingerprint, int rank,
+                                     int size, const std::vector<ConfigResult>& journaled,
+                                     std::chrono::steady_clock::time_point start,
+                                     SearchOutcome out) {
+  std::vector<char> packed;
+  if (rank == 0) {
+    for (const ConfigResult& r : journaled) PackResult(r, packed);
+  }
+  int bytes = static_cast<int>(packed.size());
+  MPI_Bcast(&bytes, 1, MPI_INT, 0, comm);
+  packed.resize(static_cast<size_t>(bytes));
+  MPI_Bcast(packed.data(), bytes, MPI_CHAR, 0, comm);
+  std::vector<ConfigResult> prior(out.configs.size());
+  for (size_t i = 0; i < prior.size(); ++i) prior[i] = Skipped(static_cast<int64_t>(i), e.strategy);
+  DISTIR_RETURN_IF_ERROR(UnpackInto(packed, prior));
+  Evaluator evaluator(e, EvaluatorOptionsOf(options));
+  RankJournal journal(options, fingerprint, rank);
+  DISTIR_RETURN_IF_ERROR(
+      Anneal(e, evaluator, comm, rank, size, prior, journal, options.progress, out));
+  // Configurations invalid at enumeration are rows like any search's.
+  for (const Config& c : out.configs) {
+    if (!c.invalid.empty()) out.results[static_cast<size_t>(c.index)] = evaluator.Evaluate(c);
+  }
+  if (rank == 0) {
+    out.ranking = RankResults(out.results);
+  } else {
+    out.results.clear();
+  }
+  out.wall_time_s = Seconds(start);
+  return out;
+}
+
 }  // namespace
 
 StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
@@ -198,17 +318,23 @@ StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
   std::vector<char> todo(out.configs.size(), 1);
   DISTIR_RETURN_IF_ERROR(PrepareJournal(options, fingerprint, comm, rank, prior, todo));
   out.resumed = n - std::count(todo.begin(), todo.end(), 1);
+  if (e.strategy.kind == StrategyKind::kAnneal) {
+    return AnnealSearch(e, comm, options, fingerprint, rank, size, prior, start, std::move(out));
+  }
+  // A random strategy evaluates only what it picks (all: the grid).
+  const std::vector<char> picked = e.strategy.kind == StrategyKind::kRandom
+                                       ? RandomPick(out.configs, e.strategy.budget, e.strategy.seed)
+                                       : std::vector<char>(out.configs.size(), 1);
+  for (size_t i = 0; i < todo.size(); ++i) todo[i] = todo[i] && picked[i];
   if (rank == 0 && options.progress != nullptr && options.resume) {
     *options.progress << "[search] resuming: " << out.resumed << " of " << n
                       << " configurations already done, " << n - out.resumed << " to go\n";
   }
   auto slices = AssignSlices(e, out.configs, size, todo);
+  const auto left = static_cast<size_t>(std::count(todo.begin(), todo.end(), 1));
   const std::vector<int64_t>& mine = slices[static_cast<size_t>(rank)];
 
-  EvaluatorOptions evaluator_options;
-  evaluator_options.max_memory_bytes = options.max_memory_bytes;
-  evaluator_options.expanded_microbatches = !options.exact_full;
-  Evaluator evaluator(e, evaluator_options);
+  Evaluator evaluator(e, EvaluatorOptionsOf(options));
   GroupByTemplate(evaluator, out.configs, slices);
   RankJournal journal(options, fingerprint, rank);
   const bool report = options.progress != nullptr && rank == 0;
@@ -226,20 +352,17 @@ StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
     const double t = Seconds(start);
     if (report && (t - last_report >= 1.0 || done == mine.size())) {
       last_report = t;
-      ReportProgress(*options.progress, *estimate, static_cast<size_t>(n - out.resumed), t);
+      ReportProgress(*options.progress, *estimate, left, t);
     }
   }
   const std::vector<char> all = GatherPacked(packed, comm, rank, size);
   if (rank == 0) {
     out.results.resize(out.configs.size());
-    for (ConfigResult& r : prior) out.results[static_cast<size_t>(r.index)] = std::move(r);
-    for (size_t at = 0; at < all.size();) {
-      ConfigResult r;
-      const std::optional<size_t> used = UnpackResult(all.data() + at, all.size() - at, r);
-      if (!used) return Internal() << "corrupt result message from a rank";
-      at += *used;
-      out.results[static_cast<size_t>(r.index)] = std::move(r);
+    for (size_t i = 0; i < out.configs.size(); ++i) {
+      if (!picked[i]) out.results[i] = Skipped(static_cast<int64_t>(i), e.strategy);
     }
+    for (ConfigResult& r : prior) out.results[static_cast<size_t>(r.index)] = std::move(r);
+    DISTIR_RETURN_IF_ERROR(UnpackInto(all, out.results));
     out.ranking = RankResults(out.results);
   }
   out.wall_time_s = Seconds(start);

@@ -57,7 +57,7 @@ std::optional<size_t> UnpackResult(const char* p, size_t size, ConfigResult& r) 
   get(&len, 8);
   if (r.index < 0 || len < 0 || static_cast<uint64_t>(len) > size - at) return std::nullopt;
   if (size - at - static_cast<size_t>(len) < kTailBytes) return std::nullopt;
-  if (status < 0 || status > static_cast<int8_t>(ConfigStatus::kPruned)) return std::nullopt;
+  if (status < 0 || status > static_cast<int8_t>(ConfigStatus::kSkipped)) return std::nullopt;
   r.status = static_cast<ConfigStatus>(status);
   r.fits = fits != 0;
   r.reason.assign(p + at, static_cast<size_t>(len));

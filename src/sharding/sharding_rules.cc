@@ -343,9 +343,14 @@ FactorRule ConcatSplitRule(const Op& op) {
     if (e != 1) tf[axis] = {rule.AddFactor(e, true)};
     return tf;
   };
-  for (const Value* in : op.inputs()) rule.operands.push_back(with_axis(in));
+  // Split's operand 1 (the piece sizes, when given) is a shape, with no axis.
+  const bool split = op.kind() == OpKind::kSplit;
+  for (int i = 0; i < op.num_inputs(); ++i) {
+    const Value* in = op.input(i);
+    rule.operands.push_back(split && i > 0 ? TensorFactors(ShapeOf(in).size()) : with_axis(in));
+  }
   for (const auto& r : op.results()) rule.results.push_back(with_axis(r.get()));
-  if (op.kind() == OpKind::kSplit) MarkShapeOperands(op, rule, 1);
+  if (split) MarkShapeOperands(op, rule, 1);
   rule.partial_flow = op.kind() == OpKind::kConcat ? PartialFlow::kAll : PartialFlow::kFirst;
   return rule;
 }

@@ -54,13 +54,14 @@ void PrintCsv(const io::ResultsFile& f, std::ostream& os) {
 }
 
 void PrintSummary(const io::ResultsFile& f, std::ostream& os) {
-  int64_t ok = 0, invalid = 0, error = 0, too_large = 0, pruned = 0, fit = 0;
+  int64_t ok = 0, invalid = 0, error = 0, too_large = 0, pruned = 0, skipped = 0, fit = 0;
   for (const io::ResultRow& r : f.rows) {
     ok += r.status == "ok";
     invalid += r.status == "invalid";
     error += r.status == "error";
     too_large += r.status == "too-large";
     pruned += r.status == "pruned";
+    skipped += r.status == "skipped";
     fit += r.status == "ok" && r.fits;
   }
   os << "experiment " << f.experiment_name << ": " << search::ModelLabel(f) << " on " << f.hardware
@@ -69,6 +70,7 @@ void PrintSummary(const io::ResultsFile& f, std::ostream& os) {
      << invalid << " invalid, " << error << " failed";
   if (too_large > 0) os << ", " << too_large << " too large to simulate (--max-memory)";
   if (pruned > 0) os << ", " << pruned << " pruned (their parameters alone exceed memory_limit)";
+  if (skipped > 0) os << ", " << skipped << " not evaluated (the strategy's budget)";
   os << "\n";
 }
 

@@ -268,8 +268,9 @@ std::optional<ModelSpec> TransformerSpec(const SimulateFlags& f) {
 
 // The one-device step of a transformer, simulated as built.
 bool OneDeviceStep(const ParallelOptions& o) {
-  return o.world_size() == 1 && o.microbatches == 1 && o.recompute == RecomputeKind::kNone &&
-         o.zero_stage == 0;
+  // Each degree, not their product: that may not fit in 64 bits (CheckWorld says so).
+  return o.dp == 1 && o.tp == 1 && o.pp == 1 && o.microbatches == 1 &&
+         o.recompute == RecomputeKind::kNone && o.zero_stage == 0;
 }
 
 // Device ids are int32: D*T*P past that (or past int64) has no devices.

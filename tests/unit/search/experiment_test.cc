@@ -169,7 +169,7 @@ TEST(ExperimentTest, UnknownKeyNamesItsPosition) {
   EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "world_size: 8\n", "world_size: 8\nworld: 8\n")),
             "t.yaml:5:1: error: unknown key 'world' in experiment; expected one of: name, model, "
             "hardware, world_size, space, constraints, memory_limit, traces, output, sharding, "
-            "mesh, layers");
+            "mesh, layers, strategy");
   EXPECT_EQ(ExperimentErrorOf(Replace(kBase, "  pp: all\n", "  pp: all\n  sched: [1f1b]\n")),
             "t.yaml:10:3: error: unknown key 'sched' in space; expected one of: batch, dp, tp, pp, "
             "microbatches, micro_batch, virtual_stages, num_layers_per_virtual_pipeline_stage, "
