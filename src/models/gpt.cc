@@ -286,12 +286,20 @@ Value* GptBuilder::AddBlock(int64_t layer, Value* x) {
 
 Value* GptBuilder::AddHead(Value* x) {
   Value* ln_f = LayerNorm(x, p_.ln_f_weight, p_.ln_f_bias, "ln_f");
-  Value* weight = p_.lm_head;
-  if (o_.tied_lm_head) {
-    weight = b_.Add(OpKind::kTranspose, {p_.wte}, {{"perm", std::vector<int64_t>{1, 0}}},
-                    "lm_head.weight_t");
-  }
-  return b_.Add(OpKind::kMatMul, {ln_f, weight}, {}, gpt_names::kLogits);
+  if (!o_.tied_lm_head) return b_.Add(OpKind::kMatMul, {ln_f, p_.lm_head}, {}, gpt_names::kLogits);
+  // The tied head reads the embedding table [vocab, d] transposed inside its
+  // GEMM (Megatron's F.linear(x, word_embeddings.weight)): no transposed copy
+  // of the table, which a pipeline's last stage would hold beside its copy of
+  // the table. Gemm takes matrices, so the tokens are flattened around it.
+  const auto d = static_cast<double>(o_.d_model);
+  const auto s = static_cast<double>(o_.seq_len);
+  const auto vocab = static_cast<double>(o_.vocab);
+  Value* rows =
+      b_.Add(OpKind::kReshape, {ln_f, Constant({DType::kI64, {2}, {-1, d}}, "lm_head.rows_shape")},
+             {}, "lm_head.rows");
+  Value* logits = b_.Add(OpKind::kGemm, {rows, p_.wte}, {{"transB", int64_t{1}}}, "lm_head.logits");
+  Value* shape = Constant({DType::kI64, {3}, {-1, s, vocab}}, "lm_head.logits_shape");
+  return b_.Add(OpKind::kReshape, {logits, shape}, {}, gpt_names::kLogits);
 }
 
 StatusOr<Module> GptBuilder::Build() && {
@@ -321,7 +329,7 @@ std::vector<std::string> GptShardingRules() {
           "wte.weight=[{tp}, {}]", "h.*.attn.c_attn.weight=[{}, {tp}]",
           "h.*.attn.c_attn.bias=[{tp}]", "h.*.attn.c_proj.weight=[{tp}, {}]",
           "h.*.mlp.c_fc.weight=[{}, {tp}]", "h.*.mlp.c_fc.bias=[{tp}]",
-          "h.*.mlp.c_proj.weight=[{tp}, {}]", "lm_head.weight_t=[{}, {tp}]"};
+          "h.*.mlp.c_proj.weight=[{tp}, {}]"};
 }
 
 Status ValidateGptOptions(const GptOptions& options, std::string* culprit) {

@@ -95,13 +95,19 @@ inline constexpr int kBlockOps = 34;
 /// Ops per transformer block with grouped_qkv: a target Constant and a Reshape more.
 inline constexpr int kGroupedBlockOps = kBlockOps + 2;
 
+/// Ops of the tied head: ln_f, then the tokens flattened (a target Constant and
+/// a Reshape), the Gemm against the embedding table read transposed
+/// (transB = 1), and the logits reshaped back (a Constant and a Reshape).
+inline constexpr int kTiedHeadOps = 6;
+
 /// Where GPT-2's data and tensor parallelism go, as parameter rules for a
 /// mesh with axes dp and tp (sharding/annotate.h), for a model built with
 /// grouped_qkv: input_ids split their batch over dp; in every block c_attn
 /// and mlp.c_fc are column-parallel (weights and biases), attn.c_proj and
-/// mlp.c_proj row-parallel (Megatron); the tied LM head column-parallel over
-/// the vocabulary (a rule on the value lm_head.weight_t, the transposed
-/// embedding); embeddings and LayerNorms replicated.
+/// mlp.c_proj row-parallel (Megatron); the embedding table split by rows over
+/// tp (Megatron's vocabulary-parallel embedding), so that the tied LM head's
+/// GEMM, which reads the table transposed, gives logits split by vocabulary;
+/// position embeddings and LayerNorms replicated.
 std::vector<std::string> GptShardingRules();
 
 /// GPT-2's layers for pipeline stages (sharding/stages.h): the weights of

@@ -67,8 +67,8 @@ StatusOr<std::vector<MeshAxis>> ParseMeshAxes(const std::string& text);
 /// count differs from a matching parameter's rank (naming both), a rule that
 /// matches no parameter or value, a mesh name already declared.
 ///
-/// A rule may also name an op's result (e.g. GPT-2's `lm_head.weight_t`, the
-/// transposed tied embedding that the LM head reads): a Shard op after it
+/// A rule may also name an op's result (e.g. a transformer's
+/// `output_layer.weight_t`, the transposed weight its LM head reads): a Shard op after it
 /// then requires that layout of its producer, and every user reads the Shard.
 /// A for_users rule names op results only and adds a Shard {for_users = 1}
 /// (after the plain rule's Shard when both match). A rule that matches a

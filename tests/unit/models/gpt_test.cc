@@ -65,7 +65,8 @@ TEST(GptTest, TinyModelTypeChecksWithTheExpectedShapes) {
   EXPECT_EQ(testing::EntryValueType(m, "h.1.attn.context"), "tensor<2x4x8xf32, d0>");
   EXPECT_EQ(testing::EntryValueType(m, "h.1.mlp.gelu"), "tensor<2x4x32xf32, d0>");  // [b, s, 4d]
   EXPECT_EQ(testing::EntryValueType(m, "h.2.out"), "tensor<2x4x8xf32, d0>");
-  EXPECT_EQ(testing::EntryValueType(m, "lm_head.weight_t"), "tensor<8x10xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "lm_head.rows"), "tensor<8x8xf32, d0>");     // [b s, d]
+  EXPECT_EQ(testing::EntryValueType(m, "lm_head.logits"), "tensor<8x10xf32, d0>");  // [b s, vocab]
   EXPECT_EQ(testing::EntryValueType(m, "logits"), "tensor<2x4x10xf32, d0>");
   ASSERT_EQ(m.entry()->returns().size(), 1u);
   EXPECT_EQ(m.entry()->returns()[0]->name(), "logits");
@@ -94,7 +95,7 @@ TEST(GptTest, GroupedQkvSplitsPerHead) {
   o.d_model = 12;
   o.n_head = 4;  // head dim 3
   Module m = BuildAndInfer(o);
-  EXPECT_EQ(m.entry()->ops().size(), 4u + kGroupedBlockOps * 3 + 3);
+  EXPECT_EQ(m.entry()->ops().size(), 4u + kGroupedBlockOps * 3 + kTiedHeadOps);
   EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.qkv_grouped"),
             "tensor<2x4x4x3x3xf32, d0>");  // [b, s, h, 3, hd]
   EXPECT_EQ(testing::EntryValueType(m, "h.0.attn.q"), "tensor<2x4x4x1x3xf32, d0>");
@@ -107,7 +108,7 @@ TEST(GptTest, BlockHasTheDocumentedOps) {
   const GptOptions o = Small();
   ASSERT_OK_AND_ASSIGN(Module m, BuildGpt2Inference(o));
   const Function& fn = *m.entry();
-  EXPECT_EQ(fn.ops().size(), 4u + kBlockOps * 3 + 3);
+  EXPECT_EQ(fn.ops().size(), 4u + kBlockOps * 3 + kTiedHeadOps);
   for (int64_t layer = 0; layer < 3; ++layer) {
     std::map<std::string, int> kinds;
     for (const auto& op : fn.ops()) {
@@ -207,7 +208,7 @@ TEST(GptTest, UntiedHeadHasItsOwnWeightAndNoTranspose) {
   EXPECT_EQ(fn.ops().size(), 4u + kBlockOps * 3 + 2);
   EXPECT_EQ(fn.params().back()->name(), "lm_head.weight");
   EXPECT_EQ(testing::EntryValueType(m, "lm_head.weight"), "tensor<8x10xf32, d0>");
-  EXPECT_EQ(fn.LookupValue("lm_head.weight_t"), nullptr);
+  EXPECT_EQ(fn.LookupValue("lm_head.logits"), nullptr);  // no Gemm on the tied table
   EXPECT_EQ(testing::EntryValueType(m, "logits"), "tensor<2x4x10xf32, d0>");
   EXPECT_EQ(GptParameterCount(o), GptParameterCount(Small()) + 8 * 10);
 }

@@ -134,7 +134,7 @@ TEST(ModelZooTest, TinyModelsHaveTheExpectedTypes) {
   ASSERT_OK_AND_ASSIGN(Module g, BuildModel(gpt));
   ASSERT_OK(InferTypes(g));
   const Function& fg = *g.entry();
-  EXPECT_EQ(fg.ops().size(), 4u + kBlockOps * 8 + 3);
+  EXPECT_EQ(fg.ops().size(), 4u + kBlockOps * 8 + kTiedHeadOps);
   EXPECT_EQ(fg.LookupValue("input_ids")->type().ToString(), "tensor<16x8xi64, d0>");
   EXPECT_EQ(fg.LookupValue("h.7.attn.probs")->type().ToString(), "tensor<16x8x8x8xf32, d0>");
   EXPECT_EQ(fg.LookupValue("logits")->type().ToString(), "tensor<16x8x64xf32, d0>");

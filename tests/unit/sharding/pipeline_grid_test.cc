@@ -199,19 +199,19 @@ TEST(StagesTest, GptBlocksAreTheLayersAndTheTiedEmbeddingIsOnBothEnds) {
   EXPECT_EQ(stage("h.3.out"), 0);
   EXPECT_EQ(stage("h.4.ln_1"), 1);
   EXPECT_EQ(stage("logits"), 1);
-  EXPECT_EQ(stage("lm_head.weight_t"), 1);  // a setup op runs where it is read
+  EXPECT_EQ(stage("lm_head.logits"), 1);  // the head's GEMM reads the last stage's table
   ASSERT_OK(PropagateShardings(m, "gpt2"));
   ASSERT_OK(MaterializeShardings(m, "gpt2"));
   RunCleanup(m, "gpt2");
   ASSERT_OK(SplitStageMeshes(m, "gpt2"));
   // Each stage holds the tied embedding's vocabulary piece it reads: the
-  // token lookup's on the first, the LM head's (the original) on the last.
-  for (const char* name : {"wte.weight.s0", "wte.weight"}) {
+  // token lookup's (the original) on the first, the LM head's on the last.
+  for (const char* name : {"wte.weight", "wte.weight.s1"}) {
     SCOPED_TRACE(name);
     const Value* copy = m.entry()->LookupValue(name);
     ASSERT_NE(copy, nullptr);
     ASSERT_NE(copy->sharding(), nullptr);
-    EXPECT_EQ(copy->sharding()->mesh, std::string(name) == "wte.weight" ? "mesh.s1" : "mesh.s0");
+    EXPECT_EQ(copy->sharding()->mesh, std::string(name) == "wte.weight" ? "mesh.s0" : "mesh.s1");
     EXPECT_EQ(copy->sharding()->dims[0], std::vector<std::string>{"tp"});  // vocabulary-parallel
   }
   int transfers = 0;  // the activations between the stages only, never a weight
