@@ -11,6 +11,7 @@
 #include "models/transformer_sharding.h"
 #include "search/memory_bound.h"
 #include "search/memory_estimate.h"
+#include "search/model_grid.h"
 #include "search/step_metrics.h"
 #include "sharding/annotate.h"
 #include "sharding/grid.h"
@@ -152,52 +153,46 @@ StatusOr<const Function*> Evaluator::Sequential(int64_t batch) {
   return it->second.entry();
 }
 
+StatusOr<Evaluator::Point> Evaluator::PointOf(const Config& c) {
+  if (!c.invalid.empty()) return InvalidArgument() << c.invalid;  // known at enumeration
+  Point p;
+  DISTIR_ASSIGN_OR_RETURN(p.seq, Sequential(c.batch));
+  p.o = c.options;
+  p.o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
+  p.one_replica = options_.replica_symmetry && SimulatesOneReplica(e_, c);
+  return p;
+}
+
 ConfigResult Evaluator::Evaluate(const Config& c) {
   ConfigResult r;
   r.index = c.index;
-  if (!c.invalid.empty()) {  // known at enumeration (grid.h): nothing to build
+  StatusOr<Point> p = PointOf(c);
+  Status checked = p.ok() ? Status::Ok() : p.status();
+  if (p.ok()) {
+    if (Prune(*p->seq, p->o, r)) return r;
+    checked = CheckPoint(*p->seq, p->o, p->one_replica);
+  }
+  if (!checked.ok()) {
     r.status = ConfigStatus::kInvalid;
-    r.reason = c.invalid;
+    r.reason = checked.message();
     return r;
   }
-  StatusOr<const Function*> seq = Sequential(c.batch);
-  if (!seq.ok()) {
-    r.status = ConfigStatus::kInvalid;
-    r.reason = seq.status().message();
-    return r;
-  }
-  ParallelOptions o = c.options;
-  o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
-  const bool one_replica = options_.replica_symmetry && SimulatesOneReplica(e_, c);
-  if (Prune(**seq, o, r)) return r;
-  if (Status size = CheckPoint(**seq, o, one_replica); !size.ok()) {
-    r.status = ConfigStatus::kInvalid;
-    r.reason = size.message();
-    return r;
-  }
-  if (!RejectTooLarge(**seq, o, one_replica, r, !TemplateKey(c).empty()))
-    SimulateSharded(c, **seq, r);
+  if (!RejectTooLarge(*p->seq, p->o, p->one_replica, r, !TemplateKey(c).empty()))
+    SimulateSharded(c, *p->seq, r);
   return r;
 }
 
 Status Evaluator::Validate(const Config& c) {
-  if (!c.invalid.empty()) return InvalidArgument() << c.invalid;
-  DISTIR_ASSIGN_OR_RETURN(const Function* seq, Sequential(c.batch));
-  ParallelOptions o = c.options;
-  o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
-  return CheckPoint(*seq, o, options_.replica_symmetry && SimulatesOneReplica(e_, c));
+  DISTIR_ASSIGN_OR_RETURN(const Point p, PointOf(c));
+  return CheckPoint(*p.seq, p.o, p.one_replica);
 }
 
 double Evaluator::PredictedCost(const Config& c) {
-  if (!c.invalid.empty()) return 0;
-  StatusOr<const Function*> seq = Sequential(c.batch);
-  if (!seq.ok()) return 0;
-  ParallelOptions o = c.options;
-  o.num_devices = e_.world_rule == WorldRule::kEqual ? e_.world_size : 0;
-  const bool one_replica = options_.replica_symmetry && SimulatesOneReplica(e_, c);
+  StatusOr<Point> p = PointOf(c);
+  if (!p.ok()) return 0;
   ConfigResult unused;
-  if (Prune(**seq, o, unused) || !CheckPoint(**seq, o, one_replica).ok() ||
-      RejectTooLarge(**seq, o, one_replica, unused, !TemplateKey(c).empty()))
+  if (Prune(*p->seq, p->o, unused) || !CheckPoint(*p->seq, p->o, p->one_replica).ok() ||
+      RejectTooLarge(*p->seq, p->o, p->one_replica, unused, !TemplateKey(c).empty()))
     return 0;
   return EstimatedCost(e_, c);
 }
@@ -212,8 +207,7 @@ Status Evaluator::CheckPoint(const Function& seq, const ParallelOptions& o,
 }
 
 sharding::GridOptions Evaluator::Grid(const ParallelOptions& o) const {
-  return sharding::GridOf(o, e_.sharding_layers, e_.sharding_recompute_layers,
-                          e_.sharding_scatter_gather);
+  return GridOptionsOf(e_.sharding, o);
 }
 
 bool Evaluator::Prune(const Function& seq, const ParallelOptions& o, ConfigResult& r) const {
@@ -262,7 +256,7 @@ StatusOr<const std::vector<sharding::ParamRule>*> Evaluator::CheckSharded(const 
                              << e_.world_size;
   // The sharding path can split heads unevenly (per-rank programs); Megatron
   // cannot, so the built-in GPT-2 and transformers keep its rule.
-  DISTIR_RETURN_IF_ERROR(CheckTpDivides(o.tp, e_.sharding_tp_divisor, e_.sharding_tp_divisor_name));
+  DISTIR_RETURN_IF_ERROR(CheckTpDivides(o.tp, e_.sharding.tp_divisor, e_.sharding.tp_divisor_name));
   DISTIR_ASSIGN_OR_RETURN(const std::vector<sharding::ParamRule>* rules,
                           Rules(o.sequence_parallel));
   // An axis no rule names would only replicate the whole model over it.
@@ -285,15 +279,13 @@ StatusOr<Module> Evaluator::Sharded(const Function& seq, const ParallelOptions& 
 
 StatusOr<const std::vector<sharding::ParamRule>*> Evaluator::Rules(bool sequence_parallel) const {
   if (sequence_parallel) {
-    if (!sp_rules_.has_value()) {
-      std::vector<std::string> texts = e_.sequence_parallel_rules;
-      texts.insert(texts.end(), e_.sharding_rules.begin(), e_.sharding_rules.end());
-      sp_rules_.emplace(sharding::ParseParamRules(texts));
-    }
+    if (!sp_rules_.has_value())
+      sp_rules_.emplace(sharding::ParseParamRules(RuleTextsOf(e_.sharding, true)));
     if (!sp_rules_->ok()) return sp_rules_->status();
     return &**sp_rules_;
   }
-  if (!rules_.has_value()) rules_.emplace(sharding::ParseParamRules(e_.sharding_rules));
+  if (!rules_.has_value())
+    rules_.emplace(sharding::ParseParamRules(RuleTextsOf(e_.sharding, false)));
   if (!rules_->ok()) return rules_->status();
   return &**rules_;
 }

@@ -173,6 +173,17 @@ class Evaluator {
 
  private:
   StatusOr<const Function*> Sequential(int64_t batch);
+  /// What Evaluate, Validate and PredictedCost start from: the sequential
+  /// program of `c`'s batch, its knobs with the world's device count, and
+  /// whether one replica stands for all (replica symmetry).
+  struct Point {
+    const Function* seq = nullptr;
+    ParallelOptions o;
+    bool one_replica = false;
+  };
+  /// `c`'s Point; InvalidArgument with the enumeration's reason or the
+  /// model's refusal of the batch.
+  StatusOr<Point> PointOf(const Config& c);
   /// `c`'s knobs as the sharding path distributes them (replica symmetry:
   /// one replica, dp 1) and the batch of the program it distributes.
   std::pair<ParallelOptions, int64_t> ShardedPoint(const Config& c) const;

@@ -22,6 +22,7 @@
 #include "models/mlp.h"
 #include "models/model_sharding.h"
 #include "sharding/annotate.h"
+#include "sharding/pipeline_task.h"
 #include "support/byte_size.h"
 #include "support/checked_math.h"
 #include "support/read_file.h"
@@ -189,9 +190,8 @@ StatusOr<std::vector<int64_t>> ParseOnnxInputShape(const Reader& rd, const YAML:
 
 // Whether `fn` updates weights (SGD, Adam): a training step.
 bool HasOptimizer(const Function& fn) {
-  return std::any_of(fn.ops().begin(), fn.ops().end(), [](const auto& op) {
-    return op->kind() == OpKind::kSGD || op->kind() == OpKind::kAdam;
-  });
+  return std::any_of(fn.ops().begin(), fn.ops().end(),
+                     [](const auto& op) { return sharding::IsOptimizer(op->kind()); });
 }
 
 // model: {onnx: PATH, inputs: {NAME: [B, 128]}, dtype: f16} or {distir: PATH,
@@ -455,16 +455,7 @@ Status ParseHardware(const Reader& rd, const YAML::Node& node, Experiment& e) {
 // The built-in model's own rules (`sharding: model`, the default): the MLP's
 // Megatron pairs, GPT-2's blocks with the grouped QKV layout, the transformer
 // training models' Megatron layout (docs/transforms.md §12).
-void SetModelSharding(Experiment& e) {
-  ModelSharding m = ModelShardingOf(e.model);
-  e.sharding_rules = std::move(m.rules);
-  e.sequence_parallel_rules = std::move(m.sequence_parallel_rules);
-  e.sharding_layers = std::move(m.layer_pattern);
-  e.sharding_tp_divisor = m.tp_divisor;
-  e.sharding_tp_divisor_name = std::move(m.tp_divisor_name);
-  e.sharding_recompute_layers = m.recompute_layers;
-  e.sharding_scatter_gather = m.scatter_gather_transfers;
-}
+void SetModelSharding(Experiment& e) { e.sharding = ModelShardingOf(e.model); }
 
 // An imported model without `sharding:`: each data input split over dp along
 // its batch dimension (the `B` of `inputs:`), every weight replicated. Data
@@ -509,7 +500,7 @@ Status ParseSharding(const Reader& rd, const YAML::Node& node, Experiment& e) {
     if (!rule.ok()) return InvalidArgument(rd.Loc(item)) << rule.status().message();
     rules.push_back(text);
   }
-  e.sharding_rules = std::move(rules);
+  e.sharding.rules = std::move(rules);
   return Status::Ok();
 }
 
@@ -836,7 +827,7 @@ Status ParseLayers(const Reader& rd, const YAML::Node& node, Experiment& e) {
     return InvalidArgument(rd.Loc(node))
            << "layers '" << pattern << "' is not a regular expression: " << err.what();
   }
-  e.sharding_layers = pattern;
+  e.sharding.layer_pattern = pattern;
   return Status::Ok();
 }
 
@@ -890,7 +881,7 @@ Status ParseTail(const Reader& rd, const YAML::Node& root, Experiment& e) {
   if (const YAML::Node sh = root["sharding"]) {
     DISTIR_RETURN_IF_ERROR(ParseSharding(rd, sh, e));
   } else if (e.model_file.has_value()) {
-    e.sharding_rules = FileBatchRules(*e.model_file);
+    e.sharding.rules = FileBatchRules(*e.model_file);
   } else {
     SetModelSharding(e);
   }

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "models/model_sharding.h"
 #include "models/model_zoo.h"
 #include "search/megatron_knobs.h"
 #include "sim/hardware_profile.h"
@@ -126,30 +127,13 @@ struct Experiment {
   int64_t traces = 3;
   std::string output = "results.h5";  ///< relative to the current directory
   Strategy strategy;
-  /// The parameter rules that distribute each configuration through meshes
-  /// and shardings over a mesh {dp: D, tp: T} (docs/transforms.md §12):
-  /// `sharding:` as listed, or the built-in model's own (`sharding: model`, and
-  /// the default), or for an imported model without `sharding:` its batch
-  /// inputs split over dp (data parallelism only).
-  std::vector<std::string> sharding_rules;
-  /// With sharding: the weights of one pipeline layer (sharding/grid.h); empty:
-  /// every forward op that reads a weight. GPT-2's blocks for `sharding: model`;
-  /// the experiment's `layers:` key overrides it.
-  std::string sharding_layers;
-  /// With `sharding: model` for a transformer-training model: the rules that
-  /// go before `sharding_rules` for a configuration with sequence parallelism
-  /// (models/transformer_sharding.h).
-  std::vector<std::string> sequence_parallel_rules;
-  /// With sharding: T must divide this count, named by `sharding_tp_divisor_name`
-  /// (GPT-2's heads for `sharding: model`: Megatron splits whole heads); 0: any T.
-  int64_t sharding_tp_divisor = 0;
-  std::string sharding_tp_divisor_name;
-  /// With sharding: recomputation keeps every layer's input (Megatron's full
-  /// recomputation; the transformer-training models), not only each stage's.
-  bool sharding_recompute_layers = false;
-  /// With sharding: stage transfers by Megatron's scatter-gather
-  /// (sharding::GridOptions; the transformer-training models).
-  bool sharding_scatter_gather = false;
+  /// How each configuration is distributed through meshes and shardings over
+  /// a mesh {dp: D, tp: T} (docs/transforms.md §12): the rules of `sharding:`
+  /// as listed, or the built-in model's own (`sharding: model`, and the
+  /// default; models/model_sharding.h), or for an imported model without
+  /// `sharding:` its batch inputs split over dp (data parallelism only). The
+  /// experiment's `layers:` key replaces `sharding.layer_pattern`.
+  ModelSharding sharding;
 };
 
 /// Parses an experiment; `path` names it in errors and anchors a relative

@@ -163,20 +163,24 @@ ProgressEstimator MakeEstimator(Evaluator& evaluator, const std::vector<Config>&
   return ProgressEstimator(std::move(costs), 0);
 }
 
+// Where each rank's bytes start in a gathered buffer of `counts` bytes per
+// rank; returns the total.
+int Displacements(const std::vector<int>& counts, std::vector<int>& offsets) {
+  int total = 0;
+  for (size_t r = 0; r < counts.size(); ++r) {
+    offsets[r] = total;
+    total += counts[r];
+  }
+  return total;
+}
+
 // Gathers the packed results of every rank on rank 0.
 std::vector<char> GatherPacked(const std::vector<char>& packed, MPI_Comm comm, int rank, int size) {
   int bytes = static_cast<int>(packed.size());
   std::vector<int> counts(static_cast<size_t>(size)), offsets(static_cast<size_t>(size));
   MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
   std::vector<char> all;
-  if (rank == 0) {
-    int total = 0;
-    for (int r = 0; r < size; ++r) {
-      offsets[static_cast<size_t>(r)] = total;
-      total += counts[static_cast<size_t>(r)];
-    }
-    all.resize(static_cast<size_t>(total));
-  }
+  if (rank == 0) all.resize(static_cast<size_t>(Displacements(counts, offsets)));
   MPI_Gatherv(packed.data(), bytes, MPI_CHAR, all.data(), counts.data(), offsets.data(), MPI_CHAR, 0,
               comm);
   return all;
@@ -187,12 +191,7 @@ std::vector<char> AllGatherPacked(const std::vector<char>& packed, MPI_Comm comm
   int bytes = static_cast<int>(packed.size());
   std::vector<int> counts(static_cast<size_t>(size)), offsets(static_cast<size_t>(size));
   MPI_Allgather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
-  int total = 0;
-  for (int r = 0; r < size; ++r) {
-    offsets[static_cast<size_t>(r)] = total;
-    total += counts[static_cast<size_t>(r)];
-  }
-  std::vector<char> all(static_cast<size_t>(total));
+  std::vector<char> all(static_cast<size_t>(Displacements(counts, offsets)));
   MPI_Allgatherv(packed.data(), bytes, MPI_CHAR, all.data(), counts.data(), offsets.data(),
                  MPI_CHAR, comm);
   return all;

@@ -3,22 +3,34 @@
 #include <string>
 
 #include "interp/infer_types.h"
-#include "models/model_sharding.h"
 #include "models/transformer_sharding.h"
 
 namespace distir::search {
 
-StatusOr<ModelGrid> ModelGridOf(ModelSpec& spec, const ParallelOptions& o, bool scatter_gather) {
-  const ModelSharding m = ModelShardingOf(spec);
-  DISTIR_RETURN_IF_ERROR(CheckTpDivides(o.tp, m.tp_divisor, m.tp_divisor_name));
+std::vector<std::string> RuleTextsOf(const ModelSharding& m, bool sequence_parallel) {
   std::vector<std::string> texts =
-      o.sequence_parallel ? m.sequence_parallel_rules : std::vector<std::string>{};
+      sequence_parallel ? m.sequence_parallel_rules : std::vector<std::string>{};
   texts.insert(texts.end(), m.rules.begin(), m.rules.end());
+  return texts;
+}
+
+sharding::GridOptions GridOptionsOf(const ModelSharding& m, const ParallelOptions& o,
+                                    bool scatter_gather) {
+  return sharding::GridOf(o, m.layer_pattern, m.recompute_layers,
+                          m.scatter_gather_transfers && scatter_gather);
+}
+
+StatusOr<ModelGrid> ShardingGridOf(const ModelSharding& m, const ParallelOptions& o,
+                                   bool scatter_gather) {
+  DISTIR_RETURN_IF_ERROR(CheckTpDivides(o.tp, m.tp_divisor, m.tp_divisor_name));
   ModelGrid g;
-  DISTIR_ASSIGN_OR_RETURN(g.rules, sharding::ParseParamRules(texts));
-  g.grid = sharding::GridOf(o, m.layer_pattern, m.recompute_layers,
-                            m.scatter_gather_transfers && scatter_gather);
+  DISTIR_ASSIGN_OR_RETURN(g.rules, sharding::ParseParamRules(RuleTextsOf(m, o.sequence_parallel)));
+  g.grid = GridOptionsOf(m, o, scatter_gather);
   return g;
+}
+
+StatusOr<ModelGrid> ModelGridOf(ModelSpec& spec, const ParallelOptions& o, bool scatter_gather) {
+  return ShardingGridOf(ModelShardingOf(spec), o, scatter_gather);
 }
 
 StatusOr<Module> DistributeModel(ModelSpec spec, const ParallelOptions& o) {

@@ -32,6 +32,7 @@
 #include "io/results_file.h"
 #include "models/model_zoo.h"
 #include "search/experiment.h"
+#include "search/model_grid.h"
 #include "search/results_table.h"
 #include "search/text_table.h"
 #include "sharding/grid.h"
@@ -106,11 +107,7 @@ StatusOr<std::string> WithStoredHardware(const io::ResultsFile& f, const std::st
 // run executes the very program the search simulated.
 struct SearchedModel {
   ModelSpec model;
-  std::vector<std::string> sharding_rules;
-  std::string sharding_layers;
-  bool sharding_recompute_layers = false;
-  std::vector<std::string> sequence_parallel_rules;
-  bool sharding_scatter_gather = false;
+  ModelSharding sharding;
 };
 
 // The model of the stored experiment, rebuilt exactly (overrides included) or
@@ -129,12 +126,7 @@ StatusOr<SearchedModel> ModelOf(const io::ResultsFile& f, const std::string& pat
     return InvalidArgument() << path << ": the stored experiment builds model '" << e->model.name
                              << "' but the file says it searched '" << f.model << "'";
   }
-  return SearchedModel{e->model,
-                       e->sharding_rules,
-                       e->sharding_layers,
-                       e->sharding_recompute_layers,
-                       e->sequence_parallel_rules,
-                       e->sharding_scatter_gather};
+  return SearchedModel{e->model, e->sharding};
 }
 
 // The program of `row` as the search built it, through the sharding passes
@@ -144,16 +136,9 @@ StatusOr<std::pair<Module, std::string>> DistributedProgramOf(const SearchedMode
                                                               const ParallelOptions& o) {
   DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(WithBatch(searched.model, row.batch)));
   DISTIR_RETURN_IF_ERROR(InferTypes(seq));
-  // Sequence parallelism: the model's rules for it go first, as in the search.
-  std::vector<std::string> texts =
-      o.sequence_parallel ? searched.sequence_parallel_rules : std::vector<std::string>{};
-  texts.insert(texts.end(), searched.sharding_rules.begin(), searched.sharding_rules.end());
-  DISTIR_ASSIGN_OR_RETURN(std::vector<sharding::ParamRule> rules, sharding::ParseParamRules(texts));
-  const sharding::GridOptions grid =
-      sharding::GridOf(o, searched.sharding_layers, searched.sharding_recompute_layers,
-                       searched.sharding_scatter_gather);
+  DISTIR_ASSIGN_OR_RETURN(search::ModelGrid g, search::ShardingGridOf(searched.sharding, o));
   const std::string name = seq.entry()->name();
-  DISTIR_RETURN_IF_ERROR(sharding::DistributeGrid(seq, name, grid, rules));
+  DISTIR_RETURN_IF_ERROR(sharding::DistributeGrid(seq, name, g.grid, g.rules));
   return std::pair{std::move(seq), name};
 }
 

@@ -13,3 +13,12 @@ fail() {
   echo "FAIL: $*" >&2
   exit 1
 }
+
+# same_results A.h5 B.h5 WHAT: fails unless the two results files are equal
+# outside /run (the run's host and timing), printing the first differences.
+same_results() {
+  if ! h5diff --exclude-path /run "$1" "$2"; then
+    h5diff -r --exclude-path /run "$1" "$2" | head -40 >&2 || true
+    fail "$3: the results differ outside /run"
+  fi
+}

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "backend/gpu/cuda_check.h"
@@ -145,6 +146,38 @@ __global__ void WhereKernel(GpuBroadcast s, I n, const uint8_t* cond, const T* x
     BroadcastOffsets<3>(s, i, off);
     out[i] = cond[off[0]] != 0 ? x[off[1]] : y[off[2]];
   }
+}
+
+// T is int32_t or int64_t, R is T (Add/Sub/Mul) or uint8_t (Equal/Less). Sums and products
+// are taken in the unsigned type, so an overflow wraps instead of being undefined.
+template <typename T>
+__device__ __forceinline__ T WrapArith(GpuIndexBinary op, T x, T y) {
+  using U = typename std::make_unsigned<T>::type;
+  const U a = static_cast<U>(x), b = static_cast<U>(y);
+  return static_cast<T>(op == GpuIndexBinary::kAdd   ? a + b
+                        : op == GpuIndexBinary::kSub ? a - b
+                                                     : a * b);
+}
+
+template <typename T, typename R, typename I>
+__global__ void IndexBinaryKernel(GpuIndexBinary op, GpuBroadcast s, I n, const T* a, const T* b,
+                                  R* out) {
+  DISTIR_GRID_STRIDE_I(I, i, n) {
+    I off[2];
+    BroadcastOffsets<2>(s, i, off);
+    const T x = a[off[0]], y = b[off[1]];
+    if (op == GpuIndexBinary::kEqual) {
+      out[i] = static_cast<R>(x == y);
+    } else if (op == GpuIndexBinary::kLess) {
+      out[i] = static_cast<R>(x < y);
+    } else {
+      out[i] = static_cast<R>(WrapArith(op, x, y));
+    }
+  }
+}
+
+__global__ void NotKernel(int64_t n, const uint8_t* x, uint8_t* out) {
+  DISTIR_GRID_STRIDE(i, n) { out[i] = x[i] == 0 ? 1 : 0; }
 }
 
 // E is an unsigned integer of the element's width: permutations move bytes.
@@ -506,12 +539,12 @@ Status LaunchBroadcastBinary(GpuBinary op, GpuDType t, const GpuBroadcast& shape
   });
 }
 
-Status LaunchWhere(GpuDType t, const GpuBroadcast& shape, const void* cond, const void* x,
+Status LaunchWhere(int elem_bytes, const GpuBroadcast& shape, const void* cond, const void* x,
                    const void* y, void* out, void* stream) {
   const int64_t n = NumElements(shape.dims, shape.rank);
   if (n == 0) return Status::Ok();
   const auto* c = static_cast<const uint8_t*>(cond);
-  return Dispatch(t, [&](auto* tag) {
+  return DispatchBytes(elem_bytes, [&](auto* tag) {
     if (Fits32(n)) {
       WhereKernel<<<Blocks(n), kThreads, 0, S(stream)>>>(shape, static_cast<int32_t>(n), c,
                                                          C(x, tag), C(y, tag), M(out, tag));
@@ -520,6 +553,54 @@ Status LaunchWhere(GpuDType t, const GpuBroadcast& shape, const void* cond, cons
                                                          M(out, tag));
     }
   });
+}
+
+namespace {
+
+// The broadcast index kernel for ids of type T and results of type R.
+template <typename T, typename R>
+void LaunchIndexTyped(GpuIndexBinary op, const GpuBroadcast& shape, int64_t n, const void* a,
+                      const void* b, void* out, void* stream) {
+  const auto* pa = static_cast<const T*>(a);
+  const auto* pb = static_cast<const T*>(b);
+  auto* po = static_cast<R*>(out);
+  if (Fits32(n)) {
+    IndexBinaryKernel<<<Blocks(n), kThreads, 0, S(stream)>>>(op, shape, static_cast<int32_t>(n), pa,
+                                                             pb, po);
+  } else {
+    IndexBinaryKernel<<<Blocks(n), kThreads, 0, S(stream)>>>(op, shape, n, pa, pb, po);
+  }
+}
+
+template <typename T>
+void LaunchIndexOf(GpuIndexBinary op, const GpuBroadcast& shape, int64_t n, const void* a,
+                   const void* b, void* out, void* stream) {
+  if (op == GpuIndexBinary::kEqual || op == GpuIndexBinary::kLess) {
+    LaunchIndexTyped<T, uint8_t>(op, shape, n, a, b, out, stream);
+  } else {
+    LaunchIndexTyped<T, T>(op, shape, n, a, b, out, stream);
+  }
+}
+
+}  // namespace
+
+Status LaunchIndexBinary(GpuIndexBinary op, bool wide, const GpuBroadcast& shape, const void* a,
+                         const void* b, void* out, void* stream) {
+  const int64_t n = NumElements(shape.dims, shape.rank);
+  if (n == 0) return Status::Ok();
+  if (wide) {
+    LaunchIndexOf<int64_t>(op, shape, n, a, b, out, stream);
+  } else {
+    LaunchIndexOf<int32_t>(op, shape, n, a, b, out, stream);
+  }
+  return LastLaunch();
+}
+
+Status LaunchNot(int64_t n, const void* x, void* out, void* stream) {
+  if (n == 0) return Status::Ok();
+  NotKernel<<<Blocks(n), kThreads, 0, S(stream)>>>(n, static_cast<const uint8_t*>(x),
+                                                   static_cast<uint8_t*>(out));
+  return LastLaunch();
 }
 
 Status LaunchPermute(int elem_bytes, const GpuPermute& permute, const void* in, void* out,

@@ -84,9 +84,25 @@ Status LaunchBroadcastBinary(GpuBinary op, GpuDType t, const GpuBroadcast& shape
                              const void* b, void* out, void* stream = nullptr);
 
 /// out = cond ? x : y with broadcasting (operands 0, 1, 2 of `shape`); cond is
-/// one byte per element (DistIR's bool), nonzero meaning true.
-Status LaunchWhere(GpuDType t, const GpuBroadcast& shape, const void* cond, const void* x,
+/// one byte per element (DistIR's bool), nonzero meaning true. x, y and out have
+/// elements of `elem_bytes` (1, 2, 4 or 8) bytes: Where copies, so any dtype runs
+/// (floats, and the integer ids of a vocabulary-parallel lookup).
+Status LaunchWhere(int elem_bytes, const GpuBroadcast& shape, const void* cond, const void* x,
                    const void* y, void* out, void* stream = nullptr);
+
+/// Arithmetic and comparisons on integer ids (the index arithmetic of a
+/// vocabulary-parallel lookup, sharding/partition.cc, and of any imported graph).
+enum class GpuIndexBinary { kAdd, kSub, kMul, kEqual, kLess };
+
+/// out = a (op) b with broadcasting (operands 0 and 1 of `shape`) on i64 ids
+/// (`wide`) or i32 ids. out has the operands' type for kAdd, kSub and kMul
+/// (two's complement wrap-around on overflow) and is bool (one byte, 0 or 1)
+/// for kEqual and kLess. Semantics of the CPU's backend/cpu/index_ops.h.
+Status LaunchIndexBinary(GpuIndexBinary op, bool wide, const GpuBroadcast& shape, const void* a,
+                         const void* b, void* out, void* stream = nullptr);
+
+/// out[i] = !x[i] on `n` bools (one byte each, result 0 or 1). out may alias x.
+Status LaunchNot(int64_t n, const void* x, void* out, void* stream = nullptr);
 
 /// out = transpose(in) for elements of `elem_bytes` (1, 2, 4 or 8) bytes, so
 /// any dtype runs. out does not alias in.

@@ -12,6 +12,7 @@
 #include "backend/cpu/host_kernels.h"
 #include "backend/gpu/cuda_check.h"
 #include "backend/gpu/gpu_convert.h"
+#include "backend/gpu/gpu_index_ops.h"
 #include "backend/gpu/gpu_kernels.h"
 #include "backend/gpu/gpu_layout_ops.h"
 #include "backend/memory_plan.h"
@@ -325,7 +326,10 @@ StatusOr<GpuKernel> PlanWhere(const Op& op, GpuDType t, Views in, Views out, voi
   const TensorView c = in[0], x = in[1], y = in[2], r = out[0];
   if (r.rank() > kGpuMaxRank) return Unsupported(op) << "more than " << kGpuMaxRank << " axes";
   const GpuBroadcast shape = MakeGpuBroadcast(r.shape, {c.shape, x.shape, y.shape});
-  return GpuKernel([=] { return LaunchWhere(t, shape, c.data, x.data, y.data, r.data, stream); });
+  return GpuKernel([=] {
+    return LaunchWhere(static_cast<int>(ByteWidth(t)), shape, c.data, x.data, y.data, r.data,
+                       stream);
+  });
 }
 
 // Embedding gather along axis 0. The indices are checked on the host first
@@ -362,6 +366,9 @@ StatusOr<GpuKernel> PlanGpuComputeOp(const Op& op, Views in, Views out, const Gp
     return std::move(*layout);
   }
   if (in.empty()) return Unsupported(op) << "no GPU kernel for this op";
+  if (std::optional<StatusOr<GpuKernel>> ids = PlanGpuIndexOp(op, in, out, ctx.stream)) {
+    return std::move(*ids);
+  }
   DISTIR_ASSIGN_OR_RETURN(const GpuDType t, OpDType(op, in, out));
   if (BinaryOf(op.kind())) return PlanNary(op, t, in, out, ctx.stream);
   switch (op.kind()) {

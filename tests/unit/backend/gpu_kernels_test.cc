@@ -304,13 +304,73 @@ TEST(GpuKernelsTest, BroadcastBinaryAndWhereMatchHost) {
     for (size_t i = 0; i < 25; ++i) cond[i] = (i % 5) <= (i / 5) ? 1 : 0;
     ASSERT_OK_AND_ASSIGN(DeviceBuffer dc, DeviceBuffer::Allocate(cond.size()));
     ASSERT_OK(dc.CopyFromHost(cond.data(), cond.size()));
-    ASSERT_OK(LaunchWhere(t, MakeGpuBroadcast(out_shape, {{5, 5}, out_shape, {}}), dc.data(),
+    ASSERT_OK(LaunchWhere(static_cast<int>(ByteWidth(t)),
+                          MakeGpuBroadcast(out_shape, {{5, 5}, out_shape, {}}), dc.data(),
                           dx.data(), ds.data(), out.data()));
     const std::vector<int64_t> cond_padded = {1, 1, 5, 5};
     backend::Where<float>(out_shape, cond_padded, cond.data(), out_shape, x.data(), scalar_padded,
                           scalar.data(), want.data());
     ExpectClose(Download(t, out, n), want, 0, "where");  // selection is exact
   }
+}
+
+// Bytes of a host vector on the device, and back.
+template <typename T>
+DeviceBuffer UploadRaw(const std::vector<T>& host) {
+  StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(host.size() * sizeof(T));
+  EXPECT_OK(buffer.status());
+  EXPECT_OK(buffer->CopyFromHost(host.data(), host.size() * sizeof(T)));
+  return std::move(*buffer);
+}
+template <typename T>
+std::vector<T> DownloadRaw(const DeviceBuffer& buffer, size_t n) {
+  std::vector<T> host(n);
+  EXPECT_OK(buffer.CopyToHost(host.data(), n * sizeof(T)));
+  return host;
+}
+
+// The masked ids of a vocabulary-parallel lookup (sharding/partition.cc
+// EmitMaskIds) for a device holding rows [4, 8): shifted = ids - 4,
+// t = shifted < 0 ? 4 : shifted, in = t < 4, safe = in ? t : 0.
+TEST(GpuKernelsTest, IndexArithmeticOfAVocabularyParallelLookup) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<int64_t> shape = {2, 3};
+  DeviceBuffer ids = UploadRaw<int64_t>({0, 5, 9, 3, 7, 12});
+  DeviceBuffer lo = UploadRaw<int64_t>({4}), rows = UploadRaw<int64_t>({4});
+  DeviceBuffer zero = UploadRaw<int64_t>({0});
+  DeviceBuffer shifted = UploadRaw<int64_t>(std::vector<int64_t>(6)),
+               t = UploadRaw<int64_t>(std::vector<int64_t>(6));
+  DeviceBuffer safe = UploadRaw<int64_t>(std::vector<int64_t>(6));
+  DeviceBuffer below = UploadRaw<uint8_t>(std::vector<uint8_t>(6)),
+               in = UploadRaw<uint8_t>(std::vector<uint8_t>(6));
+  const GpuBroadcast by_scalar = MakeGpuBroadcast(shape, {shape, {}});
+  const GpuBroadcast select = MakeGpuBroadcast(shape, {shape, {}, shape});
+  ASSERT_OK(LaunchIndexBinary(GpuIndexBinary::kSub, true, by_scalar, ids.data(), lo.data(),
+                              shifted.data()));
+  ASSERT_OK(LaunchIndexBinary(GpuIndexBinary::kLess, true, by_scalar, shifted.data(), zero.data(),
+                              below.data()));
+  ASSERT_OK(LaunchWhere(8, select, below.data(), rows.data(), shifted.data(), t.data()));
+  ASSERT_OK(
+      LaunchIndexBinary(GpuIndexBinary::kLess, true, by_scalar, t.data(), rows.data(), in.data()));
+  ASSERT_OK(LaunchWhere(8, MakeGpuBroadcast(shape, {shape, shape, {}}), in.data(), t.data(),
+                        zero.data(), safe.data()));
+  EXPECT_EQ(DownloadRaw<int64_t>(shifted, 6), (std::vector<int64_t>{-4, 1, 5, -1, 3, 8}));
+  EXPECT_EQ(DownloadRaw<uint8_t>(below, 6), (std::vector<uint8_t>{1, 0, 0, 1, 0, 0}));
+  EXPECT_EQ(DownloadRaw<int64_t>(t, 6), (std::vector<int64_t>{4, 1, 5, 4, 3, 8}));
+  EXPECT_EQ(DownloadRaw<uint8_t>(in, 6), (std::vector<uint8_t>{0, 1, 0, 0, 1, 0}));
+  EXPECT_EQ(DownloadRaw<int64_t>(safe, 6), (std::vector<int64_t>{0, 1, 0, 0, 3, 0}));
+  // i32: a product broadcast over rows, Equal, Not (in place).
+  DeviceBuffer a = UploadRaw<int32_t>({1, 2, 3, 4, 5, 6}), col = UploadRaw<int32_t>({-1, 2, 0});
+  DeviceBuffer prod = UploadRaw<int32_t>(std::vector<int32_t>(6));
+  DeviceBuffer eq = UploadRaw<uint8_t>(std::vector<uint8_t>(6));
+  const GpuBroadcast by_row = MakeGpuBroadcast(shape, {shape, {3}});
+  ASSERT_OK(
+      LaunchIndexBinary(GpuIndexBinary::kMul, false, by_row, a.data(), col.data(), prod.data()));
+  ASSERT_OK(
+      LaunchIndexBinary(GpuIndexBinary::kEqual, false, by_row, a.data(), col.data(), eq.data()));
+  ASSERT_OK(LaunchNot(6, eq.data(), eq.data()));
+  EXPECT_EQ(DownloadRaw<int32_t>(prod, 6), (std::vector<int32_t>{-1, 4, 0, -4, 10, 0}));
+  EXPECT_EQ(DownloadRaw<uint8_t>(eq, 6), (std::vector<uint8_t>{1, 0, 1, 1, 1, 1}));
 }
 
 TEST(GpuKernelsTest, PermuteAndTriluMoveBytesAsTheHostDoes) {
