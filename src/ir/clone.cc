@@ -14,7 +14,9 @@ void CopyValueFacts(const Value& from, Value& to) {
 
 }  // namespace
 
-std::unique_ptr<Function> CloneFunction(const Function& fn) {
+std::unique_ptr<Function> CloneFunction(const Function& fn) { return CloneFunction(fn, nullptr); }
+
+std::unique_ptr<Function> CloneFunction(const Function& fn, const CloneRewrite& rewrite) {
   auto out = std::make_unique<Function>(fn.name());
   out->set_loc(fn.loc());
   out->Reserve(fn.ops().size(), static_cast<size_t>(fn.num_values()));
@@ -25,6 +27,7 @@ std::unique_ptr<Function> CloneFunction(const Function& fn) {
     map[static_cast<size_t>(p->id())] = copy;
   }
   for (const auto& op : fn.ops()) {
+    if (rewrite && rewrite(*op, map, *out)) continue;
     std::vector<Value*> inputs;
     inputs.reserve(op->inputs().size());
     for (const Value* v : op->inputs()) inputs.push_back(map[static_cast<size_t>(v->id())]);

@@ -26,6 +26,7 @@
 #include "support/byte_size.h"
 #include "support/checked_math.h"
 #include "support/read_file.h"
+#include "transforms/fuse_gelu.h"
 
 namespace distir::search {
 namespace {
@@ -956,6 +957,8 @@ StatusOr<Module> ImportOnnxModel(const ModelFile& model, int64_t batch) {
   options.float_dtype = model.dtype;
   DISTIR_ASSIGN_OR_RETURN(onnx_import::ImportedModel imported,
                           onnx_import::ImportOnnxFile(model.path, options));
+  // An exported GELU is one kernel in the frameworks: cost it as one op.
+  FuseGelusIn(imported.module, imported.module.entry()->name());
   return std::move(imported.module);
 }
 

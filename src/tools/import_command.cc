@@ -1,5 +1,5 @@
 // distir import MODEL.onnx [-o OUT] [--input NAME=DIMxDIM ...] [--dtype f16]
-//                          [--device d0|none] [--print-types]
+//                          [--device d0|none] [--print-types] [--keep-gelu]
 
 #include <boost/program_options.hpp>
 #include <iostream>
@@ -11,6 +11,7 @@
 #include "ir/printer.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
+#include "transforms/fuse_gelu.h"
 
 namespace po = boost::program_options;
 
@@ -25,6 +26,7 @@ struct ImportCliOptions {
   std::string device = "d0";
   std::string function;
   bool print_types = false;
+  bool keep_gelu = false;
 };
 
 // The library's options from the command line; the error names the flag.
@@ -72,6 +74,7 @@ int RunImportOn(const ImportCliOptions& c) {
   }
   StatusOr<onnx_import::ImportedModel> imported = onnx_import::ImportOnnxFile(c.input, *options);
   if (!imported.ok()) return ReportError(imported.status());
+  if (!c.keep_gelu) FuseGelusIn(imported->module, imported->module.entry()->name());
   if (!c.print_types) DropResultTypes(imported->module);
   Status written = WriteOutputAtomically(c.output, PrintModule(imported->module));
   if (!written.ok()) return ReportError(written);
@@ -96,7 +99,10 @@ int RunImport(int argc, char** argv) {
       "device of the parameters and constants (d<N>), or none for a device-generic function")(
       "function", po::value(&c.function), "name of the function (default: the file's stem)")(
       "print-types", po::bool_switch(&c.print_types), "print the inferred type of every value")(
-      "output,o", po::value(&c.output)->default_value("-"), "output file ('-' for stdout)")(
+      "keep-gelu", po::bool_switch(&c.keep_gelu),
+      "keep an exported GELU as its elementwise ops (by default each becomes one Gelu op, "
+      "checked numerically: docs/onnx.md)")("output,o", po::value(&c.output)->default_value("-"),
+                                            "output file ('-' for stdout)")(
       "model", po::value(&c.input), "the ONNX file");
   // The model file is positional; `--input` binds input shapes, so the hidden
   // option that takes it is "model" (and `--model FILE` still works).

@@ -22,6 +22,7 @@
 #include "sharding/task_order.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
+#include "transforms/fuse_gelu.h"
 
 namespace po = boost::program_options;
 
@@ -81,6 +82,10 @@ sharding::GridOptions PipelineOf(const OptOptions& o) {
 Status RunNamedPass(const std::string& name, Module& m, const std::string& fn,
                     const sharding::GridOptions& grid) {
   if (name == "propagate-sharding") return sharding::PropagateShardings(m, fn);
+  if (name == "fuse-gelu") {
+    FuseGelusIn(m, fn);
+    return Status::Ok();
+  }
   if (name == "split-stages")
     return sharding::SplitStageMeshes(m, fn, "dp", grid.virtual_stages, grid.ScatterAxis());
   if (name == "order-tasks")
@@ -98,7 +103,8 @@ Status RunNamedPass(const std::string& name, Module& m, const std::string& fn,
     }
   }
   std::string known =
-      "propagate-sharding, materialize, cleanup, split-stages, partition, order-tasks";
+      "propagate-sharding, materialize, cleanup, split-stages, partition, order-tasks, "
+      "fuse-gelu";
   for (const sharding::NamedCleanupPass& p : sharding::CleanupPasses())
     known += std::string(", ") + p.name;
   return InvalidArgument() << "unknown pass '" << name << "' (passes: " << known << ")";
@@ -279,11 +285,12 @@ int RunOpt(int argc, char** argv) {
       "cleanup", po::bool_switch(&o.cleanup),
       "propagate, materialise, then run every collective clean-up to a fixpoint")(
       "pass", po::value(&o.passes)->composing(),
-      "run this sharding pass by name (repeatable, in order; no implied propagation): "
-      "propagate-sharding, materialize, cleanup, split-stages, partition, order-tasks, or one "
+      "run this pass by name (repeatable, in order; no implied propagation): "
+      "propagate-sharding, materialize, cleanup, split-stages, partition, order-tasks, one "
       "clean-up: "
       "gather-slice-cancel, reduce-scatter-gather-to-all-reduce, all-reduce-reassociate, "
-      "all-reduce-to-reduce-scatter, all-gather-sink, all-reduce-fold")(
+      "all-reduce-to-reduce-scatter, all-gather-sink, all-reduce-fold; or fuse-gelu (an "
+      "exported GELU's elementwise ops as one Gelu)")(
       "parallelize", po::value(&o.parallelize),
       "distribute a sequential program over a mesh, e.g. dp=2,tp=4 or "
       "dp=2,tp=2,pp=2,microbatches=4,schedule=gpipe[,recompute[=layer|selective]][,zero=1]"

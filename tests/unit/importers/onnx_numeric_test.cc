@@ -14,6 +14,7 @@
 #include "interp/reference_executor.h"
 #include "npy.h"
 #include "testing/test_util.h"
+#include "transforms/fuse_gelu.h"
 
 namespace distir::onnx_import {
 namespace {
@@ -59,12 +60,23 @@ DenseTensor Crop(const DenseTensor& t, int64_t rows, int64_t cols) {
 // Imports fixture `f` with its data input bound to `input`'s shape and runs it
 // on `input` with the weights stored in the file.
 StatusOr<HostValue> RunImported(const Fixture& f, const DenseTensor& input,
-                                std::optional<DType> float_dtype = std::nullopt) {
+                                std::optional<DType> float_dtype = std::nullopt,
+                                bool fuse_gelu = false) {
   ImportOptions options;
   options.load_weights = true;
   options.float_dtype = float_dtype;
   options.input_shapes[f.input] = input.shape;
   DISTIR_ASSIGN_OR_RETURN(ImportedModel m, ImportOnnxFile(FixturePath(f.name, ".onnx"), options));
+  if (fuse_gelu) {
+    const bool gpt = std::string(f.name).rfind("gpt2", 0) == 0;
+    // Every GPT-2 block's GELU is fused; the MLP has none.
+    if (FuseGelusIn(m.module, m.module.entry()->name()) != gpt)
+      return Internal() << "fuse-gelu " << (gpt ? "found no" : "found a") << " GELU";
+    for (const auto& op : m.module.entry()->ops()) {
+      if (op->kind() == OpKind::kTanh || op->kind() == OpKind::kErf)
+        return Internal() << op->Name() << " is left after fuse-gelu";
+    }
+  }
   const Function& fn = *m.module.entry();
   std::vector<HostValue> args;
   DenseTensor data = input;
@@ -90,6 +102,16 @@ TEST_P(OnnxNumericTest, MatchesTorch) {
   ASSERT_OK_AND_ASSIGN(DenseTensor input, ReadNpy(FixturePath(f.name, ".input.npy")));
   ASSERT_OK_AND_ASSIGN(DenseTensor output, ReadNpy(FixturePath(f.name, ".output.npy")));
   ASSERT_OK_AND_ASSIGN(HostValue got, RunImported(f, input));
+  EXPECT_OK(AllClose(got, Expected(output), kRtol, kAtol));
+}
+
+// The exported GELUs fused into Gelu ops (transforms/fuse_gelu.h, what the
+// search and `distir import` run): the same outputs within the same tolerance.
+TEST_P(OnnxNumericTest, MatchesTorchWithGeluFused) {
+  const Fixture& f = GetParam();
+  ASSERT_OK_AND_ASSIGN(DenseTensor input, ReadNpy(FixturePath(f.name, ".input.npy")));
+  ASSERT_OK_AND_ASSIGN(DenseTensor output, ReadNpy(FixturePath(f.name, ".output.npy")));
+  ASSERT_OK_AND_ASSIGN(HostValue got, RunImported(f, input, std::nullopt, /*fuse_gelu=*/true));
   EXPECT_OK(AllClose(got, Expected(output), kRtol, kAtol));
 }
 
