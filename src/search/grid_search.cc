@@ -16,24 +16,35 @@
 
 namespace distir::search {
 
-std::vector<std::vector<int64_t>> AssignSlices(const Experiment& e,
-                                               const std::vector<Config>& configs, int ranks,
-                                               const std::vector<char>& todo) {
-  std::vector<int64_t> order;
-  std::vector<double> cost(configs.size());
+std::vector<std::vector<int64_t>> AssignSlices(
+    const Experiment& e, const std::vector<Config>& configs, int ranks,
+    const std::vector<char>& todo, const std::function<std::string(const Config&)>& key) {
+  // Units of work: one configuration, or every configuration of one key.
+  std::vector<std::vector<int64_t>> units;
+  std::vector<double> cost;
+  std::unordered_map<std::string, size_t> unit_of_key;
   for (size_t i = 0; i < configs.size(); ++i) {
     if (!todo.empty() && !todo[i]) continue;
-    order.push_back(static_cast<int64_t>(i));
-    cost[i] = EstimatedCost(e, configs[i]);
+    const std::string k = key ? key(configs[i]) : std::string();
+    size_t u = units.size();
+    if (!k.empty()) u = unit_of_key.emplace(k, units.size()).first->second;
+    if (u == units.size()) {
+      units.emplace_back();
+      cost.push_back(0);
+    }
+    units[u].push_back(static_cast<int64_t>(i));
+    cost[u] += EstimatedCost(e, configs[i]);
   }
+  std::vector<size_t> order(units.size());
+  std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return cost[static_cast<size_t>(a)] > cost[static_cast<size_t>(b)]; });
+                   [&](size_t a, size_t b) { return cost[a] > cost[b]; });
   std::vector<std::vector<int64_t>> slices(static_cast<size_t>(ranks));
   std::vector<double> load(static_cast<size_t>(ranks), 0);
-  for (int64_t i : order) {
+  for (size_t u : order) {
     const auto r = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-    slices[r].push_back(i);
-    load[r] += cost[static_cast<size_t>(i)];
+    slices[r].insert(slices[r].end(), units[u].begin(), units[u].end());
+    load[r] += cost[u];
   }
   return slices;
 }
@@ -329,11 +340,12 @@ StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
     *options.progress << "[search] resuming: " << out.resumed << " of " << n
                       << " configurations already done, " << n - out.resumed << " to go\n";
   }
-  auto slices = AssignSlices(e, out.configs, size, todo);
+  Evaluator evaluator(e, EvaluatorOptionsOf(options));
+  // A template's configurations on one rank: it is built once, not once per rank.
+  auto slices = AssignSlices(e, out.configs, size, todo,
+                             [&](const Config& c) { return evaluator.TemplateKey(c); });
   const auto left = static_cast<size_t>(std::count(todo.begin(), todo.end(), 1));
   const std::vector<int64_t>& mine = slices[static_cast<size_t>(rank)];
-
-  Evaluator evaluator(e, EvaluatorOptionsOf(options));
   GroupByTemplate(evaluator, out.configs, slices);
   RankJournal journal(options, fingerprint, rank);
   const bool report = options.progress != nullptr && rank == 0;

@@ -18,6 +18,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -30,10 +31,14 @@
 namespace distir::search {
 
 /// Indices into `configs` per rank; only the configurations with `todo[i]`
-/// (every one when `todo` is empty).
-std::vector<std::vector<int64_t>> AssignSlices(const Experiment& e,
-                                               const std::vector<Config>& configs, int ranks,
-                                               const std::vector<char>& todo = {});
+/// (every one when `todo` is empty). Balanced by EstimatedCost, largest
+/// first onto the least loaded rank. With `key`, configurations of the same
+/// non-empty key (Evaluator::TemplateKey: they share a template, built once
+/// per rank that has one of them) go to one rank together. Deterministic.
+std::vector<std::vector<int64_t>> AssignSlices(
+    const Experiment& e, const std::vector<Config>& configs, int ranks,
+    const std::vector<char>& todo = {},
+    const std::function<std::string(const Config&)>& key = nullptr);
 
 /// Row indices of the configurations that simulated and fit in memory, by
 /// throughput (highest first), ties by iteration time then by index.

@@ -17,10 +17,11 @@ SRC=$(realpath "$2")
 source "$(dirname "$0")/../testing/shell_prelude.sh" resume
 trap 'pkill -KILL -f "$WORK/" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
-# 2 batches of the paper's GPT-2 1.6B grid: 150 configurations, about 4 s on 2
+# 4 batches of the paper's GPT-2 1.6B grid: 300 configurations, about 4 s on 2
 # ranks, so that there is time to kill it part-way (the MLP grid, at 200
-# configurations/s, sometimes ended between two polls).
-TOTAL=150
+# configurations/s, sometimes ended between two polls, and so did 2 batches
+# once a template's configurations went to one rank).
+TOTAL=300
 EXP=$WORK/mlp.yaml
 cat > "$EXP" <<EOF
 name: resume-test
@@ -28,7 +29,7 @@ model: gpt2-1.6b
 hardware: $SRC/configs/hardware/dgx2-v100.yaml
 world_size: 16
 space:
-  batch: [64, 128]
+  batch: [64, 128, 256, 512]
   dp: all
   tp: all
   pp: all

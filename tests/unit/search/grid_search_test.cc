@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,45 @@ TEST(GridSearchTest, SlicesCoverEveryConfigurationOnceAndBalanceTheExample) {
   ASSERT_OK_AND_ASSIGN(Experiment e,
                        LoadExperiment(SourcePath("configs/experiments/example.yaml")));
   ExpectSlicesPartitionAndBalance(e, 1.25);
+}
+
+// With the evaluator's template keys: a key's configurations on one rank (the
+// template is built once), every configuration once, the load still balanced.
+TEST(GridSearchTest, SlicesKeepATemplatesConfigurationsOnOneRank) {
+  ASSERT_OK_AND_ASSIGN(Experiment e,
+                       LoadExperiment(SourcePath("configs/experiments/gpt2-1.6b.yaml")));
+  const std::vector<Config> configs = EnumerateConfigs(e);
+  const Evaluator evaluator(e);
+  auto key = [&](const Config& c) { return evaluator.TemplateKey(c); };
+  size_t shared = 0;  // configurations whose key another one has
+  std::map<std::string, int> count;
+  for (const Config& c : configs) ++count[key(c)];
+  for (const auto& [k, n] : count) shared += k.empty() || n < 2 ? 0 : static_cast<size_t>(n);
+  EXPECT_GT(shared, configs.size() / 2);
+  for (int ranks = 2; ranks <= 5; ++ranks) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    const std::vector<std::vector<int64_t>> slices = AssignSlices(e, configs, ranks, {}, key);
+    std::map<std::string, int> rank_of;
+    std::vector<int> seen(configs.size(), 0);
+    std::vector<double> load;
+    for (int r = 0; r < ranks; ++r) {
+      double sum = 0;
+      for (int64_t i : slices[static_cast<size_t>(r)]) {
+        ++seen[static_cast<size_t>(i)];
+        const Config& c = configs[static_cast<size_t>(i)];
+        sum += EstimatedCost(e, c);
+        const std::string k = key(c);
+        if (k.empty()) continue;
+        EXPECT_EQ(rank_of.emplace(k, r).first->second, r) << k << " is on two ranks";
+      }
+      load.push_back(sum);
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(configs.size()));
+    EXPECT_LE(
+        *std::max_element(load.begin(), load.end()) / *std::min_element(load.begin(), load.end()),
+        1.05);
+    EXPECT_EQ(AssignSlices(e, configs, ranks, {}, key), slices);
+  }
 }
 
 ConfigResult Result(int64_t index, double throughput, double time,
