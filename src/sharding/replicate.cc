@@ -329,15 +329,19 @@ class Expander {
   int64_t whole_ops() const { return whole_ops_; }
 
  private:
-  int32_t Get(const Value* v, int64_t m) const {
-    return c_.per_value[v->id()] ? per_[static_cast<size_t>(m)][v->id()] : shared_[v->id()];
-  }
-  void Clone(const Op& op, int64_t m);
+  /// The template's reads and writes as value ids (those kept, when
+  /// restricted), so that the K copies walk flat arrays, not the IR.
+  void Flatten();
+  void Clone(size_t i, int64_t m);
   void Accumulate(const Op& op, int64_t m);
 
   const Function& fn_;
   int64_t k_;
   Classes c_;
+  std::vector<char> per_value_;             // c_.per_value as bytes
+  std::vector<char> has_summed_;            // per op: a result is summed
+  std::vector<int32_t> tin_begin_, tin_;    // CSR per template op: value ids read
+  std::vector<int32_t> tout_begin_, tout_;  // CSR per template op: value ids written
   bool restricted_ = false;
   std::vector<char> kept_value_;           // by template value id (when restricted_)
   std::vector<char> kept_op_;              // by template op id (when restricted_)
@@ -386,24 +390,44 @@ Status Expander::Restrict(const std::vector<char>& keep) {
   return Status::Ok();
 }
 
-void Expander::Clone(const Op& op, int64_t m) {
-  const size_t i = static_cast<size_t>(op.id());
+void Expander::Flatten() {
+  const auto& ops = fn_.ops();
+  per_value_.assign(c_.per_value.begin(), c_.per_value.end());
+  has_summed_.assign(ops.size(), 0);
+  tin_begin_.assign(1, 0);
+  tout_begin_.assign(1, 0);
+  auto kept = [&](const Value* v) { return !restricted_ || kept_value_[v->id()] != 0; };
+  for (size_t i = 0; i < ops.size(); ++i) {
+    for (const Value* v : ops[i]->inputs()) {
+      if (kept(v)) tin_.push_back(v->id());
+    }
+    tin_begin_.push_back(static_cast<int32_t>(tin_.size()));
+    for (const auto& r : ops[i]->results()) {
+      if (c_.summed[r->id()]) has_summed_[i] = 1;
+      if (kept(r.get())) tout_.push_back(r->id());
+    }
+    tout_begin_.push_back(static_cast<int32_t>(tout_.size()));
+  }
+}
+
+void Expander::Clone(size_t i, int64_t m) {
   ++whole_ops_;
   if (restricted_ && kept_op_[i] == 0) return;
   const bool per = c_.per_op[i];
+  int32_t* row = per ? per_[static_cast<size_t>(m)].data() : nullptr;
   ins_.clear();
   outs_.clear();
-  for (const Value* v : op.inputs()) {
-    if (restricted_ && kept_value_[v->id()] == 0) continue;
-    ins_.push_back(per ? Get(v, m) : shared_[v->id()]);
+  for (int32_t k = tin_begin_[i]; k < tin_begin_[i + 1]; ++k) {
+    const int32_t v = tin_[static_cast<size_t>(k)];
+    ins_.push_back(per && per_value_[static_cast<size_t>(v)] != 0 ? row[v] : shared_[v]);
   }
-  for (const auto& r : op.results()) {
-    if (restricted_ && kept_value_[r->id()] == 0) continue;
-    const int32_t id = x_.AddValue(r->id());
+  for (int32_t k = tout_begin_[i]; k < tout_begin_[i + 1]; ++k) {
+    const int32_t r = tout_[static_cast<size_t>(k)];
+    const int32_t id = x_.AddValue(r);
     outs_.push_back(id);
-    (per ? per_[static_cast<size_t>(m)][r->id()] : shared_[r->id()]) = id;
+    (per ? row[r] : shared_[r]) = id;
   }
-  x_.AddOp(op.id(), static_cast<int32_t>(per ? m : 0), ins_, outs_);
+  x_.AddOp(static_cast<int32_t>(i), static_cast<int32_t>(per ? m : 0), ins_, outs_);
   std::optional<TaskTag> t = c_.task[i];
   if (per && m > 0) t->microbatch = m;
   tasks_.push_back(t);
@@ -463,18 +487,19 @@ ExpandedProgram Expander::Run() {
       (c_.per_value[p->id()] ? per_[static_cast<size_t>(m)][p->id()] : shared_[p->id()]) = id;
     }
   }
+  Flatten();
   for (size_t i = 0; i < c_.last_per; ++i) {
-    Clone(*ops[i], 0);
-    if (c_.per_op[i]) Accumulate(*ops[i], 0);
+    Clone(i, 0);
+    if (c_.per_op[i] && has_summed_[i]) Accumulate(*ops[i], 0);
   }
   for (int64_t m = 1; m < k_; ++m) {
     for (size_t i = 0; i < c_.last_per; ++i) {
       if (!c_.per_op[i]) continue;
-      Clone(*ops[i], m);
-      Accumulate(*ops[i], m);
+      Clone(i, m);
+      if (has_summed_[i]) Accumulate(*ops[i], m);
     }
   }
-  for (size_t i = c_.last_per; i < ops.size(); ++i) Clone(*ops[i], 0);
+  for (size_t i = c_.last_per; i < ops.size(); ++i) Clone(i, 0);
   for (const Value* v : fn_.returns()) {
     if (restricted_ && kept_value_[v->id()] == 0) continue;
     if (!c_.per_value[v->id()] || c_.summed[v->id()]) {
