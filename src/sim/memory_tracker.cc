@@ -108,7 +108,7 @@ void BufferPlanBuilder::AddExpandedOp(int index) {
   } else {
     // A sum, or a collective cut down to the kept devices: fresh results
     // (collectives alias nothing).
-    for (int32_t r : out) Fresh(r, values_[x.value_template[r]]->type());
+    for (int32_t r : out) FreshCopy(r, *values_[x.value_template[r]]);
   }
   def_op_.resize(plan_.buffers_.size(), index);
   for (int32_t v : in) MarkUse(v, index);
@@ -167,6 +167,24 @@ void BufferPlanBuilder::Alias(int32_t result, int32_t source) {
 void BufferPlanBuilder::Fresh(int32_t result, const Type& type) {
   plan_.span_begin_[result] = Size(plan_.leaves_);
   AddFreshLeaves(type, /*counted=*/true);
+  plan_.span_end_[result] = Size(plan_.leaves_);
+}
+
+void BufferPlanBuilder::FreshCopy(int32_t result, const Value& tv) {
+  if (leaf_of_template_.empty()) leaf_of_template_.assign(values_.size(), {0, -1});
+  std::pair<int32_t, int64_t>& leaf = leaf_of_template_[static_cast<size_t>(tv.id())];
+  if (leaf.second == -1) {
+    const Type& t = tv.type();
+    leaf = t.is_tuple() ? std::pair<int32_t, int64_t>{0, -2}
+                        : std::pair<int32_t, int64_t>{DeviceOf(t.device()), t.SizeInBytes()};
+  }
+  if (leaf.second == -2) {
+    Fresh(result, tv.type());
+    return;
+  }
+  plan_.span_begin_[result] = Size(plan_.leaves_);
+  plan_.leaves_.push_back(Size(plan_.buffers_));
+  plan_.buffers_.push_back({leaf.first, leaf.second, kUnused});
   plan_.span_end_[result] = Size(plan_.leaves_);
 }
 
@@ -279,6 +297,8 @@ void BufferPlanBuilder::AddNonCallResults(const Op& op, InId in_id, OutId out_id
     const int alias = AliasedInput(op, r);
     if (alias >= 0 && alias < op.num_inputs()) {
       Alias(out_id(r), in_id(alias));
+    } else if (expanded_ != nullptr) {
+      FreshCopy(out_id(r), *op.result(r));
     } else {
       Fresh(out_id(r), op.result(r)->type());
     }

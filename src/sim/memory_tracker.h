@@ -129,6 +129,9 @@ class BufferPlanBuilder {
   void AppendLeaves(int32_t begin, int32_t end);
   void Alias(int32_t result, int32_t source);
   void Fresh(int32_t result, const Type& type);
+  /// Fresh for a copy of template value `tv` (expanded mode): a tensor's
+  /// device and bytes are computed once per template value, not per copy.
+  void FreshCopy(int32_t result, const Value& tv);
   Status CallResults(const Op& op, int index);
   Status AddResults(const Op& op, int index);
   // The results of non-call `op` with operand i's id in_id(i) and result i's
@@ -144,6 +147,9 @@ class BufferPlanBuilder {
   CallMemoryCache* calls_;
   const ExpandedProgram* expanded_ = nullptr;  // set by the expanded constructor
   std::span<const Value* const> values_;       // template values by id (expanded)
+  // Per template value (expanded): its one leaf's device and bytes; bytes -1
+  // until computed, -2 for a tuple (planned leaf by leaf).
+  std::vector<std::pair<int32_t, int64_t>> leaf_of_template_;
   BufferPlan plan_;
   std::vector<int32_t> def_op_;  // per buffer: defining op, or kParamDef
 };
