@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <thread>
 #include <utility>
@@ -108,6 +109,9 @@ StatusOr<std::string> WithStoredHardware(const io::ResultsFile& f, const std::st
 struct SearchedModel {
   ModelSpec model;
   ModelSharding sharding;
+  /// The ONNX or DistIR file of `model: {onnx: ...}` / `{distir: ...}`, loaded
+  /// again at each row's batch; none for a built-in model.
+  std::optional<search::ModelFile> file;
 };
 
 // The model of the stored experiment, rebuilt exactly (overrides included) or
@@ -120,13 +124,11 @@ StatusOr<SearchedModel> ModelOf(const io::ResultsFile& f, const std::string& pat
     return InvalidArgument() << "cannot rebuild the model of the experiment stored in " << path
                              << ": " << e.status().message();
   }
-  if (e->model_file)
-    return Unimplemented() << "distir run does not run models from files (ONNX, DistIR) yet";
   if (!f.model.empty() && e->model.name != f.model) {
     return InvalidArgument() << path << ": the stored experiment builds model '" << e->model.name
                              << "' but the file says it searched '" << f.model << "'";
   }
-  return SearchedModel{e->model, e->sharding};
+  return SearchedModel{e->model, e->sharding, e->model_file};
 }
 
 // The program of `row` as the search built it, through the sharding passes
@@ -134,8 +136,14 @@ StatusOr<SearchedModel> ModelOf(const io::ResultsFile& f, const std::string& pat
 StatusOr<std::pair<Module, std::string>> DistributedProgramOf(const SearchedModel& searched,
                                                               const io::ResultRow& row,
                                                               const ParallelOptions& o) {
-  DISTIR_ASSIGN_OR_RETURN(Module seq, BuildModel(WithBatch(searched.model, row.batch)));
-  DISTIR_RETURN_IF_ERROR(InferTypes(seq));
+  Module seq;
+  if (searched.file) {
+    // Imported (or parsed) and typed at the row's batch, as the search did.
+    DISTIR_ASSIGN_OR_RETURN(seq, search::LoadModelFile(*searched.file, row.batch));
+  } else {
+    DISTIR_ASSIGN_OR_RETURN(seq, BuildModel(WithBatch(searched.model, row.batch)));
+    DISTIR_RETURN_IF_ERROR(InferTypes(seq));
+  }
   DISTIR_ASSIGN_OR_RETURN(search::ModelGrid g, search::ShardingGridOf(searched.sharding, o));
   const std::string name = seq.entry()->name();
   DISTIR_RETURN_IF_ERROR(sharding::DistributeGrid(seq, name, g.grid, g.rules));

@@ -6,8 +6,9 @@
 # model was rebuilt with its overrides). Then an 8-device search whose
 # experiment names its hardware by a path relative to the experiment file,
 # which is removed before the run: the run must rebuild the model from the
-# stored profile and report every configuration as skipped on 2 ranks. Last,
-# searches through the sharding path, whose programs the run must execute.
+# stored profile and report every configuration as skipped on 2 ranks. Then
+# searches through the sharding path, whose programs the run must execute;
+# last, an imported ONNX model.
 # Usage (CTest does this): bash run_e2e_test.sh DISTIR_BINARY SOURCE_DIR
 set -euo pipefail
 DISTIR=$(realpath "$1")
@@ -153,4 +154,34 @@ YAML
   done
 done
 
-echo "PASS: 5 configurations measured on 2 ranks; of the relocated experiment, the 2-device one ran and the 8-device one was skipped; the sharding path's top 3 ran for mlp-tiny and gpt2-tiny"
+# A model from a file (an ONNX export no builder knows, distributed by the
+# experiment's rules): run imports it again at each row's batch.
+cat > "$WORK/onnx.yaml" <<YAML
+name: run-e2e-onnx
+model: {onnx: $SRC/data/onnx/mlp.onnx, inputs: {x: [B, 16]}}
+hardware: $SRC/configs/hardware/dgx2-v100.yaml
+world_size: 2
+space: {batch: [16], dp: all, tp: all, pp: all, microbatches: [1, 2]}
+sharding:
+  - "x=[{dp}, {}]"
+  - "net.0.weight=[{tp}, {}]"
+  - "net.2.weight=[{}, {tp}]"
+YAML
+mpirun -np 2 "$DISTIR" search "$WORK/onnx.yaml" -o "$WORK/onnx.h5" --quiet > /dev/null ||
+  fail "distir search (ONNX) exited with $?"
+mpirun -np 2 "$DISTIR" run "$WORK/onnx.h5" --top 4 --iterations 1 --warmup 0 \
+  > "$WORK/onnx.txt" 2> "$WORK/onnx.err" ||
+  { cat "$WORK/onnx.err" >&2; fail "distir run (ONNX) exited with $?"; }
+mapfile -t status < <(column "$WORK/onnx.h5" /measured/status)
+mapfile -t config < <(column "$WORK/onnx.h5" /measured/config)
+mapfile -t planned < <(column "$WORK/onnx.h5" /measured/planned_peak_bytes)
+mapfile -t simulated < <(column "$WORK/onnx.h5" /configs/peak_memory_bytes)
+[[ ${#status[@]} == 4 ]] || fail "ONNX: /measured has ${#status[@]} rows, expected 4"
+for i in 0 1 2 3; do
+  [[ ${status[$i]} == ok ]] || fail "ONNX row $i status '${status[$i]}'"
+  sim=${simulated[${config[$i]}]}
+  awk -v p="${planned[$i]}" -v s="$sim" 'BEGIN { exit !(p >= s && p <= 1.25 * s + 16384) }' ||
+    fail "ONNX config ${config[$i]}: planned ${planned[$i]} bytes, simulated peak $sim"
+done
+
+echo "PASS: 5 configurations measured on 2 ranks; of the relocated experiment, the 2-device one ran and the 8-device one was skipped; the sharding path's top 3 ran for mlp-tiny and gpt2-tiny; an imported ONNX model's 4 configurations ran"
