@@ -1,0 +1,71 @@
+// How the cost of evaluating one grid point grows with its repetition (issue
+// #18 item 2): distir search's Evaluator (a fresh one per iteration, so the
+// template is built every time) on gpt-tiny training with L blocks over
+// P = 2 stages, D data-parallel replicas and K microbatches of one sequence.
+//
+//   BM_EvaluatePoint/K/D/L   one Evaluate of (D, T 1, P 2, K) at batch D K.
+//
+// Counters: ops, the distributed program's op count (every device's), and
+// ops_per_second. Today the template (one microbatch of one replica) is built
+// once and expanded into its K copies (docs/cost_model.md §3.2), and replica
+// 0 stands for the D replicas: the time grows with L and K, not with D. The
+// task-level composition of issue #18 is meant to remove the K.
+
+#include <benchmark/benchmark.h>
+
+#include <iostream>
+#include <string>
+
+#include "search/evaluator.h"
+#include "search/experiment.h"
+#include "search/grid.h"
+
+namespace distir::search {
+namespace {
+
+Experiment Point(int64_t k, int64_t d, int64_t layers) {
+  const std::string yaml =
+      "name: bench\nmodel: {name: gpt-tiny, num_layers: " + std::to_string(layers) +
+      "}\nhardware: " + DISTIR_SOURCE_DIR +
+      "/configs/hardware/dgx-a100.yaml\nworld_size: " + std::to_string(2 * d) +
+      "\nspace: {batch: [" + std::to_string(d * k) + "], dp: [" + std::to_string(d) +
+      "], tp: [1], pp: [2], microbatches: [" + std::to_string(k) + "]}\ntraces: 0\n";
+  StatusOr<Experiment> e = ParseExperiment(yaml, "bench.yaml");
+  if (!e.ok()) {
+    std::cerr << e.status().ToString() << "\n";
+    std::abort();
+  }
+  return std::move(*e);
+}
+
+void BM_EvaluatePoint(benchmark::State& state) {
+  const Experiment e = Point(state.range(0), state.range(1), state.range(2));
+  const std::vector<Config> configs = EnumerateConfigs(e);
+  if (configs.size() != 1) std::abort();
+  int64_t ops = 0;
+  for (auto _ : state) {
+    Evaluator evaluator(e);
+    const ConfigResult r = evaluator.Evaluate(configs[0]);
+    if (r.status != ConfigStatus::kOk) {
+      state.SkipWithError(r.reason.c_str());
+      return;
+    }
+    ops = r.num_ops;
+    benchmark::DoNotOptimize(r.iteration_time_s);
+  }
+  state.counters["ops"] = static_cast<double>(ops);
+  state.counters["ops_per_second"] =
+      benchmark::Counter(static_cast<double>(ops) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+}
+
+// K in {2, 8, 32}, D in {1, 4}, L in {4, 16}.
+BENCHMARK(BM_EvaluatePoint)
+    ->ArgsProduct({{2, 8, 32}, {1, 4}, {4, 16}})
+    ->ArgNames({"K", "D", "L"})
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace distir::search
+
+BENCHMARK_MAIN();
