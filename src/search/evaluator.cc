@@ -167,11 +167,8 @@ ConfigResult Evaluator::Evaluate(const Config& c) {
   ConfigResult r;
   r.index = c.index;
   StatusOr<Point> p = PointOf(c);
-  Status checked = p.ok() ? Status::Ok() : p.status();
-  if (p.ok()) {
-    if (Prune(*p->seq, p->o, r)) return r;
-    checked = CheckPoint(*p->seq, p->o, p->one_replica);
-  }
+  if (p.ok() && Prune(*p->seq, p->o, r)) return r;
+  const Status checked = p.ok() ? CheckPoint(*p->seq, p->o, p->one_replica) : p.status();
   if (!checked.ok()) {
     r.status = ConfigStatus::kInvalid;
     r.reason = checked.message();

@@ -66,33 +66,6 @@ std::vector<int64_t> RankResults(const std::vector<ConfigResult>& results) {
 
 namespace {
 
-// Each slice in the order that lets the evaluator reuse its last template
-// (Evaluator::TemplateKey): configurations sharing one come one after the
-// other, the others keep their places around them. Every rank computes
-// every slice alike (the progress estimate reads them all).
-void GroupByTemplate(const Evaluator& evaluator, const std::vector<Config>& configs,
-                     std::vector<std::vector<int64_t>>& slices) {
-  for (std::vector<int64_t>& slice : slices) {
-    std::vector<std::string> keys;
-    keys.reserve(slice.size());
-    for (int64_t i : slice) keys.push_back(evaluator.TemplateKey(configs[static_cast<size_t>(i)]));
-    // The first position of each key: its group goes there.
-    std::unordered_map<std::string, size_t> first;
-    for (size_t k = 0; k < slice.size(); ++k) first.emplace(keys[k], k);
-    std::vector<size_t> order(slice.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      const size_t ga = keys[a].empty() ? a : first[keys[a]];
-      const size_t gb = keys[b].empty() ? b : first[keys[b]];
-      return ga < gb;
-    });
-    std::vector<int64_t> grouped;
-    grouped.reserve(slice.size());
-    for (size_t k : order) grouped.push_back(slice[k]);
-    slice = std::move(grouped);
-  }
-}
-
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -341,12 +314,12 @@ StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
                       << " configurations already done, " << n - out.resumed << " to go\n";
   }
   Evaluator evaluator(e, EvaluatorOptionsOf(options));
-  // A template's configurations on one rank: it is built once, not once per rank.
-  auto slices = AssignSlices(e, out.configs, size, todo,
-                             [&](const Config& c) { return evaluator.TemplateKey(c); });
+  // A template's configurations on one rank, one after the other: the
+  // evaluator keeps its last template, so each is built once.
+  const auto slices = AssignSlices(e, out.configs, size, todo,
+                                   [&](const Config& c) { return evaluator.TemplateKey(c); });
   const auto left = static_cast<size_t>(std::count(todo.begin(), todo.end(), 1));
   const std::vector<int64_t>& mine = slices[static_cast<size_t>(rank)];
-  GroupByTemplate(evaluator, out.configs, slices);
   RankJournal journal(options, fingerprint, rank);
   const bool report = options.progress != nullptr && rank == 0;
   std::optional<ProgressEstimator> estimate;

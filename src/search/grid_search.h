@@ -34,7 +34,9 @@ namespace distir::search {
 /// (every one when `todo` is empty). Balanced by EstimatedCost, largest
 /// first onto the least loaded rank. With `key`, configurations of the same
 /// non-empty key (Evaluator::TemplateKey: they share a template, built once
-/// per rank that has one of them) go to one rank together. Deterministic.
+/// per rank that has one of them) go to one rank together, one after the
+/// other in its slice (the evaluator keeps only its last template).
+/// Deterministic.
 std::vector<std::vector<int64_t>> AssignSlices(
     const Experiment& e, const std::vector<Config>& configs, int ranks,
     const std::vector<char>& todo = {},

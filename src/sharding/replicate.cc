@@ -56,7 +56,8 @@ bool IsTaskPhase(const std::optional<TaskTag>& t) {
 // Which ops and values of a template are per microbatch, and which
 // per-microbatch values are summed (replicate.h).
 struct Classes {
-  std::vector<bool> per_op, per_value, summed;
+  // Bytes, not vector<bool>: the expansion reads them once per op and copy.
+  std::vector<char> per_op, per_value, summed;
   std::vector<std::optional<TaskTag>> task;  // per op
   size_t last_per = 0;                       // one past the last per-microbatch op
 };
@@ -133,7 +134,7 @@ class Replicator {
   std::unique_ptr<Function> out_;
   std::vector<std::vector<Value*>> per_;  // [microbatch][template value id]
   std::vector<Value*> shared_;            // shared values; sums of per-microbatch ones
-  std::vector<bool> per_op_, per_value_, summed_;
+  std::vector<char> per_op_, per_value_, summed_;
   std::vector<std::optional<TaskTag>> task_;
   std::vector<std::optional<TaskTag>> out_tasks_;
   size_t last_per_ = 0;  // one past the last per-microbatch op
@@ -338,7 +339,6 @@ class Expander {
   const Function& fn_;
   int64_t k_;
   Classes c_;
-  std::vector<char> per_value_;             // c_.per_value as bytes
   std::vector<char> has_summed_;            // per op: a result is summed
   std::vector<int32_t> tin_begin_, tin_;    // CSR per template op: value ids read
   std::vector<int32_t> tout_begin_, tout_;  // CSR per template op: value ids written
@@ -392,7 +392,6 @@ Status Expander::Restrict(const std::vector<char>& keep) {
 
 void Expander::Flatten() {
   const auto& ops = fn_.ops();
-  per_value_.assign(c_.per_value.begin(), c_.per_value.end());
   has_summed_.assign(ops.size(), 0);
   tin_begin_.assign(1, 0);
   tout_begin_.assign(1, 0);
@@ -419,7 +418,7 @@ void Expander::Clone(size_t i, int64_t m) {
   outs_.clear();
   for (int32_t k = tin_begin_[i]; k < tin_begin_[i + 1]; ++k) {
     const int32_t v = tin_[static_cast<size_t>(k)];
-    ins_.push_back(per && per_value_[static_cast<size_t>(v)] != 0 ? row[v] : shared_[v]);
+    ins_.push_back(per && c_.per_value[static_cast<size_t>(v)] != 0 ? row[v] : shared_[v]);
   }
   for (int32_t k = tout_begin_[i]; k < tout_begin_[i + 1]; ++k) {
     const int32_t r = tout_[static_cast<size_t>(k)];

@@ -44,7 +44,7 @@ struct Group {
 
 class Matcher {
  public:
-  explicit Matcher(const Function& fn) : fn_(fn), readers_(static_cast<size_t>(fn.num_values())) {
+  explicit Matcher(const Function& fn) : readers_(static_cast<size_t>(fn.num_values())) {
     for (const auto& op : fn.ops()) {
       for (const Value* v : op->inputs())
         readers_[static_cast<size_t>(v->id())].push_back(op.get());
@@ -201,7 +201,6 @@ class Matcher {
     return value(*g.y);
   }
 
-  const Function& fn_;
   std::vector<std::vector<const Op*>> readers_;
   std::vector<bool> returned_;
 };

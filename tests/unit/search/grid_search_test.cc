@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,15 @@ TEST(GridSearchTest, SlicesKeepATemplatesConfigurationsOnOneRank) {
         const std::string k = key(c);
         if (k.empty()) continue;
         EXPECT_EQ(rank_of.emplace(k, r).first->second, r) << k << " is on two ranks";
+      }
+      // A key's configurations one after the other in the slice.
+      std::set<std::string> closed;
+      std::string last;
+      for (int64_t i : slices[static_cast<size_t>(r)]) {
+        const std::string k = key(configs[static_cast<size_t>(i)]);
+        if (k != last && !last.empty()) closed.insert(last);
+        EXPECT_EQ(closed.count(k), 0u) << k << " is split within the slice of rank " << r;
+        last = k;
       }
       load.push_back(sum);
     }
