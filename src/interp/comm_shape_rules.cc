@@ -28,7 +28,13 @@ Result InferMatMulGrad(const Op& op, Args in) {
   DISTIR_RETURN_IF_ERROR(CheckCompute(op, in).status());
   DISTIR_ASSIGN_OR_RETURN(Type y, MatMulType(op, in[0], in[1]));
   DISTIR_RETURN_IF_ERROR(RequireLike(op, in[2], "dy", y, "the product of x and w"));
-  return Types{in[0], in[1]};
+  // `dw_dtype`: the weight gradient in another float dtype (Megatron's
+  // gradient accumulation fusion writes it in f32 from half operands).
+  const Attribute* dw = op.FindAttr("dw_dtype");
+  if (dw == nullptr) return Types{in[0], in[1]};
+  if (dw->type() != AttrType::kDType || !IsFloat(dw->AsDType()))
+    return InvalidArgument(op.loc()) << op.Name() << ": dw_dtype must be a float dtype";
+  return Types{in[0], in[1].WithDType(dw->AsDType())};
 }
 
 Result InferActivationGrad(const Op& op, Args in) {

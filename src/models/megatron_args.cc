@@ -196,6 +196,12 @@ const std::map<std::string, OptionSpec, std::less<>>& OptionTable() {
        {true, ArgsInt(&A::num_layers_per_virtual_pipeline_stage)}},
       {"--sequence-parallel", {false, ArgsFlag(&A::sequence_parallel)}},
       {"--use-distributed-optimizer", {false, ArgsFlag(&A::use_distributed_optimizer)}},
+      {"--no-gradient-accumulation-fusion",
+       {false,
+        [](State& s, std::string_view, std::string_view) {
+          s.args.transformer.gradient_accumulation_fusion = false;
+          return Status::Ok();
+        }}},
       {"--no-scatter-gather-tensors-in-pipeline",
        {false,
         [](State& s, std::string_view, std::string_view) {

@@ -31,6 +31,9 @@ struct ModelSharding {
   bool recompute_layers = false;
   /// Stage transfers by Megatron's scatter-gather (sharding::GridOptions).
   bool scatter_gather_transfers = false;
+  /// With sequence parallelism, the linear layers' gathered inputs are
+  /// gathered again for the backward instead of kept (sharding/regather.h).
+  bool sequence_parallel_regather = false;
 };
 
 /// The sharding of `spec`'s model: the MLP's Megatron pairs (MlpShardingRules),

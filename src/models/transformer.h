@@ -63,6 +63,12 @@ struct TransformerOptions {
   /// default, and what its 2021-2022 runs used). Unfused needs
   /// num_query_groups = num_attention_heads.
   bool flash_attention = true;
+  /// Megatron's gradient accumulation fusion (on by default there;
+  /// --no-gradient-accumulation-fusion): with bf16/f16 the linear layers'
+  /// weight-gradient GEMMs write f32 gradients and accumulate them over the
+  /// microbatches themselves (ir/gemm_accumulation.h). Off: each gradient is
+  /// written in the compute dtype, cast to f32 and added. No effect in f32/f64.
+  bool gradient_accumulation_fusion = true;
   double norm_epsilon = 1e-5;  ///< of every LayerNorm/RMSNorm; finite and > 0
   double rotary_base = 10000;  ///< RoPE's theta (LLaMA); > 0
   TransformerOptimizer optimizer = TransformerOptimizer::kAdamW;
@@ -90,7 +96,8 @@ struct TransformerOptions {
 /// then all `<weight>.exp_avg_sq`). Returns the loss (rank 0, f32; f64 when
 /// params_dtype is f64), then `<weight>.new` for every weight, `<weight>.master.new`
 /// (mixed precision), `<weight>.exp_avg.new` and `<weight>.exp_avg_sq.new`.
-/// Weight gradients are `<weight>.grad` in the compute dtype. Result types are
+/// Weight gradients are `<weight>.grad` in the compute dtype (f32 for the
+/// linear weights under gradient_accumulation_fusion). Result types are
 /// left unknown: run InferTypes. The function verifies.
 ///
 /// Errors: InvalidArgument naming the option, as ValidateTransformerOptions.

@@ -26,6 +26,8 @@ struct Weight {
   /// head's), which the mixed-precision step casts to f32 one by one.
   Value* lookup_grad = nullptr;
   Value* head_grad = nullptr;
+  /// The gradient is already f32 (a linear weight under FusesWeightGrads).
+  bool f32_grad = false;
 };
 
 // What a block's backward pass reads of its forward pass.
@@ -50,6 +52,12 @@ class TransformerBuilder {
   // f32 for the mixed-precision dtypes, else the params dtype.
   DType main_dtype() const { return IsHalf() ? DType::kF32 : o_.params_dtype; }
   bool IsHalf() const { return o_.params_dtype == DType::kBF16 || o_.params_dtype == DType::kF16; }
+  /// Megatron's gradient accumulation fusion (ir/gemm_accumulation.h): the
+  /// linear layers' weight gradients are written in f32 by their GEMMs.
+  bool FusesWeightGrads() const { return IsHalf() && o_.gradient_accumulation_fusion; }
+  AttrMap WeightGradAttrs() const {
+    return FusesWeightGrads() ? AttrMap{{"dw_dtype", DType::kF32}} : AttrMap{};
+  }
 
   void AddWeight(const std::string& name, Shape shape, bool decay);
   Value* W(const std::string& name) { return weights_.at(name).value; }
@@ -384,8 +392,9 @@ Value* TransformerBuilder::LinearGrad(Value* x, const std::string& weight, Value
                                  {{"axes", Shape{0, 1}}, {"keepdims", int64_t{0}}}));
   }
   std::vector<Value*> g = Ops(OpKind::kMatMulGrad, {x, W(weight + ".weight"), dy},
-                              {Grad(name + ".input"), Grad(weight + ".weight")});
+                              {Grad(name + ".input"), Grad(weight + ".weight")}, WeightGradAttrs());
   SetGrad(weight + ".weight", g[1]);
+  weights_.at(weight + ".weight").f32_grad = FusesWeightGrads();
   return g[0];
 }
 
@@ -500,13 +509,15 @@ void TransformerBuilder::Optimize(const std::string& name, std::vector<Value*>& 
     // (its embedding all-reduce); a pipeline then moves one sum per step, not
     // the head's gradient per microbatch (microbatch.h, sum_addends).
     Value* a = Op(OpKind::kCast, {w.lookup_grad}, name + ".main_grad.lookup", {{"to", DType::kF32}});
-    Value* b = Op(OpKind::kCast, {w.head_grad}, name + ".main_grad.output", {{"to", DType::kF32}});
+    Value* b = FusesWeightGrads() ? w.head_grad
+                                  : Op(OpKind::kCast, {w.head_grad}, name + ".main_grad.output",
+                                       {{"to", DType::kF32}});
     grad = Op(OpKind::kAdd, {a, b}, name + ".main_grad");
     if (o_.params_dtype == DType::kF16) {
       grad = Op(OpKind::kMul, {grad, consts_["inv_loss_scale"]}, name + ".main_grad.unscaled");
     }
   } else if (IsHalf()) {
-    grad = Op(OpKind::kCast, {grad}, name + ".main_grad", {{"to", DType::kF32}});
+    if (!w.f32_grad) grad = Op(OpKind::kCast, {grad}, name + ".main_grad", {{"to", DType::kF32}});
     if (o_.params_dtype == DType::kF16) {
       grad = Op(OpKind::kMul, {grad, consts_["inv_loss_scale"]}, name + ".main_grad.unscaled");
     }
@@ -583,9 +594,11 @@ Value* TransformerBuilder::HeadGrad(Value* x) {
   if (o_.params_dtype == DType::kF16) ce["scale"] = o_.loss_scale;
   Value* dlogits = Op(OpKind::kCrossEntropyGrad, {logits_, labels_, lse_}, Grad("logits"), ce);
   std::vector<Value*> head = Ops(OpKind::kMatMulGrad, {final_norm_, output_weight_, dlogits},
-                                 {Grad("final_norm"), Grad(output_weight_->name())});
+                                 {Grad("final_norm"), Grad(output_weight_->name())},
+                                 WeightGradAttrs());
   if (*o_.untie_embeddings_and_output_weights) {
     SetGrad(transformer_names::kOutputLayer, head[1]);
+    weights_.at(transformer_names::kOutputLayer).f32_grad = FusesWeightGrads();
   } else {
     SetGrad(transformer_names::kEmbedding,
             Op(OpKind::kTranspose, {head[1]}, Grad(transformer_names::kEmbedding) + ".output",

@@ -105,6 +105,7 @@ ModelSharding TransformerShardingOf(const TransformerOptions& o) {
   s.tp_divisor_name = "the number of query groups";
   s.recompute_layers = true;
   s.scatter_gather_transfers = true;
+  s.sequence_parallel_regather = true;
   return s;
 }
 

@@ -286,7 +286,8 @@ Status ParseTransformerModel(const Reader& rd, const YAML::Node& node, Experimen
                                       "norm_epsilon",
                                       "rotary_base",
                                       "loss_scale",
-                                      "use_flash_attn"}));
+                                      "use_flash_attn",
+                                      "gradient_accumulation_fusion"}));
   TransformerOptions& o = e.model.transformer;
   std::optional<bool> bf16, fp16;
   for (const auto& entry : node) {
@@ -296,6 +297,10 @@ Status ParseTransformerModel(const Reader& rd, const YAML::Node& node, Experimen
     if (key == "name") continue;
     if (key == "use_flash_attn") {
       DISTIR_ASSIGN_OR_RETURN(o.flash_attention, rd.Bool(v, what));
+      continue;
+    }
+    if (key == "gradient_accumulation_fusion") {
+      DISTIR_ASSIGN_OR_RETURN(o.gradient_accumulation_fusion, rd.Bool(v, what));
       continue;
     }
     if (key == "bf16" || key == "fp16" || key == "untie_embeddings_and_output_weights") {

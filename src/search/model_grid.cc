@@ -16,8 +16,10 @@ std::vector<std::string> RuleTextsOf(const ModelSharding& m, bool sequence_paral
 
 sharding::GridOptions GridOptionsOf(const ModelSharding& m, const ParallelOptions& o,
                                     bool scatter_gather) {
-  return sharding::GridOf(o, m.layer_pattern, m.recompute_layers,
-                          m.scatter_gather_transfers && scatter_gather);
+  sharding::GridOptions grid = sharding::GridOf(o, m.layer_pattern, m.recompute_layers,
+                                                m.scatter_gather_transfers && scatter_gather);
+  grid.regather_linear_inputs = o.sequence_parallel && m.sequence_parallel_regather;
+  return grid;
 }
 
 StatusOr<ModelGrid> ShardingGridOf(const ModelSharding& m, const ParallelOptions& o,

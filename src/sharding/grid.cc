@@ -11,6 +11,7 @@
 #include "sharding/pipeline_task.h"
 #include "sharding/propagate.h"
 #include "sharding/recompute.h"
+#include "sharding/regather.h"
 #include "sharding/replicate.h"
 #include "sharding/stage_meshes.h"
 #include "sharding/stages.h"
@@ -85,6 +86,10 @@ StatusOr<GridOptions> ParseGridSpec(const std::string& text) {
         return InvalidArgument() << "'" << item
                                  << "' must read scatter_gather, scatter_gather=0 or =1";
       grid.scatter_gather_transfers = value != "0";
+    } else if (key == "regather") {
+      if (value != "" && value != "0" && value != "1")
+        return InvalidArgument() << "'" << item << "' must read regather, regather=0 or =1";
+      grid.regather_linear_inputs = value != "0";
     } else {
       axes += (axes.empty() ? "" : ",") + item;
     }
@@ -205,6 +210,7 @@ Status DistributeGrid(Module& module, std::string function, const GridOptions& g
   DISTIR_RETURN_IF_ERROR(PropagateShardings(module, function));
   DISTIR_RETURN_IF_ERROR(MaterializeShardings(module, function));
   RunCleanup(module, function);
+  if (grid.regather_linear_inputs) RegatherLinearInputs(module, function);
   DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function, "dp", grid.virtual_stages,
                                           grid.ScatterAxis()));
   DISTIR_RETURN_IF_ERROR(PartitionShardings(module, function));
@@ -226,6 +232,7 @@ Status DistributeTemplate(Module& module, const std::string& function, const Gri
   DISTIR_RETURN_IF_ERROR(PropagateShardings(module, function));
   DISTIR_RETURN_IF_ERROR(MaterializeShardings(module, function));
   RunCleanup(module, function);
+  if (grid.regather_linear_inputs) RegatherLinearInputs(module, function);
   DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function, "dp", grid.virtual_stages,
                                           grid.ScatterAxis()));
   local = LocalNames(module, *module.Lookup(function), mb);

@@ -57,6 +57,10 @@ struct GridOptions {
   /// models set it (models/transformer_sharding.h); off, each device sends
   /// its whole copy, as the paper's transforms do.
   bool scatter_gather_transfers = false;
+  /// Sequence-parallel linear layers keep their input's shard for the
+  /// backward and all-gather it again there, as Megatron-LM does
+  /// (regather.h). The transformer models set it with sequence parallelism.
+  bool regather_linear_inputs = false;
 
   /// The axis stage transfers are scattered over (SplitStageMeshes'
   /// scatter_axis): "tp" with scatter_gather_transfers, else "".

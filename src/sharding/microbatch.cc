@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "ir/gemm_accumulation.h"
 #include "interp/infer_types.h"
 #include "sharding/pipeline_task.h"
 
@@ -192,7 +193,9 @@ Status Splitter::Accumulate(const Op& op, int64_t m, TaskPhase phase) {
     }
     std::string name = r->name().empty() ? "sum" : r->name();
     name = out_->UniqueName(m + 1 == k_ ? name : name + ".sum" + std::to_string(m));
-    Op* add = out_->AddOp(OpKind::kAdd, {shared_[r->id()], v}, {}, {name}, op.loc());
+    AttrMap attrs;
+    if (IsFusedWeightGradient(*r)) attrs[kGemmAccumulateAttr] = int64_t{1};
+    Op* add = out_->AddOp(OpKind::kAdd, {shared_[r->id()], v}, std::move(attrs), {name}, op.loc());
     SetTask(*add, TaskTag{0, m, phase});
     shared_[r->id()] = add->result(0);
   }

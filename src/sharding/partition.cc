@@ -100,13 +100,13 @@ Op* Partitioner::Emit(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
                       const std::vector<std::string>& names, const Op& origin) {
   std::vector<std::string> unique;
   for (const std::string& n : names) unique.push_back(n.empty() ? n : out_->UniqueName(n));
-  // The gather of a scatter-gathered stage transfer (stage_meshes.h) runs in
-  // the receiver's task, which it carries; every other piece inherits its
-  // task from its producer when the tasks are ordered (pipeline_task.h).
-  const Value* in = origin.num_inputs() > 0 ? origin.input(0) : nullptr;
-  const bool received = origin.kind() == OpKind::kMeshAllGather && in != nullptr &&
-                        in->def() != nullptr && in->def()->kind() == OpKind::kMeshTransfer;
-  if (const Attribute* task = origin.FindAttr("task"); received && task != nullptr)
+  // A gather that carries a task runs in it: the gather of a scatter-gathered
+  // stage transfer (stage_meshes.h) in the receiver's, a linear layer's
+  // gather for its weight gradient (regather.h) in the backward's. Every
+  // other piece inherits its task from its producer when the tasks are
+  // ordered (pipeline_task.h).
+  if (const Attribute* task = origin.FindAttr("task");
+      origin.kind() == OpKind::kMeshAllGather && task != nullptr)
     attrs["task"] = *task;
   return out_->AddOp(kind, std::move(inputs), std::move(attrs), unique, origin.loc());
 }

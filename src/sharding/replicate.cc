@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ir/op_registry.h"
+#include "ir/gemm_accumulation.h"
 #include "sharding/pipeline_task.h"
 #include "support/status_or.h"
 
@@ -261,7 +262,9 @@ void Replicator::Accumulate(const Op& op, int64_t m) {
                                   m + 1 < k_ ? ".sum" + std::to_string(m) : "");
     TaskTag t = *task_[static_cast<size_t>(op.id())];
     t.microbatch = m;
-    Op* add = out_->AddOp(OpKind::kAdd, {shared_[r->id()], v}, {{"task", TaskAttribute(t)}},
+    AttrMap attrs = {{"task", TaskAttribute(t)}};
+    if (IsFusedWeightGradient(*r)) attrs[kGemmAccumulateAttr] = int64_t{1};
+    Op* add = out_->AddOp(OpKind::kAdd, {shared_[r->id()], v}, std::move(attrs),
                           std::vector<std::string>{FreshName(base)}, op.loc());
     out_tasks_.push_back(t);
     add->result(0)->set_type(r->type());

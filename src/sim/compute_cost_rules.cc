@@ -146,8 +146,13 @@ StatusOr<double> MatMulGrad(const Op& op, const HardwareProfile& hw) {
   double flops = MatMulGradFlops(op);
   double dx_bytes =
       static_cast<double>(dy.SizeInBytes() + w.SizeInBytes() + op.result(0)->type().SizeInBytes());
-  double dw_bytes =
-      static_cast<double>(x.SizeInBytes() + dy.SizeInBytes() + op.result(1)->type().SizeInBytes());
+  const Type& dw = op.result(1)->type();
+  double dw_bytes = static_cast<double>(x.SizeInBytes() + dy.SizeInBytes() + dw.SizeInBytes());
+  // A weight gradient in another dtype than x (f32 from half operands) is
+  // Megatron's gradient accumulation fusion: the GEMM adds into the f32 main
+  // grad (beta = 1), reading it as well (docs/cost_model.md §2.2).
+  if (dw.is_tensor() && x.is_tensor() && dw.dtype() != x.dtype())
+    dw_bytes += static_cast<double>(dw.SizeInBytes());
   const double k = static_cast<double>(LastExtent(x));
   const double n = static_cast<double>(LastExtent(dy));
   const double batch = BatchOf(w, k, n);

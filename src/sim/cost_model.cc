@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "ir/call_graph.h"
+#include "ir/gemm_accumulation.h"
 #include "sim/collective_cost_rules.h"
 #include "support/checked_math.h"
 
@@ -17,6 +18,7 @@ constexpr int64_t kTagTensor = -101;
 constexpr int64_t kTagScalar = -102;
 constexpr int64_t kTagTuple = -103;
 constexpr int64_t kTagResults = -104;
+constexpr int64_t kTagGemmAccumulation = -105;
 
 // Appends `type` to `key`; false when it is unknown or has a dynamic extent.
 // Devices enter the key only when they matter (collectives: the topology).
@@ -195,6 +197,7 @@ bool CostModel::BuildKey(const Op& op) {
     key_.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(callee)));
   }
   AppendPerRankCostKey(op, key_);
+  if (IsGemmAccumulation(op)) key_.push_back(kTagGemmAccumulation);
   bool with_device = IsCommunication(op.kind());
   for (const Value* v : op.inputs()) {
     if (!AppendType(v->type(), with_device, key_)) return false;
@@ -273,6 +276,8 @@ StatusOr<double> CostModel::EvaluateFinite(const Op& op) {
 
 StatusOr<double> CostModel::Evaluate(const Op& op) {
   if (op.is_call()) return CallCost(op);
+  // Its addition runs in the epilogue of the GEMM that computes its addend.
+  if (IsGemmAccumulation(op)) return 0.0;
   DISTIR_RETURN_IF_ERROR(CheckOpBytes(op));
   CostRule rule = rules_.Find(op.kind());
   if (rule == nullptr) {

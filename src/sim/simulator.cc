@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "interp/prefetch.h"
+#include "ir/gemm_accumulation.h"
 #include "sim/stream_memory.h"
 #include "sim/stream_scheduler.h"
 
@@ -265,6 +266,8 @@ bool Simulation::Prepare(int i, BufferPlanBuilder* plan) {
 // The cost of an Add of two tensors of `summed`'s type on its device: a
 // running sum's op (ir/expanded_program.h), costed on a scratch op.
 StatusOr<double> Simulation::SumCost(const Value& summed) {
+  // The Add that ReplicateMicrobatches marks gemm_accumulate (ir/gemm_accumulation.h).
+  if (IsFusedWeightGradient(summed)) return 0.0;
   Function scratch("sum");
   Value* a = scratch.AddParam("a", summed.type());
   Value* b = scratch.AddParam("b", summed.type());

@@ -18,6 +18,7 @@
 #include "sharding/materialize.h"
 #include "sharding/partition.h"
 #include "sharding/propagate.h"
+#include "sharding/regather.h"
 #include "sharding/stage_meshes.h"
 #include "sharding/task_order.h"
 #include "tools/cli_util.h"
@@ -28,6 +29,12 @@ namespace po = boost::program_options;
 
 namespace distir::tools {
 namespace {
+
+// Whether the --parallelize spec asks for regather (sharding/regather.h).
+bool PipelineOfRegathers(const std::string& parallelize) {
+  StatusOr<sharding::GridOptions> grid = sharding::ParseGridSpec(parallelize);
+  return grid.ok() && grid->regather_linear_inputs;
+}
 
 struct OptOptions {
   std::string input;
@@ -58,7 +65,9 @@ struct OptOptions {
     std::vector<std::string> p = {"propagate-sharding"};
     if (!parallelize.empty()) {
       // A grid point: the whole pipeline, up to the per-device program.
-      p.insert(p.end(), {"materialize", "cleanup", "split-stages"});
+      p.insert(p.end(), {"materialize", "cleanup"});
+      if (PipelineOfRegathers(parallelize)) p.push_back("regather-linear-inputs");
+      p.push_back("split-stages");
       if (!check_partition) p.insert(p.end(), {"partition", "order-tasks"});
       return p;
     }
@@ -91,6 +100,10 @@ Status RunNamedPass(const std::string& name, Module& m, const std::string& fn,
   if (name == "order-tasks")
     return sharding::OrderPipelineTasks(m, fn, grid.schedule, grid.virtual_stages);
   if (name == "materialize") return sharding::MaterializeShardings(m, fn);
+  if (name == "regather-linear-inputs") {
+    sharding::RegatherLinearInputs(m, fn);
+    return Status::Ok();
+  }
   if (name == "partition") return sharding::PartitionShardings(m, fn);
   if (name == "cleanup") {
     sharding::RunCleanup(m, fn);
@@ -103,8 +116,8 @@ Status RunNamedPass(const std::string& name, Module& m, const std::string& fn,
     }
   }
   std::string known =
-      "propagate-sharding, materialize, cleanup, split-stages, partition, order-tasks, "
-      "fuse-gelu";
+      "propagate-sharding, materialize, cleanup, regather-linear-inputs, split-stages, "
+      "partition, order-tasks, fuse-gelu";
   for (const sharding::NamedCleanupPass& p : sharding::CleanupPasses())
     known += std::string(", ") + p.name;
   return InvalidArgument() << "unknown pass '" << name << "' (passes: " << known << ")";
@@ -286,15 +299,15 @@ int RunOpt(int argc, char** argv) {
       "propagate, materialise, then run every collective clean-up to a fixpoint")(
       "pass", po::value(&o.passes)->composing(),
       "run this pass by name (repeatable, in order; no implied propagation): "
-      "propagate-sharding, materialize, cleanup, split-stages, partition, order-tasks, one "
-      "clean-up: "
+      "propagate-sharding, materialize, cleanup, regather-linear-inputs, split-stages, "
+      "partition, order-tasks, one clean-up: "
       "gather-slice-cancel, reduce-scatter-gather-to-all-reduce, all-reduce-reassociate, "
       "all-reduce-to-reduce-scatter, all-gather-sink, all-reduce-fold; or fuse-gelu (an "
       "exported GELU's elementwise ops as one Gelu)")(
       "parallelize", po::value(&o.parallelize),
       "distribute a sequential program over a mesh, e.g. dp=2,tp=4 or "
       "dp=2,tp=2,pp=2,microbatches=4,schedule=gpipe[,recompute[=layer|selective]][,zero=1]"
-      "[,scatter_gather]: "
+      "[,scatter_gather][,regather]: "
       "declare mesh @mesh, lay the parameters "
       "out by the --shard rules (with pp or microbatches: split the batch inputs, those whose "
       "rule puts dp on dim 0, into microbatches and give every op a pipeline stage), then "

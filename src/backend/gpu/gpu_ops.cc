@@ -96,6 +96,9 @@ StatusOr<GpuKernel> PlanMatMulGrad(const Op& op, GpuDType t, Views in, Views out
                                    const GpuOpContext& ctx) {
   const TensorView x = in[0], w = in[1], dy = in[2], dx = out[0], dw = out[1];
   if (x.rank() < 2 || w.rank() != 2) return Unsupported(op) << "w must be a matrix";
+  if (dw.dtype != x.dtype)
+    return Unsupported(op) << "a weight gradient in another dtype than x (dw_dtype: Megatron's "
+                              "gradient accumulation fusion) is not planned on GPUs yet";
   const int64_t k = w.shape[0], n = w.shape[1];
   const int64_t rows = x.num_elements() / (k > 0 ? k : 1);
   CublasGemm* gemm = ctx.gemm;
