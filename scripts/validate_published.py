@@ -127,6 +127,12 @@ def main():
                     help="refuse programs estimated to need more memory (distir simulate)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per row")
     ap.add_argument("--rows", default="", help="1-based rows to run, e.g. 1,3 (default all)")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 unless every row is simulated as published, fits in memory, "
+                         "is within --max-row-error and their mean within --max-mean-error "
+                         "(issue #17's acceptance: 10 %% and 5 %%)")
+    ap.add_argument("--max-row-error", type=float, default=10.0)
+    ap.add_argument("--max-mean-error", type=float, default=5.0)
     args = ap.parse_args()
     rows = read_rows(args.csv)
     wanted = {int(r) for r in args.rows.split(",") if r} or set(range(1, len(rows) + 1))
@@ -134,6 +140,7 @@ def main():
         "row", "model", "GPUs", "t/p/d", "vpp", "SP", "recompute", "measured", "simulated",
         "error", "Calculon", "peak GiB", "status"))
     ours, theirs, closest_ours, closest_theirs = [], [], [], []
+    failed = []  # why --check fails
     for i, row in enumerate(rows, 1):
         if i not in wanted:
             continue
@@ -149,12 +156,16 @@ def main():
             if r["dropped"]:
                 note += " (without " + ", ".join(r["dropped"]) + ")"
             (closest_ours if r["dropped"] else ours).append(abs(err))
+            if r["dropped"] or not r["fits"] or abs(err) > args.max_row_error:
+                failed.append("row %d: %s, %.1f %%%s" % (
+                    i, r["status"], err, "" if r["fits"] else ", does not fit"))
             (closest_theirs if r["dropped"] else theirs).append(abs(calculon))
             print("%-3d %-12s %5s %-9s %-3s %-3s %-9s %8.2fs %8.2fs %7.1f%% %8.2f%% %9.1f  %s" % (
                 i, row["model"], row["num_gpus"], shape, row["vpp_chunks"],
                 row["sequence_parallel"], recompute, measured, r["time"], err, calculon,
                 r["peak"] / 2**30, note))
         else:
+            failed.append("row %d: %s" % (i, r["status"]))
             print("%-3d %-12s %5s %-9s %-3s %-3s %-9s %8.2fs %9s %8s %8.2f%% %9s  %s: %s" % (
                 i, row["model"], row["num_gpus"], shape, row["vpp_chunks"],
                 row["sequence_parallel"], recompute, measured, "-", "-", calculon, "-",
@@ -175,6 +186,14 @@ def main():
         # Issue #17 quotes Calculon's figures on the eight runs of Table 5 (rows 1-8).
         print("Calculon on rows 1-8: mean |error| %.2f %%, largest %.2f %%" % (
             mean(all_calculon[:8]), max(all_calculon[:8])))
+    if args.check:
+        if ours and mean(ours) > args.max_mean_error:
+            failed.append("mean |error| %.2f %% above %.1f %%" % (mean(ours), args.max_mean_error))
+        if failed:
+            print("check failed: " + "; ".join(failed))
+            return 1
+        print("check passed: every row within %.1f %%, mean within %.1f %%, all fit" % (
+            args.max_row_error, args.max_mean_error))
     return 0
 
 

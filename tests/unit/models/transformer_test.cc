@@ -75,11 +75,13 @@ TEST(TransformerTest, ValidationNamesTheOption) {
   EXPECT_EQ(culprit, "batch");
 }
 
-// Megatron's mixed precision: bf16 weights and gradients, f32 master weights
-// and moments; the gradient is cast to f32 before Adam and the new master
-// cast back.
+// Megatron's mixed precision: bf16 weights, f32 master weights and moments;
+// the gradient is cast to f32 before Adam (without gradient accumulation
+// fusion) and the new master cast back.
 TEST(TransformerTest, MixedPrecisionKeepsMastersAndMomentsInF32) {
-  const Module m = BuildAndInfer(Tiny(TransformerVariant::kLlama, DType::kBF16));
+  TransformerOptions o = Tiny(TransformerVariant::kLlama, DType::kBF16);
+  o.gradient_accumulation_fusion = false;
+  const Module m = BuildAndInfer(o);
   const std::string w = "layers.1.attention.qkv.weight";
   // qkv columns: (h + 2 g) d = (4 + 4) x 2.
   EXPECT_EQ(testing::EntryValueType(m, w), "tensor<8x16xbf16, d0>");
@@ -102,6 +104,19 @@ TEST(TransformerTest, MixedPrecisionKeepsMastersAndMomentsInF32) {
   const int64_t weights = 1 + 2 * 7 + 1 + 1;  // embedding, 7 per layer, final norm, output
   EXPECT_EQ(m.entry()->num_params(), 2 + 4 * weights);
   EXPECT_EQ(m.entry()->returns().size(), static_cast<size_t>(1 + 4 * weights));
+}
+
+// Megatron's gradient accumulation fusion (the default): a linear weight's
+// gradient is the f32 result of its MatMulGrad {dw_dtype = f32}, with no cast;
+// a norm's is still cast.
+TEST(TransformerTest, FusedWeightGradientsAreF32WithoutACast) {
+  const Module m = BuildAndInfer(Tiny(TransformerVariant::kLlama, DType::kBF16));
+  const std::string w = "layers.1.attention.qkv.weight";
+  EXPECT_EQ(testing::EntryValueType(m, w + ".grad"), "tensor<8x16xf32, d0>");
+  EXPECT_EQ(m.entry()->LookupValue(w + ".main_grad"), nullptr);
+  EXPECT_EQ(testing::EntryValueType(m, "output_layer.weight.grad"), "tensor<8x16xf32, d0>");
+  EXPECT_EQ(testing::EntryValueType(m, "layers.1.input_norm.weight.main_grad"),
+            "tensor<8xf32, d0>");
 }
 
 TEST(TransformerTest, Fp16ScalesTheLossGradientAndUnscalesTheMainGradients) {

@@ -67,10 +67,13 @@ HostValue AsValue(const DenseTensor& t, DType dtype) {
 }
 
 // The value compared with the fixture's `<w>.grad`: the f32 main gradient
-// under mixed precision (unscaled under fp16), else the weight gradient.
-std::string GradName(const std::string& weight, DType dtype) {
+// under mixed precision (unscaled under fp16; a linear weight's own f32
+// gradient under gradient accumulation fusion in bf16), else the weight
+// gradient.
+std::string GradName(const Function& fn, const std::string& weight, DType dtype) {
   if (dtype == DType::kF16) return weight + ".main_grad.unscaled";
-  if (dtype == DType::kBF16) return weight + ".main_grad";
+  if (dtype == DType::kBF16 && fn.LookupValue(weight + ".main_grad") != nullptr)
+    return weight + ".main_grad";
   return weight + ".grad";
 }
 
@@ -92,7 +95,7 @@ std::map<std::string, HostValue> RunStep(const TransformerOptions& o, const Fixt
       args.push_back(AsValue(fx.at(p), DType::kI64));
     } else if (fx.count(p) != 0) {
       args.push_back(AsValue(fx.at(p), dtype));
-      wanted.push_back(fn.LookupValue(GradName(p, o.params_dtype)));
+      wanted.push_back(fn.LookupValue(GradName(fn, p, o.params_dtype)));
       names.push_back(p + ".grad");
       wanted.push_back(fn.LookupValue(p + ".new"));
       names.push_back(p + ".new");
@@ -158,14 +161,20 @@ TEST(TransformerTorchTest, TinyGptStepMatchesPyTorchInFp16WithLossScaling) {
   }
 }
 
+// With and without gradient accumulation fusion (the linear layers' weight
+// gradients written in f32 by their MatMulGrad, or in bf16 and cast).
 TEST(TransformerTorchTest, TinyLlamaStepMatchesPyTorchInBf16) {
   const Fixture fx = ReadFixture("llama_tiny_step.txt");
-  const std::map<std::string, HostValue> got =
-      RunStep(Options(TransformerVariant::kLlama, DType::kBF16), fx);
-  for (const auto& [name, value] : got) {
-    SCOPED_TRACE(name);
-    EXPECT_OK(AllClose(AsValue(value.tensor(), DType::kF64), AsValue(fx.at(name), DType::kF64),
-                       6e-2, name.ends_with(".new") ? 2e-3 + 2e-3 : 6e-3));
+  for (bool fused : {true, false}) {
+    SCOPED_TRACE(fused ? "fused" : "unfused");
+    TransformerOptions o = Options(TransformerVariant::kLlama, DType::kBF16);
+    o.gradient_accumulation_fusion = fused;
+    const std::map<std::string, HostValue> got = RunStep(o, fx);
+    for (const auto& [name, value] : got) {
+      SCOPED_TRACE(name);
+      EXPECT_OK(AllClose(AsValue(value.tensor(), DType::kF64), AsValue(fx.at(name), DType::kF64),
+                         6e-2, name.ends_with(".new") ? 2e-3 + 2e-3 : 6e-3));
+    }
   }
 }
 

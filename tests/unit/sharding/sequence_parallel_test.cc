@@ -23,6 +23,7 @@
 #include "sharding/materialize.h"
 #include "sharding/partition.h"
 #include "sharding/propagate.h"
+#include "sharding/regather.h"
 #include "sharding/stage_meshes.h"
 #include "sharding/task_order.h"
 #include "sim/hardware_profile.h"
@@ -66,6 +67,9 @@ StatusOr<Module> GlobalView(const SpCase& c) {
   DISTIR_RETURN_IF_ERROR(PropagateShardings(m, fn));
   DISTIR_RETURN_IF_ERROR(MaterializeShardings(m, fn));
   RunCleanup(m, fn);
+  // The column-parallel inputs gathered again for the weight gradients, as
+  // Megatron keeps their pieces (ModelSharding::sequence_parallel_regather).
+  RegatherLinearInputs(m, fn);
   // Stage transfers by Megatron's scatter-gather, as the transformer models
   // run them (ModelSharding::scatter_gather_transfers).
   DISTIR_RETURN_IF_ERROR(SplitStageMeshes(m, fn, "dp", 1, "tp"));
@@ -151,7 +155,8 @@ TEST_P(ExpandedTransformerTest, ExpandedSimulatesAsBuilt) {
   po.microbatches = c.microbatches;
   po.recompute = c.recompute;
   po.zero_stage = c.zero;
-  const GridOptions grid = GridOf(po, layers, /*recompute_layers=*/true, /*scatter_gather=*/true);
+  GridOptions grid = GridOf(po, layers, /*recompute_layers=*/true, /*scatter_gather=*/true);
+  grid.regather_linear_inputs = true;
   ASSERT_OK_AND_ASSIGN(Module built, DistributedCopy(*seq.entry(), grid, rules));
   ASSERT_OK_AND_ASSIGN(ExpandedGrid x, DistributedExpansion(*seq.entry(), grid, rules));
   ASSERT_OK_AND_ASSIGN(
@@ -204,10 +209,12 @@ TEST(SequenceParallelCollectivesTest, GptTinyAtT2HasMegatronsCollectives) {
   ASSERT_OK(PartitionShardings(m, m.entry()->name()));
   const std::map<std::string, int> got = Collectives(m);
   const std::map<std::string, int> want = {
-      // forward, per block: gather the norm's output, reduce-scatter the product
-      {"AllGather layers.N.input_norm", 8},
+      // forward, per block: gather the norm's output, reduce-scatter the
+      // product; the norm's output gathered again in the backward for the
+      // weight gradient (regather.h): two gathers of each
+      {"AllGather layers.N.input_norm", 16},
       {"ReduceScatter layers.N.attention.proj.mm", 8},
-      {"AllGather layers.N.post_attention_norm", 8},
+      {"AllGather layers.N.post_attention_norm", 16},
       {"ReduceScatter layers.N.mlp.fc2.mm", 8},
       // backward, per block: gather the output gradient, reduce-scatter the
       // input gradients of the column-parallel products
@@ -218,7 +225,7 @@ TEST(SequenceParallelCollectivesTest, GptTinyAtT2HasMegatronsCollectives) {
       {"ReduceScatter layers.N.attention.qkv.input.grad", 8},
       // the vocabulary-parallel embedding and head around the region
       {"ReduceScatter embedding.tokens", 1},
-      {"AllGather final_norm", 1},
+      {"AllGather final_norm", 2},
       {"ReduceScatter final_norm.grad", 1},
       {"AllGather logits.lse.1.piece", 1},
       // weight gradients summed over the sequence pieces: the norms', the

@@ -50,7 +50,7 @@ TEST(HardwareProfileTest, LoadsDgxA100) {
   EXPECT_DOUBLE_EQ(hw.device.MatrixFlops(DType::kBF16), 312e12);
   EXPECT_DOUBLE_EQ(hw.device.MatrixFlops(DType::kF32), 19.5e12);
   EXPECT_DOUBLE_EQ(hw.device.MatrixFlops(DType::kI64), 19.5e12);  // vector_flops
-  EXPECT_DOUBLE_EQ(hw.device.dram_bandwidth, 2039e9);
+  EXPECT_DOUBLE_EQ(hw.device.dram_bandwidth, 1800e9);       // achievable, not the datasheet's 2039
   EXPECT_EQ(hw.device.memory_capacity, int64_t{80} << 30);  // 81920 MiB
   EXPECT_EQ(hw.devices_per_node, 8);
   EXPECT_EQ(hw.num_nodes, 0);  // any
