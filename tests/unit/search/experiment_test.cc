@@ -69,11 +69,28 @@ TEST(ExperimentTest, EveryShippedExperimentParses) {
     EXPECT_FALSE(EnumerateConfigs(*e).empty()) << path;
     // The paper's workloads and the example run on a DGX-2; the CPU validation
     // experiment on the profile calibrated on this machine (docs/calibration.md);
-    // the single-GPU follow-up experiments on an H200 (docs/backend.md).
+    // the single-GPU follow-up experiments on an H200 (docs/backend.md); the
+    // LLaMA-70B example on H100 nodes (README).
     const bool cpu = path.ends_with("cpu-validation.yaml");
     const bool gpu = path.find("gpu-single-") != std::string::npos;
-    EXPECT_EQ(e->hardware.name, cpu ? "cpu-local" : gpu ? "h200" : "dgx2-v100") << path;
+    const bool h100 = path.ends_with("llama-70b-h100.yaml");
+    EXPECT_EQ(e->hardware.name, cpu    ? "cpu-local"
+                                : gpu  ? "h200"
+                                : h100 ? "h100-sxm"
+                                       : "dgx2-v100")
+        << path;
   }
+}
+
+// The README's worked example (issue #17): 36 configurations of LLaMA-70B on
+// 256 H100s, every one filling the world.
+TEST(ExperimentTest, Llama70bExampleHas36Configurations) {
+  ASSERT_OK_AND_ASSIGN(Experiment e,
+                       LoadExperiment(SourcePath("configs/experiments/llama-70b-h100.yaml")));
+  EXPECT_EQ(e.world_size, 256);
+  const std::vector<Config> configs = EnumerateConfigs(e);
+  ASSERT_EQ(configs.size(), 36u);
+  for (const Config& c : configs) EXPECT_EQ(c.options.world_size(), 256);
 }
 
 TEST(ExperimentTest, PaperGpt2GridHas1050ConfigurationsOf1035Valid) {
