@@ -343,8 +343,15 @@ std::vector<MemoryKind> Simulation::ExpandedBufferKinds(
   if (!options_.memory_kind) return {};
   const ExpandedProgram& x = *expanded_;
   std::vector<MemoryKind> kinds(plan.buffers().size(), MemoryKind::kOther);
+  // The kind of each template value, asked once: its K copies share it (the
+  // classifier reads names, which costs more than the rest of this loop).
+  std::vector<int8_t> of_template(values.size(), -1);
+  auto kind_of = [&](int32_t t) {
+    if (of_template[t] < 0) of_template[t] = static_cast<int8_t>(options_.memory_kind(*values[t]));
+    return static_cast<MemoryKind>(of_template[t]);
+  };
   auto classify = [&](int32_t v, int32_t lo, int32_t hi) {
-    const MemoryKind kind = options_.memory_kind(*values[x.value_template[v]]);
+    const MemoryKind kind = kind_of(x.value_template[v]);
     for (int32_t b : plan.buffers_of(v)) {
       if (b >= lo && b < hi) kinds[b] = kind;
     }
