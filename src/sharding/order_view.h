@@ -18,6 +18,18 @@
 
 namespace distir::sharding {
 
+/// Calls `f(device id)` for each device of `t` (Type::Devices), without
+/// building a vector for a tensor or scalar: the order passes ask it for
+/// every op of programs of 10^8 ops.
+template <typename F>
+void ForEachDeviceOf(const Type& t, F f) {
+  if (!t.is_tuple()) {
+    if (t.device().has_value()) f(t.device().value());
+    return;
+  }
+  for (DeviceId d : t.Devices()) f(d.value());
+}
+
 class FunctionOrderView {
  public:
   explicit FunctionOrderView(const Function& fn) : fn_(fn) {}
@@ -40,7 +52,7 @@ class FunctionOrderView {
   template <typename F>
   void ForEachResultDevice(size_t i, F f) const {
     for (const auto& r : fn_.ops()[i]->results()) {
-      for (DeviceId d : r->type().Devices()) f(d.value());
+      ForEachDeviceOf(r->type(), f);
     }
   }
   /// The device of a Send's result (none: -1).
@@ -80,7 +92,7 @@ class ExpandedOrderView {
   template <typename F>
   void ForEachResultDevice(size_t i, F f) const {
     for (int32_t v : x_.Results(static_cast<int32_t>(i))) {
-      for (DeviceId d : Template(v).type().Devices()) f(d.value());
+      ForEachDeviceOf(Template(v).type(), f);
     }
   }
   int32_t SendTarget(size_t i) const {
