@@ -40,6 +40,12 @@ StatusOr<std::unique_ptr<CublasGemm>> CublasGemm::Create(void* stream) {
 
 Status CublasGemm::Gemm(GpuDType t, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                         float alpha, const void* a, const void* b, float beta, void* c) {
+  return Gemm(t, t, trans_a, trans_b, m, n, k, alpha, a, b, beta, c);
+}
+
+Status CublasGemm::Gemm(GpuDType t, GpuDType c_type, bool trans_a, bool trans_b, int64_t m,
+                        int64_t n, int64_t k, float alpha, const void* a, const void* b, float beta,
+                        void* c) {
   if (m == 0 || n == 0) return Status::Ok();
   // Leading dimensions of the row-major operands as stored.
   const int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n, ldc = n;
@@ -47,7 +53,7 @@ Status CublasGemm::Gemm(GpuDType t, bool trans_a, bool trans_b, int64_t m, int64
   DISTIR_CUBLAS_RETURN_IF_ERROR(cublasGemmEx(
       impl_->handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
       static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha, b, CudaType(t),
-      static_cast<int>(ldb), a, CudaType(t), static_cast<int>(lda), &beta, c, CudaType(t),
+      static_cast<int>(ldb), a, CudaType(t), static_cast<int>(lda), &beta, c, CudaType(c_type),
       static_cast<int>(ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   return Status::Ok();
 }

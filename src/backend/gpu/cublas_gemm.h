@@ -32,6 +32,10 @@ class CublasGemm {
   /// k x n); a, b and c have dtype t. Asynchronous on the handle's stream.
   Status Gemm(GpuDType t, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
               const void* a, const void* b, float beta, void* c);
+  /// As above with C in `c_type` (f32 from half operands: a weight gradient
+  /// under Megatron's gradient accumulation fusion, ir/gemm_accumulation.h).
+  Status Gemm(GpuDType t, GpuDType c_type, bool trans_a, bool trans_b, int64_t m, int64_t n,
+              int64_t k, float alpha, const void* a, const void* b, float beta, void* c);
 
   /// `batch` independent Gemms in one call (cublasGemmStridedBatchedEx):
   /// product i reads a + i * stride_a and b + i * stride_b and writes

@@ -96,15 +96,19 @@ StatusOr<GpuKernel> PlanMatMulGrad(const Op& op, GpuDType t, Views in, Views out
                                    const GpuOpContext& ctx) {
   const TensorView x = in[0], w = in[1], dy = in[2], dx = out[0], dw = out[1];
   if (x.rank() < 2 || w.rank() != 2) return Unsupported(op) << "w must be a matrix";
-  if (dw.dtype != x.dtype)
-    return Unsupported(op) << "a weight gradient in another dtype than x (dw_dtype: Megatron's "
-                              "gradient accumulation fusion) is not planned on GPUs yet";
+  // dw may be f32 from half operands (dw_dtype: Megatron's gradient
+  // accumulation fusion); cuBLAS writes it from its f32 accumulators.
+  const std::optional<GpuDType> dw_type = GpuTypeOf(dw.dtype);
+  if (!dw_type || (*dw_type != t && *dw_type != GpuDType::kF32))
+    return Unsupported(op) << "a weight gradient of dtype " << DTypeName(dw.dtype) << " from "
+                           << GpuDTypeName(t) << " operands";
+  const GpuDType dw_t = *dw_type;
   const int64_t k = w.shape[0], n = w.shape[1];
   const int64_t rows = x.num_elements() / (k > 0 ? k : 1);
   CublasGemm* gemm = ctx.gemm;
   return GpuKernel([=]() -> Status {
     DISTIR_RETURN_IF_ERROR(gemm->Gemm(t, false, true, rows, k, n, 1, dy.data, w.data, 0, dx.data));
-    return gemm->Gemm(t, true, false, k, n, rows, 1, x.data, dy.data, 0, dw.data);
+    return gemm->Gemm(t, dw_t, true, false, k, n, rows, 1, x.data, dy.data, 0, dw.data);
   });
 }
 

@@ -200,17 +200,22 @@ INSTANTIATE_TEST_SUITE_P(BuiltInModels, GpuOpsSupportTest,
                          ::testing::Values("mlp-tiny", "gpt2-tiny"), ModelTestName);
 
 TEST(GpuOpsTest, PlansTheLlamaOpsWithoutAGpu) {
-  // Sigmoid, Sin, Cos, SigmoidGrad, RMSNormalization and its gradient, in bf16;
+  // Sigmoid, Sin, Cos, SigmoidGrad, RMSNormalization and its gradient, in bf16,
+  // and a weight gradient written in f32 (MatMulGrad {dw_dtype = f32},
+  // Megatron's gradient accumulation fusion) and accumulated by an Add;
   // planning only (no scratch: nothing is allocated, nothing runs).
   Module m = testing::ParseAndInferOrDie(R"(
-    func @f(%x: tensor<4x8xbf16, d0>, %s: tensor<8xbf16, d0>, %dy: tensor<4x8xbf16, d0>) {
+    func @f(%x: tensor<4x8xbf16, d0>, %s: tensor<8xbf16, d0>, %dy: tensor<4x8xbf16, d0>,
+            %w: tensor<8x8xbf16, d0>, %acc: tensor<8x8xf32, d0>) {
       %sig = Sigmoid(%x)
       %sin = Sin(%x)
       %cos = Cos(%x)
       %dsig = SigmoidGrad(%sig, %dy)
       %rms = RMSNormalization(%x, %s) {epsilon = 1e-06}
       %dx, %ds = RMSNormalizationGrad(%x, %s, %dy) {epsilon = 1e-06}
-      return %dsig, %sin, %cos, %rms, %dx, %ds
+      %gx, %gw = MatMulGrad(%x, %w, %dy) {dw_dtype = f32}
+      %sum = Add(%acc, %gw) {gemm_accumulate = 1}
+      return %dsig, %sin, %cos, %rms, %dx, %ds, %gx, %sum
     })");
   for (const auto& op : m.entry()->ops()) {
     SCOPED_TRACE(op->Name());

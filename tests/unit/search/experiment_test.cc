@@ -70,13 +70,15 @@ TEST(ExperimentTest, EveryShippedExperimentParses) {
     // The paper's workloads and the example run on a DGX-2; the CPU validation
     // experiment on the profile calibrated on this machine (docs/calibration.md);
     // the single-GPU follow-up experiments on an H200 (docs/backend.md); the
-    // LLaMA-70B example on H100 nodes (README).
+    // LLaMA-70B example on H100 nodes (README), GPT-3 175B on 1024 A100s.
     const bool cpu = path.ends_with("cpu-validation.yaml");
     const bool gpu = path.find("gpu-single-") != std::string::npos;
     const bool h100 = path.ends_with("llama-70b-h100.yaml");
+    const bool a100 = path.ends_with("gpt3-175b-1024.yaml");
     EXPECT_EQ(e->hardware.name, cpu    ? "cpu-local"
                                 : gpu  ? "h200"
                                 : h100 ? "h100-sxm"
+                                : a100 ? "dgx-a100"
                                        : "dgx2-v100")
         << path;
   }
@@ -91,6 +93,16 @@ TEST(ExperimentTest, Llama70bExampleHas36Configurations) {
   const std::vector<Config> configs = EnumerateConfigs(e);
   ASSERT_EQ(configs.size(), 36u);
   for (const Config& c : configs) EXPECT_EQ(c.options.world_size(), 256);
+}
+
+// Issue #17's 1024-GPU space: 2046 configurations filling the world (the
+// search finds 564 invalid and prunes 336 by the memory bound).
+TEST(ExperimentTest, Gpt3OnA1024GpuClusterHas2046Configurations) {
+  ASSERT_OK_AND_ASSIGN(Experiment e,
+                       LoadExperiment(SourcePath("configs/experiments/gpt3-175b-1024.yaml")));
+  const std::vector<Config> configs = EnumerateConfigs(e);
+  ASSERT_EQ(configs.size(), 2046u);
+  for (const Config& c : configs) EXPECT_EQ(c.options.world_size(), 1024);
 }
 
 TEST(ExperimentTest, PaperGpt2GridHas1050ConfigurationsOf1035Valid) {
