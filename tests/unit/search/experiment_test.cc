@@ -84,26 +84,32 @@ TEST(ExperimentTest, EveryShippedExperimentParses) {
   }
 }
 
-// The README's worked example (issue #17): 36 configurations of LLaMA-70B on
-// 256 H100s, every one filling the world.
-TEST(ExperimentTest, Llama70bExampleHas36Configurations) {
+// The transformer-training spaces shipped for issue #17: `configurations`
+// of them, every one filling the world of `world` GPUs.
+struct ShippedSpace {
+  const char* file;
+  size_t configurations;
+  int64_t world;
+};
+
+class ShippedSpaceTest : public ::testing::TestWithParam<ShippedSpace> {};
+
+TEST_P(ShippedSpaceTest, EnumeratesItsConfigurationsOverTheWholeWorld) {
+  const ShippedSpace& s = GetParam();
   ASSERT_OK_AND_ASSIGN(Experiment e,
-                       LoadExperiment(SourcePath("configs/experiments/llama-70b-h100.yaml")));
-  EXPECT_EQ(e.world_size, 256);
+                       LoadExperiment(SourcePath(std::string("configs/experiments/") + s.file)));
+  EXPECT_EQ(e.world_size, s.world);
   const std::vector<Config> configs = EnumerateConfigs(e);
-  ASSERT_EQ(configs.size(), 36u);
-  for (const Config& c : configs) EXPECT_EQ(c.options.world_size(), 256);
+  ASSERT_EQ(configs.size(), s.configurations);
+  for (const Config& c : configs) EXPECT_EQ(c.options.world_size(), s.world);
 }
 
-// Issue #17's 1024-GPU space: 2046 configurations filling the world (the
-// search finds 564 invalid and prunes 336 by the memory bound).
-TEST(ExperimentTest, Gpt3OnA1024GpuClusterHas2046Configurations) {
-  ASSERT_OK_AND_ASSIGN(Experiment e,
-                       LoadExperiment(SourcePath("configs/experiments/gpt3-175b-1024.yaml")));
-  const std::vector<Config> configs = EnumerateConfigs(e);
-  ASSERT_EQ(configs.size(), 2046u);
-  for (const Config& c : configs) EXPECT_EQ(c.options.world_size(), 1024);
-}
+// The README's worked example (LLaMA-70B on 32 nodes of 8 H100s) and item 3's
+// 1024-GPU space (the search finds 564 of its configurations invalid and
+// prunes 336 by the memory bound).
+INSTANTIATE_TEST_SUITE_P(Issue17, ShippedSpaceTest,
+                         ::testing::Values(ShippedSpace{"llama-70b-h100.yaml", 36, 256},
+                                           ShippedSpace{"gpt3-175b-1024.yaml", 2046, 1024}));
 
 TEST(ExperimentTest, PaperGpt2GridHas1050ConfigurationsOf1035Valid) {
   ASSERT_OK_AND_ASSIGN(Experiment e,
