@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/builder.h"
+#include "ir/gemm_accumulation.h"
 #include "models/transformer.h"
 
 namespace distir {
@@ -26,8 +27,6 @@ struct Weight {
   /// head's), which the mixed-precision step casts to f32 one by one.
   Value* lookup_grad = nullptr;
   Value* head_grad = nullptr;
-  /// The gradient is already f32 (a linear weight under FusesWeightGrads).
-  bool f32_grad = false;
 };
 
 // What a block's backward pass reads of its forward pass.
@@ -394,7 +393,6 @@ Value* TransformerBuilder::LinearGrad(Value* x, const std::string& weight, Value
   std::vector<Value*> g = Ops(OpKind::kMatMulGrad, {x, W(weight + ".weight"), dy},
                               {Grad(name + ".input"), Grad(weight + ".weight")}, WeightGradAttrs());
   SetGrad(weight + ".weight", g[1]);
-  weights_.at(weight + ".weight").f32_grad = FusesWeightGrads();
   return g[0];
 }
 
@@ -517,7 +515,9 @@ void TransformerBuilder::Optimize(const std::string& name, std::vector<Value*>& 
       grad = Op(OpKind::kMul, {grad, consts_["inv_loss_scale"]}, name + ".main_grad.unscaled");
     }
   } else if (IsHalf()) {
-    if (!w.f32_grad) grad = Op(OpKind::kCast, {grad}, name + ".main_grad", {{"to", DType::kF32}});
+    // A linear weight's fused gradient is f32 already (ir/gemm_accumulation.h).
+    if (!IsFusedWeightGradient(*grad))
+      grad = Op(OpKind::kCast, {grad}, name + ".main_grad", {{"to", DType::kF32}});
     if (o_.params_dtype == DType::kF16) {
       grad = Op(OpKind::kMul, {grad, consts_["inv_loss_scale"]}, name + ".main_grad.unscaled");
     }
@@ -598,7 +598,6 @@ Value* TransformerBuilder::HeadGrad(Value* x) {
                                  WeightGradAttrs());
   if (*o_.untie_embeddings_and_output_weights) {
     SetGrad(transformer_names::kOutputLayer, head[1]);
-    weights_.at(transformer_names::kOutputLayer).f32_grad = FusesWeightGrads();
   } else {
     SetGrad(transformer_names::kEmbedding,
             Op(OpKind::kTranspose, {head[1]}, Grad(transformer_names::kEmbedding) + ".output",
