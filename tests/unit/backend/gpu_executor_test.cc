@@ -229,6 +229,38 @@ TEST(GpuOpsTest, PlansTheLlamaOpsWithoutAGpu) {
   }
 }
 
+// Megatron's gradient accumulation fusion on the GPU: a bf16 MatMulGrad whose
+// weight gradient is written in f32 (MatMulGrad {dw_dtype = f32}, cuBLAS's f32
+// output of its f32 accumulators) and summed over two microbatches by a
+// gemm_accumulate Add, as the reference executor computes them. The operands
+// are bf16 values, so only the sums' order differs for dw; dx is rounded to
+// bf16 (relative 2^-8).
+TEST(GpuExecutorTest, FusedWeightGradientIsAnF32ProductOfBf16Operands) {
+  SKIP_WITHOUT_GPU();
+  InitMpi();
+  Module m = testing::ParseAndInferOrDie(R"(
+    func @f(%x0: tensor<16x32xbf16, d0>, %x1: tensor<16x32xbf16, d0>, %w: tensor<32x24xbf16, d0>,
+            %dy0: tensor<16x24xbf16, d0>, %dy1: tensor<16x24xbf16, d0>) {
+      %gx0, %gw0 = MatMulGrad(%x0, %w, %dy0) {dw_dtype = f32}
+      %gx1, %gw1 = MatMulGrad(%x1, %w, %dy1) {dw_dtype = f32}
+      %sum = Add(%gw0, %gw1) {gemm_accumulate = 1}
+      return %gx0, %gx1, %sum
+    })");
+  const Function& fn = *m.entry();
+  ASSERT_OK_AND_ASSIGN(std::vector<HostValue> inputs, RandomInputs(fn, 5, RandomInputOptions{}));
+  ASSERT_OK_AND_ASSIGN(std::vector<HostValue> want, Execute(m, fn, inputs));
+  ASSERT_OK_AND_ASSIGN(backend::ExecutionPlan plan, backend::PrepareExecution(m, fn));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<backend::Executor> exec,
+                       MakeGpuExecutor(plan, MPI_COMM_SELF));
+  ASSERT_OK(exec->SetInputs(backend::RankInputs(*exec->program(), inputs)));
+  ASSERT_OK(exec->Run());
+  ASSERT_OK_AND_ASSIGN(std::vector<HostValue> got, exec->Outputs());
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[2].tensor().dtype, DType::kF32);
+  EXPECT_OK(AllClose(got[2], want[2], 1e-5, 1e-5));
+  for (int i : {0, 1}) EXPECT_OK(AllClose(got[i], want[i], 8e-3, 1e-3));
+}
+
 TEST(GpuOpsTest, RejectsAnOpWithoutAGpuKernelByName) {
   // Trilu with a k operand: the CPU runs it, the GPU planner says which op and why.
   Module m = testing::ParseAndInferOrDie(R"(

@@ -258,6 +258,31 @@ TEST(CublasGemmTest, RowMajorProductsMatchHostInEveryDtypeAndTransposition) {
   }
 }
 
+TEST(CublasGemmTest, HalfOperandsWriteAndAccumulateAnF32Product) {
+  // Megatron's gradient accumulation fusion (MatMulGrad {dw_dtype = f32}):
+  // bf16/f16 operands, the f32 accumulators written as f32 (no output
+  // rounding) and, with beta = 1, added to an f32 running sum in place.
+  SKIP_WITHOUT_GPU();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<CublasGemm> gemm, CublasGemm::Create());
+  // dw [in, out] = x^T dy: x is [rows, in], dy is [rows, out], both row-major.
+  const int64_t rows = 48, in = 96, out = 40;
+  for (GpuDType t : {GpuDType::kF16, GpuDType::kBF16}) {
+    for (float beta : {0.0f, 1.0f}) {
+      SCOPED_TRACE(std::string(GpuDTypeName(t)) + " beta " + std::to_string(beta));
+      std::vector<float> x = Rounded(t, Random(rows * in, 21)),
+                         dy = Rounded(t, Random(rows * out, 22));
+      std::vector<float> want = Random(in * out, 23);
+      DeviceBuffer dx = Upload(t, x), ddy = Upload(t, dy), dw = Upload(GpuDType::kF32, want);
+      ASSERT_OK(gemm->Gemm(t, GpuDType::kF32, /*trans_a=*/true, /*trans_b=*/false, in, out, rows,
+                           1.0f, dx.data(), ddy.data(), beta, dw.data()));
+      backend::Gemm<float>(true, false, in, out, rows, 1.0f, x.data(), dy.data(), beta,
+                           want.data());
+      // Exact operands, f32 accumulators and an f32 result: only the order of the sums differs.
+      ExpectClose(Download(GpuDType::kF32, dw, want.size()), want, 1e-4, GpuDTypeName(t));
+    }
+  }
+}
+
 TEST(CublasGemmTest, StridedBatchedMatchesHostIncludingAReusedMatrix) {
   SKIP_WITHOUT_GPU();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<CublasGemm> gemm, CublasGemm::Create());
