@@ -32,6 +32,23 @@ config.environment["PATH"] = os.pathsep.join(
 # one-time allocations by library. Full unwinding costs 10-50x under ASan, so only those
 # commands get it: a substitution prefixes them with `env` (other commands start no MPI).
 config.environment["OMPI_MCA_mca_base_component_disable_dlclose"] = "1"
+
+# Open MPI puts a job's session directory under <tmpdir>/ompi.<host>.<uid>, which every
+# MPI start of this run shares (lit's TMPDIR). Two tests starting MPI at the same moment
+# could both find it missing and one failed its mkdir ("File exists": Open MPI 4.1 checks
+# then creates). The directory is made here, before any test starts, under a short path
+# (PMIx's sockets live below it, and a Unix socket path has at most 107 bytes), and
+# removed when lit exits.
+import atexit
+import shutil
+import socket
+import tempfile
+
+ompi_tmp = tempfile.mkdtemp(prefix="distir-lit-ompi-", dir="/tmp")
+atexit.register(shutil.rmtree, ompi_tmp, ignore_errors=True)
+os.makedirs(os.path.join(ompi_tmp, "ompi.%s.%d" % (socket.gethostname().split(".")[0], os.getuid())),
+            mode=0o700, exist_ok=True)
+config.environment["OMPI_MCA_orte_tmpdir_base"] = ompi_tmp
 if os.environ.get("LSAN_OPTIONS"):
     mpi_lsan = os.environ["LSAN_OPTIONS"] + ":fast_unwind_on_malloc=0"
     config.substitutions.append(
