@@ -109,7 +109,7 @@ Status FitMatMulRegressions(const std::vector<Measurement>& ms, const std::strin
 }
 
 Status FitCompute(const std::vector<Measurement>& ms, const std::string& dtype,
-                  CalibrationFit& out) {
+                  const std::string& tiled_dtype, CalibrationFit& out) {
   sim::DeviceSpec& d = out.profile.device;
   DISTIR_RETURN_IF_ERROR(FitMatMulRegressions(ms, dtype, out));
   // The tiled model's max_efficiency is a fraction of the datasheet peak; a
@@ -128,7 +128,7 @@ Status FitCompute(const std::vector<Measurement>& ms, const std::string& dtype,
   DISTIR_ASSIGN_OR_RETURN(LinearFit gelu, FitOp(Select(ms, "Gelu", "", FlopsFeatures), "Gelu", 1));
   d.vector_flops = 1.0 / gelu.coefficients[1];
   out.fits.push_back({"Gelu", gelu.quality});
-  return FitTiledGemm(ms, dtype, out);
+  return FitTiledGemm(ms, tiled_dtype.empty() ? dtype : tiled_dtype, out);
 }
 
 Status FitCommunication(const std::vector<Measurement>& ms, CalibrationFit& out) {
@@ -158,12 +158,23 @@ Status FitCommunication(const std::vector<Measurement>& ms, CalibrationFit& out)
 }  // namespace
 
 StatusOr<CalibrationFit> FitProfile(const std::vector<Measurement>& measurements,
-                                    sim::HardwareProfile base, const std::string& matmul_dtype) {
+                                    sim::HardwareProfile base, const std::string& matmul_dtype,
+                                    const std::string& tiled_dtype) {
   CalibrationFit out;
   out.profile = std::move(base);
-  DISTIR_RETURN_IF_ERROR(FitCompute(measurements, matmul_dtype, out));
+  DISTIR_RETURN_IF_ERROR(FitCompute(measurements, matmul_dtype, tiled_dtype, out));
   DISTIR_RETURN_IF_ERROR(FitCommunication(measurements, out));
   return out;
+}
+
+std::string DefaultTiledDtype(const std::vector<Measurement>& measurements,
+                              const std::string& fallback) {
+  for (const char* dtype : {"bf16", "f16"}) {
+    for (const Measurement& m : measurements) {
+      if (m.op == "MatMul" && m.dtype == dtype) return dtype;
+    }
+  }
+  return fallback;
 }
 
 sim::HardwareProfile DefaultBaseProfile(const std::string& name, const std::string& device_name,

@@ -45,12 +45,22 @@ struct CalibrationFit {
 /// Fits `measurements` (compute and communication together) onto `base`.
 /// Every float dtype with MatMul samples gets a regression of its own
 /// (device.matmul_regression.<dtype>); `matmul_dtype` ("f32") must be among
-/// them and is the one the tiled GEMM model's efficiency is fitted to.
+/// them. The tiled GEMM model's efficiency (a base with device.gemm) is fitted
+/// to the MatMuls of `tiled_dtype`, or of `matmul_dtype` when it is empty.
 /// Errors (InvalidArgument): no MatMul samples of that dtype, no Add or Gelu
 /// samples, or a fit whose rate coefficient is 0 (the time did not grow with the
 /// work, so no bandwidth or FLOP rate follows), naming the op.
 StatusOr<CalibrationFit> FitProfile(const std::vector<Measurement>& measurements,
-                                    sim::HardwareProfile base, const std::string& matmul_dtype);
+                                    sim::HardwareProfile base, const std::string& matmul_dtype,
+                                    const std::string& tiled_dtype = "");
+
+/// The dtype whose MatMuls fit the tiled GEMM model when the user named none:
+/// bf16 if any were measured, else f16, else `fallback`. The model describes
+/// tensor-core kernels, and its efficiency, a fraction of each dtype's peak,
+/// fitted to f32 CUDA-core products (the --matmul-dtype default) would say
+/// nothing of them.
+std::string DefaultTiledDtype(const std::vector<Measurement>& measurements,
+                              const std::string& fallback);
 
 /// A single-node profile to calibrate onto when no --base is given:
 /// `devices` devices of `device_name` with `memory_bytes` each, joined by

@@ -46,7 +46,9 @@ void EmitGemm(const sim::GemmTiling& g, std::ostream& os) {
   os << "  gemm:\n    model: tiled\n    sm_count: " << g.sm_count
      << "\n    ctas_per_sm: " << g.ctas_per_sm << "\n    tile: [" << g.tile_m << ", " << g.tile_n
      << "]\n    max_efficiency: " << eff.str()
-     << "\n    tile_overhead: " << Q(g.tile_overhead_s, "s") << "\n";
+     << "\n    tile_overhead: " << Q(g.tile_overhead_s, "s");
+  if (g.split_k_min > 0) os << "\n    split_k_min: " << g.split_k_min;
+  os << "\n";
 }
 
 void EmitDevice(const sim::DeviceSpec& d, std::ostream& os) {

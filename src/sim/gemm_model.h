@@ -31,6 +31,7 @@ struct GemmShape {
 /// The tiled model's terms for one kernel (docs/cost_model.md §2.2.1).
 struct TiledGemmEstimate {
   double tiles = 0;  ///< batch · ⌈m / tile_m'⌉ · ⌈n / tile_n'⌉ (tile' = the cut-down tile)
+  double splits = 1;     ///< slices of K (split-K; 1 = none), each slice a thread block per tile
   double waves = 0;      ///< ⌈tiles / (sm_count · ctas_per_sm)⌉
   double wave_s = 0;     ///< one wave: its tiles' FLOPs at the per-block rate, + overhead
   double compute_s = 0;  ///< waves · wave_s
@@ -39,9 +40,12 @@ struct TiledGemmEstimate {
 };
 
 /// The tiled model of one kernel of `shape` in `dtype` moving `bytes` bytes
-/// (A, B and C once each) on `device` with `tiling`. Pure; the result is
-/// finite for finite inputs. A shape with no output (m, n or batch 0) has no
-/// tiles and costs max(0, memory) + launch.
+/// (A, B and C once each) on `device` with `tiling`. With `tiling.split_k_min`
+/// > 0 and tiles that fill less than one wave, also the kernel that splits K
+/// into ⌊concurrent / tiles⌋ slices (at most ⌊k / split_k_min⌋), of which the
+/// faster is taken, as cuBLAS's heuristics pick among its kernels. Pure; the
+/// result is finite for finite inputs. A shape with no output (m, n or batch
+/// 0) has no tiles and costs max(0, memory) + launch.
 TiledGemmEstimate EstimateTiledGemm(const DeviceSpec& device, const GemmTiling& tiling, DType dtype,
                                     const GemmShape& shape, double bytes);
 

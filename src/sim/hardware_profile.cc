@@ -467,9 +467,10 @@ Status ReadTile(const ProfileReader& r, const Section& s, GemmTiling& g) {
 
 // device.gemm: the tiled GEMM model's parameters (docs/configs.md, docs/cost_model.md §2.2.1).
 StatusOr<GemmTiling> ReadGemm(const ProfileReader& r, const YAML::Node& node) {
-  DISTIR_ASSIGN_OR_RETURN(Section s, r.OpenSection(node, "device.gemm",
-                                                   {"model", "sm_count", "ctas_per_sm", "tile",
-                                                    "max_efficiency", "tile_overhead"}));
+  DISTIR_ASSIGN_OR_RETURN(
+      Section s, r.OpenSection(node, "device.gemm",
+                               {"model", "sm_count", "ctas_per_sm", "tile", "max_efficiency",
+                                "tile_overhead", "split_k_min"}));
   DISTIR_ASSIGN_OR_RETURN(std::string model, r.ReadString(s, "model"));
   if (model != "tiled") {
     return InvalidArgument(r.Loc(*s.Find("model")))
@@ -485,6 +486,9 @@ StatusOr<GemmTiling> ReadGemm(const ProfileReader& r, const YAML::Node& node) {
   if (s.Find("tile_overhead") != nullptr) {
     DISTIR_ASSIGN_OR_RETURN(g.tile_overhead_s,
                             r.ReadNonNegative(s, "tile_overhead", Quantity::kTime));
+  }
+  if (s.Find("split_k_min") != nullptr) {
+    DISTIR_ASSIGN_OR_RETURN(g.split_k_min, r.ReadCount(s, "split_k_min", 0, false));
   }
   return g;
 }

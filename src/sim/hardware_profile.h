@@ -49,6 +49,11 @@ struct GemmTiling {
   int64_t tile_n = 128;        ///< columns of that tile, >= 1
   double max_efficiency = 1;   ///< fraction of the peak a full wave sustains, in (0, 1]
   double tile_overhead_s = 0;  ///< seconds each wave adds (pipeline fill and epilogue), >= 0
+  /// Split-K (docs/cost_model.md §2.2.1): a kernel whose tiles fill less than
+  /// one wave may split K into slices of at least this many elements, one
+  /// thread block per tile and slice, and sum the slices' f32 partial products
+  /// afterwards. 0: no split-K (every profile before the H200 measurements).
+  int64_t split_k_min = 0;
 };
 
 /// One kind of accelerator.

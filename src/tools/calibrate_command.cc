@@ -36,6 +36,7 @@ namespace {
 struct CalibrateFlags {
   std::string backend = "cpu";
   std::string matmul_dtype = "f32";  // whose MatMul samples must fit (and fit device.gemm)
+  bool matmul_dtype_given = false;   // named on the command line (else device.gemm fits bf16)
   std::string output;
   std::string base;
   std::string name;
@@ -103,7 +104,10 @@ Status WriteMeasurementsCsv(const std::string& path,
 Status FitAndWrite(const CalibrateFlags& f, const std::vector<calibrate::Measurement>& ms,
                    sim::HardwareProfile base, int world) {
   DISTIR_ASSIGN_OR_RETURN(calibrate::CalibrationFit fit,
-                          calibrate::FitProfile(ms, std::move(base), f.matmul_dtype));
+                          calibrate::FitProfile(ms, std::move(base), f.matmul_dtype,
+                                                f.matmul_dtype_given ? f.matmul_dtype
+                                                                     : calibrate::DefaultTiledDtype(
+                                                                           ms, f.matmul_dtype)));
   PrintFits(fit, std::cout);
   // Rank 0's machine: `distir validate` compares it with the machine of the runs.
   // A refit does not know where its timings were taken.
@@ -213,9 +217,10 @@ int RunCalibrate(int argc, char** argv) {
       "profile whose structure (nodes, links, algorithm) to keep; default: one node of N ranks")(
       "name", po::value(&f.name), "the profile's name (default: the output file's stem)")(
       "matmul-dtype", po::value(&f.matmul_dtype)->default_value("f32"),
-      "f32, f16 or bf16: the MatMul timings that must fit (and that fit device.gemm); every "
-      "measured dtype gets its own device.matmul_regression")(
-      "quick", po::bool_switch(&f.quick), "a small sweep (seconds; for tests)")(
+      "f32, f16 or bf16: the MatMul timings that must fit (and that fit device.gemm; without "
+      "this option device.gemm fits bf16, else f16, when measured); every measured dtype gets "
+      "its own device.matmul_regression")("quick", po::bool_switch(&f.quick),
+                                          "a small sweep (seconds; for tests)")(
       "measurements", po::value(&f.csv), "also write every timing as CSV to this file")(
       "refit", po::value(&f.refit),
       "fit the timings of an earlier --measurements CSV instead of measuring (needs --base)")(
@@ -225,6 +230,7 @@ int RunCalibrate(int argc, char** argv) {
   if (std::optional<int> stop = ParseCommandLine("calibrate", argc, argv, desc, vm)) {
     code = *stop;
   } else {
+    f.matmul_dtype_given = vm.count("matmul-dtype") > 0 && !vm["matmul-dtype"].defaulted();
     code = Calibrate(f, rank, world);
   }
   MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);

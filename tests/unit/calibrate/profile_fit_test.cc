@@ -211,6 +211,21 @@ TEST(ProfileFitTest, FitsTheTiledModelsEfficiencyWhenTheBaseHasOne) {
   EXPECT_NEAR(back.device.gemm->tile_overhead_s, 1e-6, 1e-12);
 }
 
+TEST(ProfileFitTest, TiledModelFitsTensorCoreDtypesUnlessOneIsNamed) {
+  auto matmul = [](const char* dtype) { return Measurement{"MatMul", dtype, "8x8x8", 1, 1, 1, 1}; };
+  EXPECT_EQ(DefaultTiledDtype({matmul("f32"), matmul("f16"), matmul("bf16")}, "f32"), "bf16");
+  EXPECT_EQ(DefaultTiledDtype({matmul("f32"), matmul("f16")}, "f32"), "f16");
+  EXPECT_EQ(DefaultTiledDtype({matmul("f32")}, "f32"), "f32");
+  // The split-K key travels through a calibration: written and loaded back.
+  ASSERT_OK_AND_ASSIGN(CalibrationFit fit,
+                       FitProfile(TiledSynthetic(Truth{}, 0.72), TiledBase(), "f32", "f32"));
+  fit.profile.device.gemm->split_k_min = 256;
+  ASSERT_OK_AND_ASSIGN(
+      sim::HardwareProfile back,
+      sim::ParseHardwareProfile(EmitHardwareProfileYaml(fit.profile, {}), "x.yaml"));
+  EXPECT_EQ(back.device.gemm->split_k_min, 256);
+}
+
 TEST(ProfileFitTest, TiledFitNeedsShapedMatMulSamples) {
   // Synthetic() names no shapes, so the tiled model cannot be fitted to it.
   StatusOr<CalibrationFit> fit = FitProfile(Synthetic(Truth{}), TiledBase(), "f32");

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/cost_model.h"
@@ -131,6 +132,56 @@ TEST(GemmModelTest, TimeNeverDecreasesAsAnyDimensionGrows) {
       EXPECT_GE(tk, prev_k) << "k = " << x;
       EXPECT_GE(tb, prev_b) << "batch = " << x;
       prev_m = tm, prev_n = tn, prev_k = tk, prev_b = tb;
+    }
+  }
+}
+
+// Split-K (split_k_min > 0), measured on an H200 (docs/calibration.md §5.4):
+// GPT-3 1.3B's projection weight gradient at t = 8, 256 x 2048 x 8192, ran in
+// 17 us where one thread block per output tile needs 92 us.
+DeviceSpec H200LikeWithSplitK() {
+  DeviceSpec d = A100Like();
+  d.peak_flops_f16 = 989e12;
+  d.dram_bandwidth = 4.8e12;
+  d.gemm = GemmTiling{132, 1, 256, 128, 0.8, 0, 256};
+  return d;
+}
+
+TEST(GemmModelTest, SplitKFillsTheSmsThatAPartialWaveLeavesIdle) {
+  // 256 x 2048: 1 x 16 = 16 tiles of 256x128 on 132 SMs. Slices: min(132 / 16,
+  // 8192 / 256) = 8, so 128 thread blocks in one wave, each over k = 1024:
+  // 2 * 256 * 128 * 1024 * 132 / (0.8 * 989e12) s. The slices' f32 partials
+  // are summed in L2: no DRAM traffic beyond A, B and C.
+  const DeviceSpec d = H200LikeWithSplitK();
+  const GemmShape s{1, 256, 2048, 8192};
+  TiledGemmEstimate e = Estimate(s, d);
+  EXPECT_EQ(e.tiles, 16);
+  EXPECT_EQ(e.splits, 8);
+  EXPECT_EQ(e.waves, 1);
+  ExpectSeconds(e.compute_s, 2.0 * 256 * 128 * 1024 * 132 / (0.8 * 989e12));
+  ExpectSeconds(e.memory_s, F16Bytes(s) / 4.8e12);
+  ExpectSeconds(e.time_s, std::max(e.compute_s, e.memory_s) + 5e-6);
+  DeviceSpec plain = d;
+  plain.gemm->split_k_min = 0;
+  EXPECT_EQ(Estimate(s, plain).splits, 1);
+  EXPECT_GT(Estimate(s, plain).time_s, 4 * e.time_s);
+}
+
+TEST(GemmModelTest, SplitKNeverSlowsAKernelAndLeavesFullWavesAlone) {
+  const DeviceSpec d = H200LikeWithSplitK();
+  DeviceSpec plain = d;
+  plain.gemm->split_k_min = 0;
+  for (double m : {16.0, 256.0, 1024.0, 4096.0}) {
+    for (double n : {64.0, 1024.0, 8192.0}) {
+      for (double k : {128.0, 512.0, 4096.0, 16384.0}) {
+        const GemmShape s{1, m, n, k};
+        TiledGemmEstimate split = Estimate(s, d), one = Estimate(s, plain);
+        EXPECT_LE(split.time_s, one.time_s) << m << "x" << n << "x" << k;
+        // A kernel with at least a full wave of tiles, or K under two slices, is not split.
+        if (one.tiles >= 132 || k < 512) {
+          EXPECT_EQ(split.splits, 1) << m << "x" << n << "x" << k;
+        }
+      }
     }
   }
 }

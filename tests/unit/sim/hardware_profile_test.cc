@@ -509,7 +509,9 @@ TEST(HardwareProfileTest, RejectsMissingAndUnknownTiledGemmKeys) {
             "t.yaml:10:5: error: device.gemm is missing required key 'max_efficiency'");
   EXPECT_EQ(ErrorOf(WithGemm("    sm_count: 108\n", "    sms: 108\n")),
             "t.yaml:11:5: error: unknown key 'sms' in device.gemm; expected one of: model, "
-            "sm_count, ctas_per_sm, tile, max_efficiency, tile_overhead");
+            "sm_count, ctas_per_sm, tile, max_efficiency, tile_overhead, split_k_min");
+  EXPECT_EQ(ErrorOf(WithGemm("    sm_count: 108\n", "    sm_count: 108\n    split_k_min: -1\n")),
+            "t.yaml:12:18: error: device.gemm.split_k_min must be an integer >= 0, got '-1'");
 }
 
 // calibrated_on (issue 19 item 10): where `distir calibrate` measured. Optional;
