@@ -21,6 +21,19 @@ if getattr(config, "distir_sanitize", ""):
     config.available_features.add("sanitizer")
 
 config.substitutions.append(("%distir_src", config.distir_src_root))
+
+# %python_h5py: a Python that imports h5py (scripts that read results files). Debian's
+# python3-h5py is for /usr/bin/python3; the python3 first on a PATH (pyenv, a venv) may
+# lack it. Tests that need it say `REQUIRES: h5py`.
+import subprocess
+import sys
+
+for candidate in (sys.executable, "/usr/bin/python3"):
+    if candidate and subprocess.run([candidate, "-c", "import h5py"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+        config.substitutions.append(("%python_h5py", candidate))
+        config.available_features.add("h5py")
+        break
 # tests/testing holds the test tools, e.g. distir-break-results (broken results files).
 config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(config.distir_bin), config.distir_test_tools_dir, config.llvm_tools_dir,
