@@ -62,8 +62,12 @@ atexit.register(shutil.rmtree, ompi_tmp, ignore_errors=True)
 os.makedirs(os.path.join(ompi_tmp, "ompi.%s.%d" % (socket.gethostname().split(".")[0], os.getuid())),
             mode=0o700, exist_ok=True)
 config.environment["OMPI_MCA_orte_tmpdir_base"] = ompi_tmp
+# %mpi_env prefixes a command that starts those distir commands itself (a script) the same way.
 if os.environ.get("LSAN_OPTIONS"):
     mpi_lsan = os.environ["LSAN_OPTIONS"] + ":fast_unwind_on_malloc=0"
+    config.substitutions.append(("%mpi_env", "env 'LSAN_OPTIONS=%s'" % mpi_lsan))
     config.substitutions.append(
         (r"(?<![\w%/.-])distir (search|run|calibrate)\b",
          "env 'LSAN_OPTIONS=%s' distir \\1" % mpi_lsan))
+else:
+    config.substitutions.append(("%mpi_env", "env"))
