@@ -48,21 +48,10 @@ done
 step calibrate_quick 300 mpirun -np 1 --bind-to none "$DISTIR" calibrate --backend cuda --quick \
   --base "$base" -o "$O/calibrated-quick.yaml" --measurements "$O/calibrated-quick.csv"
 
-# 2b. The full sweep in bf16 on a base with the tiled GEMM model (device.gemm; docs/calibration.md
-#     §5, "The tiled GEMM model"): fits device.gemm.max_efficiency on this GPU. The base is the
-#     datasheet profile with h100-sxm.yaml's gemm section where it has none (H100 and H200 are
-#     the same GH100 chip: 132 SMs, the same cuBLAS tiles).
-gemm_base=$O/base-with-gemm.yaml
-if grep -q '^  gemm:' "$base"; then cp "$base" "$gemm_base"; else
-  awk -v src=configs/hardware/h100-sxm.yaml '
-    { print }
-    /^  kernel_launch_overhead:/ && !done {
-      while ((getline l < src) > 0) { if (l ~ /^  gemm:/) on = 1; else if (on && l !~ /^    /) break;
-                                       if (on) print l }
-      done = 1 }' "$base" > "$gemm_base"
-fi
+# 2b. The full sweep in bf16: every base above has the tiled GEMM model (device.gemm), so this
+#     fits its device.gemm.max_efficiency on this GPU (docs/calibration.md §5.4).
 step calibrate_gemm_bf16 300 mpirun -np 1 --bind-to none "$DISTIR" calibrate --backend cuda \
-  --base "$gemm_base" --matmul-dtype bf16 -o "$O/calibrated-gemm-bf16.yaml" \
+  --base "$base" --matmul-dtype bf16 -o "$O/calibrated-gemm-bf16.yaml" \
   --measurements "$O/calibrated-gemm-bf16.csv"
 
 # 3. The follow-up stage of each single-GPU experiment on the datasheet profile and, when

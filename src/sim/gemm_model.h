@@ -32,7 +32,7 @@ struct GemmShape {
 struct TiledGemmEstimate {
   double tiles = 0;  ///< batch · ⌈m / tile_m'⌉ · ⌈n / tile_n'⌉ (tile' = the cut-down tile)
   double splits = 1;     ///< slices of K (split-K; 1 = none), each slice a thread block per tile
-  double waves = 0;      ///< ⌈tiles / (sm_count · ctas_per_sm)⌉
+  double waves = 0;      ///< ⌈tiles · splits / (sm_count · ctas_per_sm)⌉
   double wave_s = 0;     ///< one wave: its tiles' FLOPs at the per-block rate, + overhead
   double compute_s = 0;  ///< waves · wave_s
   double memory_s = 0;   ///< bytes / dram_bandwidth
