@@ -2,9 +2,12 @@
 """Times the kernels of Megatron-style transformer layers on one GPU with PyTorch.
 
     python3 scripts/measure_kernels_torch.py -o kernels.csv [--quick]
+        [--only gemm|attention] [--attention-backend flash|cudnn|efficient ...]
 
 What it times, in bf16 on the current CUDA device (cuBLAS through torch.matmul, and
-FlashAttention through torch's scaled_dot_product_attention with the FLASH backend only):
+fused attention through torch's scaled_dot_product_attention with one backend at a time:
+FLASH is FlashAttention-2, CUDNN is cuDNN's fused attention, which Transformer Engine, and so
+Megatron-LM, uses on Hopper):
 
 * the four GEMMs of a transformer layer (QKV, attention projection, FC1, FC2) of GPT-3 1.3B,
   GPT-3 175B, LLaMA-2 7B and LLaMA-2 70B, split as Megatron's tensor parallelism splits them
@@ -12,7 +15,9 @@ FlashAttention through torch's scaled_dot_product_attention with the FLASH backe
   tokens per microbatch, each in the three layouts of a training step: the forward
   y = x W (NN), the input gradient dx = dy Wᵀ (NT) and the weight gradient dW = xᵀ dy (TN);
 * causal attention of those models' heads (query and key/value heads split by t, head
-  dimension 128) at sequence 2048 and 4096, micro batch 1, forward and forward + backward.
+  dimension 128) at sequence 2048 and 4096 (and 8192 with --long), micro batch 1, forward and
+  forward + backward, once per --attention-backend (the row's `layout` column is
+  `causal-<backend>`; rows of the FLASH backend keep the plain `causal` of the first files).
 
 These are shapes from the models, not from the calibration sweep of `distir calibrate`, so
 they check the cost model (docs/cost_model.md §2.2) rather than its fit. Each time is the
@@ -128,8 +133,31 @@ def gemm_rows(args, writer):
             print(f"gemm {model} t={tp} done", file=sys.stderr, flush=True)
 
 
+def print_kernels(backend, fn):
+    """Names the GPU kernels one call of fn ran (which kernel a backend chose), on stderr."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = sorted({e.name for e in prof.events() if e.device_type.name == "CUDA"})
+    print(f"attention {backend} kernels: " + "; ".join(n[:120] for n in names), file=sys.stderr)
+
+
 def attention_rows(args, writer):
+    for backend in args.attention_backend:
+        try:
+            attention_rows_of(args, writer, backend)
+        except RuntimeError as e:  # a backend this torch or GPU lacks: the others still run
+            print(f"attention backend {backend} failed: {e}", file=sys.stderr, flush=True)
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+
+
+def attention_rows_of(args, writer, backend):
     from torch.nn.attention import SDPBackend, sdpa_kernel
+    chosen = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+              "efficient": SDPBackend.EFFICIENT_ATTENTION}[backend]
+    layout = "causal" if backend == "flash" else f"causal-{backend}"
     dt = torch.bfloat16
     for model, (hidden, _, heads, kv_heads, _) in MODELS.items():
         d = hidden // heads
@@ -141,13 +169,13 @@ def attention_rows(args, writer):
                 q = torch.randn(1, h, seq, d, device="cuda", dtype=dt, requires_grad=True)
                 k = torch.randn(1, g, seq, d, device="cuda", dtype=dt, requires_grad=True)
                 v = torch.randn(1, g, seq, d, device="cuda", dtype=dt, requires_grad=True)
-                if g != h:  # the FLASH backend wants as many key/value heads as query heads
+                if g != h:  # the fused backends want as many key/value heads as query heads
                     k2 = k.detach().repeat_interleave(h // g, dim=1).requires_grad_()
                     v2 = v.detach().repeat_interleave(h // g, dim=1).requires_grad_()
                 else:
                     k2, v2 = k, v
                 do = torch.randn(1, h, seq, d, device="cuda", dtype=dt)
-                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                with sdpa_kernel(chosen):
                     fwd, how_fwd = timed(lambda: F.scaled_dot_product_attention(q, k2, v2, is_causal=True),
                                 args.reps)
 
@@ -155,15 +183,17 @@ def attention_rows(args, writer):
                         o = F.scaled_dot_product_attention(q, k2, v2, is_causal=True)
                         o.backward(do)
                     both, how_both = timed(step, args.reps)
+                    if model == "gpt3-1.3b" and tp == 1 and seq == args.seq[0]:
+                        print_kernels(backend, step)
                 flops_fwd = 4.0 * h * seq * seq * d / 2  # causal: half (docs/cost_model.md 2.2.2)
                 for name, t, how, flops in (("attention_fwd", fwd, how_fwd, flops_fwd),
                                             ("attention_fwd_bwd", both, how_both, 3.5 * flops_fwd)):
                     writer.writerow(dict(kind="attention", model=model, tp=tp, tokens=seq,
-                                         name=name, layout="causal", m=h, n=g, k=d,
+                                         name=name, layout=layout, m=h, n=g, k=d,
                                          time_s=f"{t:.6e}", tflops=f"{flops / t / 1e12:.1f}",
                                          timing=how))
                 del q, k, v, k2, v2, do
-            print(f"attention {model} t={tp} done", file=sys.stderr, flush=True)
+            print(f"attention {backend} {model} t={tp} done", file=sys.stderr, flush=True)
 
 
 def main():
@@ -173,10 +203,17 @@ def main():
     p.add_argument("--eager", action="store_true",
                    help="time each call alone, host launch cost included (no CUDA graph)")
     p.add_argument("--quick", action="store_true", help="t = 1 and 8, 2048 tokens, 5 reps")
+    p.add_argument("--only", choices=["gemm", "attention"], help="time one kind of kernel only")
+    p.add_argument("--attention-backend", nargs="+", default=["flash"],
+                   choices=["flash", "cudnn", "efficient"],
+                   help="scaled_dot_product_attention backends to time, each alone (default flash)")
+    p.add_argument("--long", action="store_true", help="attention at sequence 8192 too")
     args = p.parse_args()
     global EAGER
     EAGER = args.eager
     args.tp, args.tokens, args.seq = [1, 2, 4, 8], [2048, 8192], [2048, 4096]
+    if args.long:
+        args.seq.append(8192)
     if args.quick:
         args.tp, args.tokens, args.seq, args.reps = [1, 8], [2048], [2048], 5
     if not torch.cuda.is_available():
@@ -188,8 +225,10 @@ def main():
         writer = csv.DictWriter(f, fieldnames=["kind", "model", "tp", "tokens", "name", "layout",
                                                "m", "n", "k", "time_s", "tflops", "timing"])
         writer.writeheader()
-        gemm_rows(args, writer)
-        attention_rows(args, writer)
+        if args.only != "attention":
+            gemm_rows(args, writer)
+        if args.only != "gemm":
+            attention_rows(args, writer)
 
 
 if __name__ == "__main__":

@@ -104,6 +104,32 @@ TEST(ProfileFitTest, ReportsMissingMatMulSamples) {
               ::distir::testing::StatusIs(StatusCode::kInvalidArgument, "no MatMul bf16"));
 }
 
+// A sweep on a loaded machine whose MatMul times track the bytes rather than the
+// FLOPs: the three-term fit gives no FLOP rate, so the rate comes from FLOPs alone,
+// with a note. Times that do not grow at all still fail.
+TEST(ProfileFitTest, MatMulTimesThatTrackBytesFallBackToAFlopsOnlyFit) {
+  std::vector<Measurement> ms;
+  for (const Measurement& m : Synthetic(Truth{})) {
+    if (m.op == "MatMul" && m.dtype == "f32") {
+      ms.push_back({m.op, m.dtype, "", m.flops, m.bytes, 1, 1e-6 + m.bytes * 1e-9});
+    } else {
+      ms.push_back(m);
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(CalibrationFit fit, FitProfile(ms, Base(), "f32"));
+  const sim::MatMulRegression* f32 = fit.profile.device.RegressionFor(DType::kF32);
+  ASSERT_NE(f32, nullptr);
+  EXPECT_GT(f32->per_flop_s, 0);
+  EXPECT_EQ(f32->per_byte_s, 0);
+  EXPECT_THAT(fit.notes, ::testing::Contains(::testing::HasSubstr("fitted on FLOPs alone")));
+
+  for (Measurement& m : ms) {
+    if (m.op == "MatMul" && m.dtype == "f32") m.time_s = 1e-3;
+  }
+  EXPECT_THAT(FitProfile(ms, Base(), "f32"),
+              ::distir::testing::StatusIs(StatusCode::kInvalidArgument, "does not grow"));
+}
+
 // A GPU's sweep (gpu_benchmarks.h): MatMul in f16 and bf16 as well as f32, each
 // at its own rate. Time = 2 us + flops / rate, so the best rate of a dtype is
 // reached at its largest shape: 2 * 4096^3 = 137438953472 FLOPs at 1e14 FLOP/s
