@@ -22,12 +22,21 @@ function(distir_add_library name)
   distir_apply_warnings(${name})
 endfunction()
 
+# DISTIR_TEST_OPT on a test target's own sources (it comes after the build type's flags,
+# so its -O wins).
+function(distir_apply_test_opt target)
+  if(DISTIR_TEST_OPT)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${DISTIR_TEST_OPT}>)
+  endif()
+endfunction()
+
 # distir_add_test(NAME SOURCES ... DEPS ...): a GoogleTest executable registered with CTest.
 function(distir_add_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} distir_testing GTest::gtest_main GTest::gmock)
   distir_apply_warnings(${name})
+  distir_apply_test_opt(${name})
   gtest_discover_tests(${name} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
                        PROPERTIES ENVIRONMENT "DISTIR_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
                        DISCOVERY_TIMEOUT 60)

@@ -51,6 +51,17 @@ void EmitGemm(const sim::GemmTiling& g, std::ostream& os) {
   os << "\n";
 }
 
+// The tiled attention model's section, kept from the base profile (the
+// calibration does not time attention), every key written.
+void EmitAttention(const sim::AttentionTiling& a, std::ostream& os) {
+  std::ostringstream v;
+  v.precision(7);
+  v << "  attention:\n    model: tiled\n    block: " << a.block
+    << "\n    block_overhead: " << a.block_overhead << "\n    max_efficiency: " << a.max_efficiency
+    << "\n    backward_max_efficiency: " << a.backward_max_efficiency << "\n";
+  os << v.str();
+}
+
 void EmitDevice(const sim::DeviceSpec& d, std::ostream& os) {
   os << "device:\n  name: " << Quoted(d.name) << "\n  peak_flops:\n"
      << "    f16: " << Q(d.peak_flops_f16, "FLOP/s") << "\n";
@@ -75,6 +86,7 @@ void EmitDevice(const sim::DeviceSpec& d, std::ostream& os) {
        << "\n    per_byte: " << Q(r.per_byte_s, "s/B") << "\n";
   }
   if (d.gemm.has_value()) EmitGemm(*d.gemm, os);
+  if (d.gemm.has_value() && d.attention.has_value()) EmitAttention(*d.attention, os);
 }
 
 void EmitLink(const char* key, const sim::LinkSpec& link, std::ostream& os) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "sim/attention_model.h"
 #include "sim/cost_model.h"
 #include "sim/gemm_model.h"
 
@@ -232,11 +233,28 @@ double AttentionFlops(const Op& op) {
 // dP, dQ, dK) to the forward's two: 2.5x the forward FLOPs (Dao 2023, §4.1).
 double AttentionGradFlops(const Op& op) { return 2.5 * AttentionFlops(op); }
 
+// The kernel's shape for the tiled attention model: every (batch, query head)
+// pair is a head of its own, whatever key/value head it shares.
+AttentionShape AttentionShapeOf(const Op& op) {
+  const Type& q = op.input(0)->type();
+  const Type& k = op.input(1)->type();
+  AttentionShape a;
+  if (q.rank() != 4 || k.rank() != 4) return a;
+  a.heads = static_cast<double>(q.shape()[0]) * static_cast<double>(q.shape()[1]);
+  a.queries = static_cast<double>(q.shape()[2]);
+  a.keys = static_cast<double>(k.shape()[2]);
+  a.head_dim = static_cast<double>(q.shape()[3]);
+  a.causal = op.GetInt("causal", 0) != 0;
+  a.backward = op.kind() == OpKind::kFlashAttentionGrad;
+  return a;
+}
+
 StatusOr<double> FlashAttention(const Op& op, const HardwareProfile& hw) {
   const double flops =
       op.kind() == OpKind::kFlashAttention ? AttentionFlops(op) : AttentionGradFlops(op);
   const double bytes = static_cast<double>(InputBytes(op) + ResultBytes(op));
-  return MatMulKernelTime(hw.device, DTypeOf(op.input(0)->type()), flops, bytes);
+  return AttentionKernelTime(hw.device, DTypeOf(op.input(0)->type()), AttentionShapeOf(op), flops,
+                             bytes);
 }
 
 // EmbeddingGrad(ids, dy) -> dW: zero-fill dW, then one add per element of dy

@@ -19,6 +19,14 @@ constexpr int64_t kTagScalar = -102;
 constexpr int64_t kTagTuple = -103;
 constexpr int64_t kTagResults = -104;
 constexpr int64_t kTagGemmAccumulation = -105;
+constexpr int64_t kTagCausal = -106;
+
+// A causal attention kernel does half the work of an unmasked one of the same
+// types, so the mask is part of the key.
+bool IsCausalAttention(const Op& op) {
+  return (op.kind() == OpKind::kFlashAttention || op.kind() == OpKind::kFlashAttentionGrad) &&
+         op.GetInt("causal", 0) != 0;
+}
 
 // Appends `type` to `key`; false when it is unknown or has a dynamic extent.
 // Devices enter the key only when they matter (collectives: the topology).
@@ -198,6 +206,7 @@ bool CostModel::BuildKey(const Op& op) {
   }
   AppendPerRankCostKey(op, key_);
   if (IsGemmAccumulation(op)) key_.push_back(kTagGemmAccumulation);
+  if (IsCausalAttention(op)) key_.push_back(kTagCausal);
   bool with_device = IsCommunication(op.kind());
   for (const Value* v : op.inputs()) {
     if (!AppendType(v->type(), with_device, key_)) return false;

@@ -421,17 +421,19 @@ Status ReadMemoryCapacity(const ProfileReader& r, const Section& s, DeviceSpec& 
   return Status::Ok();
 }
 
-// device.gemm.max_efficiency: a plain number in (0, 1], no unit (a fraction of the peak).
-StatusOr<double> ReadEfficiency(const ProfileReader& r, const Section& s) {
-  DISTIR_ASSIGN_OR_RETURN(YAML::Node v, r.Require(s, "max_efficiency"));
+// device.gemm.max_efficiency (and device.attention's two): a plain number in
+// (0, 1], no unit (a fraction of the peak).
+StatusOr<double> ReadEfficiency(const ProfileReader& r, const Section& s,
+                                const char* key = "max_efficiency") {
+  DISTIR_ASSIGN_OR_RETURN(YAML::Node v, r.Require(s, key));
   const std::string text = v.IsScalar() ? v.Scalar() : "";
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (!v.IsScalar() || ec != std::errc() || end != text.data() + text.size() ||
       !(value > 0 && value <= 1)) {
-    return InvalidArgument(r.Loc(v)) << s.Name("max_efficiency")
-                                     << " must be a number in (0, 1] (a fraction of the peak), got "
-                                     << io::DescribeYamlNode(v);
+    return InvalidArgument(r.Loc(v))
+           << s.Name(key) << " must be a number in (0, 1] (a fraction of the peak), got "
+           << io::DescribeYamlNode(v);
   }
   return value;
 }
@@ -493,12 +495,50 @@ StatusOr<GemmTiling> ReadGemm(const ProfileReader& r, const YAML::Node& node) {
   return g;
 }
 
+// device.attention: the tiled attention model's parameters (docs/configs.md,
+// docs/cost_model.md §2.2.2). It runs on device.gemm's SMs, so it needs that section.
+StatusOr<AttentionTiling> ReadAttention(const ProfileReader& r, const YAML::Node& node,
+                                        bool has_gemm) {
+  DISTIR_ASSIGN_OR_RETURN(Section s, r.OpenSection(node, "device.attention",
+                                                   {"model", "block", "block_overhead",
+                                                    "max_efficiency", "backward_max_efficiency"}));
+  DISTIR_ASSIGN_OR_RETURN(std::string model, r.ReadString(s, "model"));
+  if (model != "tiled") {
+    return InvalidArgument(r.Loc(*s.Find("model")))
+           << "unknown model '" << model << "' in device.attention.model; expected one of: tiled";
+  }
+  if (!has_gemm) {
+    return InvalidArgument(r.Loc(node))
+           << "device.attention needs a device.gemm section (the tiled models share its sm_count)";
+  }
+  AttentionTiling a;
+  if (s.Find("block") != nullptr) {
+    DISTIR_ASSIGN_OR_RETURN(a.block, r.ReadCount(s, "block", 1, false));
+  }
+  if (const YAML::Node* v = s.Find("block_overhead")) {
+    // A plain count of steps (no unit), fractional: a block's fixed cost.
+    const std::string text = v->IsScalar() ? v->Scalar() : "";
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), a.block_overhead);
+    if (!v->IsScalar() || ec != std::errc() || end != text.data() + text.size() ||
+        !(a.block_overhead >= 0 && a.block_overhead <= 1e6)) {
+      return InvalidArgument(r.Loc(*v))
+             << s.Name("block_overhead")
+             << " must be a number of steps from 0 to 1000000 (no unit), got "
+             << io::DescribeYamlNode(*v);
+    }
+  }
+  DISTIR_ASSIGN_OR_RETURN(a.max_efficiency, ReadEfficiency(r, s));
+  DISTIR_ASSIGN_OR_RETURN(a.backward_max_efficiency,
+                          ReadEfficiency(r, s, "backward_max_efficiency"));
+  return a;
+}
+
 StatusOr<DeviceSpec> ReadDevice(const ProfileReader& r, const YAML::Node& node) {
   DISTIR_ASSIGN_OR_RETURN(
       Section s,
       r.OpenSection(node, "device",
                     {"name", "peak_flops", "vector_flops", "dram_bandwidth", "memory_capacity",
-                     "kernel_launch_overhead", "matmul_regression", "gemm"}));
+                     "kernel_launch_overhead", "matmul_regression", "gemm", "attention"}));
   DeviceSpec d;
   DISTIR_ASSIGN_OR_RETURN(d.name, r.ReadString(s, "name"));
   DISTIR_ASSIGN_OR_RETURN(YAML::Node flops, r.Require(s, "peak_flops"));
@@ -514,6 +554,9 @@ StatusOr<DeviceSpec> ReadDevice(const ProfileReader& r, const YAML::Node& node) 
   }
   if (const YAML::Node* gemm = s.Find("gemm")) {
     DISTIR_ASSIGN_OR_RETURN(d.gemm, ReadGemm(r, *gemm));
+  }
+  if (const YAML::Node* attention = s.Find("attention")) {
+    DISTIR_ASSIGN_OR_RETURN(d.attention, ReadAttention(r, *attention, d.gemm.has_value()));
   }
   return d;
 }

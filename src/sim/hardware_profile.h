@@ -56,6 +56,16 @@ struct GemmTiling {
   int64_t split_k_min = 0;
 };
 
+/// Parameters of the tiled attention model (attention_model.h, docs/cost_model.md
+/// §2.2.2), the optional `device.attention` section of a profile: FlashAttention and
+/// FlashAttentionGrad. It runs on device.gemm's sm_count SMs, one thread block each.
+struct AttentionTiling {
+  int64_t block = 128;        ///< query (forward) or key (backward) rows per thread block, >= 1
+  double block_overhead = 0;  ///< a thread block's fixed cost, in block-pair steps, >= 0
+  double max_efficiency = 1;  ///< forward: fraction of the peak a busy SM sustains, in (0, 1]
+  double backward_max_efficiency = 1;  ///< the same for the backward kernel, in (0, 1]
+};
+
 /// One kind of accelerator.
 struct DeviceSpec {
   std::string name;                 ///< e.g. "V100-SXM3-32GB"
@@ -78,6 +88,9 @@ struct DeviceSpec {
   /// Present: MatMul-like ops use the tiled model, which takes precedence over
   /// the regressions. Absent: the roofline (or a regression) as before.
   std::optional<GemmTiling> gemm;
+  /// Present (only with `gemm`): attention kernels use the tiled attention model.
+  /// Absent: they are matrix kernels of their FLOPs (MatMulKernelTime).
+  std::optional<AttentionTiling> attention;
 
   /// Peak matrix FLOP/s for `dtype` (integers use vector_flops).
   double MatrixFlops(DType dtype) const;

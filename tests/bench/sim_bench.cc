@@ -113,8 +113,8 @@ void ClearResultTypes(Module& m) {
 HardwareProfile BenchHardware() {
   HardwareProfile hw;
   hw.name = "bench";
-  hw.device = {"bench-gpu", 1.25e14, 1.25e14, 1.57e13, 7.8e12, 1.57e13, 9e11,
-               int64_t{32} << 30, 5e-6, std::nullopt, {}, std::nullopt};
+  hw.device = {"bench-gpu",       1.25e14, 1.25e14,      1.57e13, 7.8e12,       1.57e13,     9e11,
+               int64_t{32} << 30, 5e-6,    std::nullopt, {},      std::nullopt, std::nullopt};
   hw.devices_per_node = kDevices;
   hw.intra_node = {"nvswitch", 1.5e11, 2e-6};
   hw.inter_node = {"ib", 2.5e10, 5e-6};

@@ -327,6 +327,21 @@ TEST(ProfileWriterTest, KeepsTheBaseProfilesCommunicationStream) {
   EXPECT_DOUBLE_EQ(back.overlap.comm_slowdown, 0.05);
 }
 
+// The calibration does not time attention: a base profile's tiled attention model
+// is written out as it came in.
+TEST(ProfileWriterTest, KeepsTheBaseProfilesAttentionModel) {
+  sim::HardwareProfile hw = Base();
+  hw.device.gemm = sim::GemmTiling{132, 1, 256, 128, 0.827, 0, 256};
+  hw.device.attention = sim::AttentionTiling{128, 3.75, 0.812, 0.582};
+  ASSERT_OK_AND_ASSIGN(sim::HardwareProfile back,
+                       sim::ParseHardwareProfile(EmitHardwareProfileYaml(hw, {}), "x.yaml"));
+  ASSERT_TRUE(back.device.attention.has_value());
+  EXPECT_EQ(back.device.attention->block, 128);
+  EXPECT_DOUBLE_EQ(back.device.attention->block_overhead, 3.75);
+  EXPECT_DOUBLE_EQ(back.device.attention->max_efficiency, 0.812);
+  EXPECT_DOUBLE_EQ(back.device.attention->backward_max_efficiency, 0.582);
+}
+
 TEST(ComputeBenchmarksTest, QuickSweepTimesEveryKernelWithCostModelCounts) {
   ComputeSweep sweep = QuickComputeSweep();
   std::vector<Measurement> ms = RunHostComputeBenchmarks(sweep);

@@ -162,6 +162,27 @@ TEST(CostModelTest, AlternatingShapesOfOneKindKeepTheirOwnCosts) {
   EXPECT_EQ(model.num_hits(), 3);
 }
 
+TEST(CostModelTest, CausalAndUnmaskedAttentionOfTheSameTypesKeepTheirOwnCosts) {
+  // The mask is an attribute, not a type: a memo keyed by types alone gave the
+  // second kernel the first one's cost.
+  Function fn("f");
+  Value* x = fn.AddParam("x", testing::F16({1, 8, 4096, 128}, 0));
+  std::vector<double> costs;
+  HardwareProfile hw = TestHardware();
+  CostModel model(hw, nullptr);
+  for (int64_t causal : {1, 0, 1}) {
+    Op* a = fn.AddOp(OpKind::kFlashAttention, {x, x, x}, {{"causal", causal}},
+                     {"o" + std::to_string(costs.size()), "lse" + std::to_string(costs.size())});
+    a->result(0)->set_type(x->type());
+    a->result(1)->set_type(F32({1, 8, 4096}, 0));
+    ASSERT_OK_AND_ASSIGN(double c, model.OpCost(*a));
+    costs.push_back(c);
+  }
+  EXPECT_LT(costs[0], costs[1]);
+  EXPECT_EQ(costs[0], costs[2]);
+  EXPECT_EQ(model.num_entries(), 2);
+}
+
 // @g(%x: tensor<1000xf32>) { %a = Relu(%x); %b = Relu(%a); return %b } called on d0.
 Module CallModule(bool generic_callee) {
   Module m;

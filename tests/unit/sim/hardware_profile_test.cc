@@ -301,7 +301,7 @@ TEST(HardwareProfileTest, RejectsUnknownKey) {
   EXPECT_EQ(ErrorOf(With("  vector_flops:", "  vectr_flops:")),
             "t.yaml:5:3: error: unknown key 'vectr_flops' in device; expected one of: name, "
             "peak_flops, vector_flops, dram_bandwidth, memory_capacity, kernel_launch_overhead, "
-            "matmul_regression, gemm");
+            "matmul_regression, gemm, attention");
   EXPECT_EQ(ErrorOf(With("f32: 10", "f8: 10")),
             "t.yaml:4:34: error: unknown key 'f8' in device.peak_flops; expected one of: f16, "
             "bf16, f32, f64");
@@ -512,6 +512,50 @@ TEST(HardwareProfileTest, RejectsMissingAndUnknownTiledGemmKeys) {
             "sm_count, ctas_per_sm, tile, max_efficiency, tile_overhead, split_k_min");
   EXPECT_EQ(ErrorOf(WithGemm("    sm_count: 108\n", "    sm_count: 108\n    split_k_min: -1\n")),
             "t.yaml:12:18: error: device.gemm.split_k_min must be an integer >= 0, got '-1'");
+}
+
+// WithGemm() plus a device.attention section after it: its keys are lines 16-20.
+std::string WithAttention(const std::string& from = "", const std::string& to = "") {
+  std::string attention =
+      "  attention:\n"
+      "    model: tiled\n"
+      "    block: 128\n"
+      "    block_overhead: 3.75\n"
+      "    max_efficiency: 0.812\n"
+      "    backward_max_efficiency: 0.582\n";
+  if (!from.empty()) attention.replace(attention.find(from), from.size(), to);
+  return WithGemm("    tile_overhead: 2 us\n", "    tile_overhead: 2 us\n" + attention);
+}
+
+TEST(HardwareProfileTest, ReadsTheTiledAttentionModel) {
+  ASSERT_OK_AND_ASSIGN(HardwareProfile hw, ParseHardwareProfile(WithAttention(), "t.yaml"));
+  ASSERT_TRUE(hw.device.attention.has_value());
+  EXPECT_EQ(hw.device.attention->block, 128);
+  EXPECT_DOUBLE_EQ(hw.device.attention->block_overhead, 3.75);
+  EXPECT_DOUBLE_EQ(hw.device.attention->max_efficiency, 0.812);
+  EXPECT_DOUBLE_EQ(hw.device.attention->backward_max_efficiency, 0.582);
+  ASSERT_OK_AND_ASSIGN(HardwareProfile plain, ParseHardwareProfile(WithGemm(), "t.yaml"));
+  EXPECT_FALSE(plain.device.attention.has_value());
+}
+
+TEST(HardwareProfileTest, RejectsBadTiledAttentionValuesAtTheValue) {
+  EXPECT_EQ(ErrorOf(WithAttention("block: 128", "block: 0")),
+            "t.yaml:17:12: error: device.attention.block must be an integer >= 1, got '0'");
+  EXPECT_EQ(ErrorOf(WithAttention("3.75", "-1")),
+            "t.yaml:18:21: error: device.attention.block_overhead must be a number of steps "
+            "from 0 to 1000000 (no unit), got '-1'");
+  EXPECT_EQ(ErrorOf(WithAttention("0.582", "0")),
+            "t.yaml:20:30: error: device.attention.backward_max_efficiency must be a number in "
+            "(0, 1] (a fraction of the peak), got '0'");
+  EXPECT_EQ(ErrorOf(WithAttention("    max_efficiency: 0.812\n", "")),
+            "t.yaml:16:5: error: device.attention is missing required key 'max_efficiency'");
+  // The model schedules blocks on device.gemm's SMs: no gemm, no attention model.
+  EXPECT_EQ(ErrorOf(With("  kernel_launch_overhead: 5 us\n",
+                         "  kernel_launch_overhead: 5 us\n"
+                         "  attention: {model: tiled, max_efficiency: 0.8, "
+                         "backward_max_efficiency: 0.6}\n")),
+            "t.yaml:9:14: error: device.attention needs a device.gemm section (the tiled models "
+            "share its sm_count)");
 }
 
 // calibrated_on (issue 19 item 10): where `distir calibrate` measured. Optional;
