@@ -24,19 +24,36 @@ double BlockSteps(double index, double rows, double cols, bool causal, bool back
   return std::clamp(index + 1 + cols - rows, 0.0, cols);
 }
 
+// Steps of the causal forward's blocks of one head: block i makes
+// clamp(i + c, 0, cols) with c = 1 + cols − rows, which reaches cols at the last
+// block, so past the blocks above the diagonal it is an arithmetic series.
+double CausalForwardSteps(double rows, double cols) {
+  const double c = 1 + cols - rows;
+  const double skipped = std::clamp(1 - c, 0.0, rows);
+  return (rows - skipped) * (skipped + c + cols) / 2;
+}
+
+// Steps of all blocks of one head, in closed form (a program may have a
+// sequence of 2^40 rows). The backward meets the same block pairs.
+double HeadSteps(double rows, double cols, bool causal, bool backward) {
+  if (!causal) return rows * cols;
+  return backward ? CausalForwardSteps(cols, rows) : CausalForwardSteps(rows, cols);
+}
+
 double ComputeMakespan(double heads, double rows, double cols, bool causal, bool backward,
                        double overhead, int sm_count) {
   const double blocks = heads * rows;
   if (blocks <= 0) return 0;
+  if (blocks > kExactBlocks) {
+    // The steps of a head's blocks rise (forward) or fall (backward) monotonically.
+    const double longest = std::max(BlockSteps(0, rows, cols, causal, backward),
+                                    BlockSteps(rows - 1, rows, cols, causal, backward));
+    const double head_total = HeadSteps(rows, cols, causal, backward) + rows * overhead;
+    return heads * head_total / sm_count + overhead + longest;
+  }
   std::vector<double> lengths(static_cast<size_t>(rows));
-  double head_total = 0;
   for (size_t i = 0; i < lengths.size(); ++i) {
     lengths[i] = overhead + BlockSteps(static_cast<double>(i), rows, cols, causal, backward);
-    head_total += lengths[i];
-  }
-  if (blocks > kExactBlocks) {
-    const double longest = *std::max_element(lengths.begin(), lengths.end());
-    return heads * head_total / sm_count + longest;
   }
   // The SMs' finishing times; each block goes to the earliest.
   std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
@@ -84,9 +101,7 @@ TiledAttentionEstimate EstimateTiledAttention(const DeviceSpec& device,
   const double rows = shape.backward ? k_blocks : q_blocks;
   const double cols = shape.backward ? q_blocks : k_blocks;
   e.blocks = shape.heads * rows;
-  for (double i = 0; i < rows; ++i) {
-    e.steps += shape.heads * BlockSteps(i, rows, cols, shape.causal, shape.backward);
-  }
+  e.steps = shape.heads * HeadSteps(rows, cols, shape.causal, shape.backward);
   e.makespan = GreedyMakespan(shape.heads, rows, cols, shape.causal, shape.backward,
                               tiling.block_overhead, sm_count);
   // A forward step is two block x block x d products (S = Q Kᵀ, O = P V), a

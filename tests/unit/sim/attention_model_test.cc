@@ -63,6 +63,34 @@ TEST(AttentionModelTest, HugeGridsUseGrahamsBound) {
   EXPECT_DOUBLE_EQ(GreedyMakespan(1000, 100, 1, false, false, 0, 132), 100000.0 / 132 + 1);
 }
 
+TEST(AttentionModelTest, StepsOfAHeadInClosedFormMatchTheBlockByBlockSum) {
+  // The block steps of one head on 1 SM with no overhead are the head's steps, the
+  // exact schedule summing them block by block; EstimateTiledAttention's `steps`
+  // uses the closed form.
+  const DeviceSpec d = H100Like();
+  for (double q : {1.0, 3.0, 7.0, 16.0}) {
+    for (double k : {1.0, 2.0, 7.0, 20.0}) {
+      for (bool backward : {false, true}) {
+        const double rows = backward ? k : q, cols = backward ? q : k;
+        const AttentionShape s{1, q * 128, k * 128, 128, true, backward};
+        const double exact = GreedyMakespan(1, rows, cols, true, backward, 0, 1);
+        EXPECT_EQ(EstimateTiledAttention(d, *d.attention, 132, DType::kBF16, s, 0).steps, exact)
+            << q << " x " << k << (backward ? " backward" : " forward");
+      }
+    }
+  }
+}
+
+TEST(AttentionModelTest, AHugeSequenceIsTimedInClosedForm) {
+  // 2^40 tokens: 2^33 blocks, far past the exact schedule; no block list is built.
+  const DeviceSpec d = H100Like();
+  const AttentionShape s{1, 1099511627776.0, 1099511627776.0, 128, true, false};
+  TiledAttentionEstimate e = EstimateTiledAttention(d, *d.attention, 132, DType::kBF16, s, 0);
+  const double n = 8589934592.0;
+  EXPECT_EQ(e.steps, n * (n + 1) / 2);
+  EXPECT_DOUBLE_EQ(e.makespan, (n * (n + 1) / 2 + n * 3.75) / 132 + 3.75 + n);
+}
+
 TEST(AttentionModelTest, WorkedExampleByHand) {
   // 2 heads of 256 causal queries and keys, d = 128, bf16, forward: 4 blocks of
   // 128 rows meeting 1, 2, 1, 2 key blocks, each + 3.75, on 132 SMs: makespan 5.75
