@@ -421,21 +421,29 @@ Status ReadMemoryCapacity(const ProfileReader& r, const Section& s, DeviceSpec& 
   return Status::Ok();
 }
 
+// A number without a unit that is the whole scalar `v`, else nothing (the
+// readers of fractions and counts check its range and word their errors).
+std::optional<double> PlainNumber(const YAML::Node& v) {
+  if (!v.IsScalar()) return std::nullopt;
+  const std::string& text = v.Scalar();
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
 // device.gemm.max_efficiency (and device.attention's two): a plain number in
 // (0, 1], no unit (a fraction of the peak).
 StatusOr<double> ReadEfficiency(const ProfileReader& r, const Section& s,
                                 const char* key = "max_efficiency") {
   DISTIR_ASSIGN_OR_RETURN(YAML::Node v, r.Require(s, key));
-  const std::string text = v.IsScalar() ? v.Scalar() : "";
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (!v.IsScalar() || ec != std::errc() || end != text.data() + text.size() ||
-      !(value > 0 && value <= 1)) {
+  const std::optional<double> value = PlainNumber(v);
+  if (!value || !(*value > 0 && *value <= 1)) {
     return InvalidArgument(r.Loc(v))
            << s.Name(key) << " must be a number in (0, 1] (a fraction of the peak), got "
            << io::DescribeYamlNode(v);
   }
-  return value;
+  return *value;
 }
 
 // device.gemm.tile: [tile_m, tile_n], two integers between 1 and 2^20 (no real
@@ -517,15 +525,14 @@ StatusOr<AttentionTiling> ReadAttention(const ProfileReader& r, const YAML::Node
   }
   if (const YAML::Node* v = s.Find("block_overhead")) {
     // A plain count of steps (no unit), fractional: a block's fixed cost.
-    const std::string text = v->IsScalar() ? v->Scalar() : "";
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), a.block_overhead);
-    if (!v->IsScalar() || ec != std::errc() || end != text.data() + text.size() ||
-        !(a.block_overhead >= 0 && a.block_overhead <= 1e6)) {
+    const std::optional<double> steps = PlainNumber(*v);
+    if (!steps || !(*steps >= 0 && *steps <= 1e6)) {
       return InvalidArgument(r.Loc(*v))
              << s.Name("block_overhead")
              << " must be a number of steps from 0 to 1000000 (no unit), got "
              << io::DescribeYamlNode(*v);
     }
+    a.block_overhead = *steps;
   }
   DISTIR_ASSIGN_OR_RETURN(a.max_efficiency, ReadEfficiency(r, s));
   DISTIR_ASSIGN_OR_RETURN(a.backward_max_efficiency,
@@ -615,16 +622,13 @@ StatusOr<bool> ReadBool(const ProfileReader& r, const Section& s, std::string_vi
 StatusOr<double> ReadSlowdown(const ProfileReader& r, const Section& s, std::string_view key) {
   const YAML::Node* v = s.Find(key);
   if (v == nullptr) return 0.0;
-  const std::string text = v->IsScalar() ? v->Scalar() : "";
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (!v->IsScalar() || text.empty() || ec != std::errc() || end != text.data() + text.size() ||
-      !(value >= 0 && value <= 100)) {
+  const std::optional<double> value = PlainNumber(*v);
+  if (!value || !(*value >= 0 && *value <= 100)) {
     return InvalidArgument(r.Loc(*v))
            << s.Name(key) << " must be a number from 0 to 100 (0.2 = overlapped work takes 20% "
            << "longer), got " << io::DescribeYamlNode(*v);
   }
-  return value;
+  return *value;
 }
 
 // overlap: a communication stream per device (docs/configs.md, docs/cost_model.md §3.1).

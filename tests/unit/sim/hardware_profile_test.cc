@@ -128,12 +128,16 @@ collectives:
   launch_overhead: 10 us
 )";
 
-// kValid with the first occurrence of `from` replaced by `to`.
-std::string With(const std::string& from, const std::string& to) {
-  std::string text = kValid;
+// `text` with the first occurrence of `from` replaced by `to`.
+std::string Replaced(std::string text, const std::string& from, const std::string& to) {
   const size_t at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   return text.replace(at, from.size(), to);
+}
+
+// kValid with the first occurrence of `from` replaced by `to`.
+std::string With(const std::string& from, const std::string& to) {
+  return Replaced(kValid, from, to);
 }
 
 // The rendered error of parsing `text` as "t.yaml".
@@ -446,7 +450,7 @@ std::string WithGemm(const std::string& from = "", const std::string& to = "") {
       "    tile: [256, 128]\n"
       "    max_efficiency: 0.8\n"
       "    tile_overhead: 2 us\n";
-  if (!from.empty()) gemm.replace(gemm.find(from), from.size(), to);
+  if (!from.empty()) gemm = Replaced(gemm, from, to);
   return With("  kernel_launch_overhead: 5 us\n", "  kernel_launch_overhead: 5 us\n" + gemm);
 }
 
@@ -523,7 +527,7 @@ std::string WithAttention(const std::string& from = "", const std::string& to = 
       "    block_overhead: 3.75\n"
       "    max_efficiency: 0.812\n"
       "    backward_max_efficiency: 0.582\n";
-  if (!from.empty()) attention.replace(attention.find(from), from.size(), to);
+  if (!from.empty()) attention = Replaced(attention, from, to);
   return WithGemm("    tile_overhead: 2 us\n", "    tile_overhead: 2 us\n" + attention);
 }
 
