@@ -4,6 +4,8 @@
 #include <deque>
 #include <unordered_map>
 
+#include "sharding/segment_view.h"
+
 namespace distir::sharding {
 namespace {
 
@@ -225,6 +227,9 @@ template std::optional<std::vector<size_t>> ExchangeOrder(
     const std::vector<int64_t>&, int64_t, bool);
 template std::optional<std::vector<size_t>> ExchangeOrder(
     const ExpandedOrderView&, const std::vector<std::optional<TaskTag>>&,
+    const std::vector<int64_t>&, int64_t, bool);
+template std::optional<std::vector<size_t>> ExchangeOrder(
+    const SegmentOrderView&, const std::vector<std::optional<TaskTag>>&,
     const std::vector<int64_t>&, int64_t, bool);
 
 }  // namespace distir::sharding

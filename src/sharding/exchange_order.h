@@ -45,7 +45,8 @@
 namespace distir::sharding {
 
 /// The exchange order of the ops of `fn` (a FunctionOrderView or an
-/// ExpandedOrderView, order_view.h) that run in a task: those with
+/// ExpandedOrderView, order_view.h, or the task segments of a
+/// SegmentOrderView, segment_view.h) that run in a task: those with
 /// step[i] >= 0, the timestep of their task `tasks[i]` (each physical stage
 /// runs its tasks in timestep order). A task of stage (chunk) c runs on chain
 /// c mod `chains` (P, the physical pipeline stages); a Send's receiving chain

@@ -8,6 +8,7 @@
 
 #include "sharding/exchange_order.h"
 #include "sharding/pipeline_task.h"
+#include "sharding/segment_view.h"
 #include "support/status_or.h"
 #include "transforms/interleaved_schedule.h"
 #include "transforms/pipeline_schedule.h"
@@ -112,12 +113,20 @@ Status CheckDefinedBeforeUse(const View& fn, const std::vector<size_t>& order) {
   return Status::Ok();
 }
 
-// The order of the ops of `fn` that OrderByTasks gives; nullopt when `tasks`
-// name no task (the order stays).
+// The schedule's place of each op of `fn`: its task's timestep, kFirst for
+// setup ops and kLast for update ops; the number of stages (chunks) and of
+// timesteps the tasks name.
+struct TaskKeys {
+  std::vector<int64_t> key;
+  int64_t stages = 0;
+  int64_t steps = 0;
+};
+
+// The TaskKeys of `fn`; nullopt when `tasks` name no task (the order stays).
 template <typename View>
-StatusOr<std::optional<std::vector<size_t>>> TaskOrder(
-    const View& fn, const std::vector<std::optional<TaskTag>>& tasks, PipelineSchedule schedule,
-    int64_t virtual_stages) {
+StatusOr<std::optional<TaskKeys>> KeysOf(const View& fn,
+                                         const std::vector<std::optional<TaskTag>>& tasks,
+                                         PipelineSchedule schedule, int64_t virtual_stages) {
   const size_t n = fn.num_ops();
   int64_t stages = 0, microbatches = 0;
   bool training = false;
@@ -127,16 +136,16 @@ StatusOr<std::optional<std::vector<size_t>>> TaskOrder(
     microbatches = std::max(microbatches, t->microbatch + 1);
     training = training || t->phase == TaskPhase::kBackward;
   }
-  if (stages == 0 || microbatches == 0) return std::optional<std::vector<size_t>>();
+  if (stages == 0 || microbatches == 0) return std::optional<TaskKeys>();
   DISTIR_ASSIGN_OR_RETURN(
       auto timesteps, ScheduleOfTasks(stages, microbatches, schedule, virtual_stages, training));
   const Timesteps at(stages, microbatches, timesteps);
-  std::vector<int64_t> key(n, kFirst);
+  TaskKeys keys{std::vector<int64_t>(n, kFirst), stages, at.num_steps()};
   for (size_t i = 0; i < n; ++i) {
     const std::optional<TaskTag>& t = tasks[i];
     if (!t.has_value() || t->phase == TaskPhase::kSetup) continue;
     if (t->phase == TaskPhase::kUpdate) {
-      key[i] = kLast;
+      keys.key[i] = kLast;
       continue;
     }
     const int64_t step =
@@ -144,21 +153,36 @@ StatusOr<std::optional<std::vector<size_t>>> TaskOrder(
             ? -1
             : at.At(t->stage, t->microbatch, t->phase == TaskPhase::kBackward);
     if (step < 0) return fn.NotInSchedule(i);
-    key[i] = step;
+    keys.key[i] = step;
   }
-  // Each stage in its own order, meeting its neighbours only at their
-  // transfers (exchange_order.h); the timestep order below where that order
-  // is not a valid program.
-  if (std::optional<std::vector<size_t>> order =
-          ExchangeThenUpdate(fn, tasks, key, stages / virtual_stages, virtual_stages > 1)) {
-    if (CheckDefinedBeforeUse(fn, *order).ok()) return order;
-  }
-  // Within a timestep, the tasks' own ops first, then the sends between
-  // stages in stage order: a device receives only once its own task is done
-  // and does not wait for another stage's task before starting its own.
-  // Setup and update keep program order, sends included: an update may read
-  // what a send brings (a gradient computed on the next stage, as a
-  // transformer's bias gradient is, all-reduced where its weight lives).
+  return std::optional<TaskKeys>(std::move(keys));
+}
+
+// Each stage in its own order, meeting its neighbours only at their
+// transfers (exchange_order.h); nullopt where that order is not a valid
+// program (the caller then orders by timesteps).
+template <typename View>
+std::optional<std::vector<size_t>> ExchangeTaskOrder(
+    const View& fn, const std::vector<std::optional<TaskTag>>& tasks, const TaskKeys& keys,
+    int64_t virtual_stages) {
+  std::optional<std::vector<size_t>> order =
+      ExchangeThenUpdate(fn, tasks, keys.key, keys.stages / virtual_stages, virtual_stages > 1);
+  if (!order.has_value() || !CheckDefinedBeforeUse(fn, *order).ok()) return std::nullopt;
+  return order;
+}
+
+// Within a timestep, the tasks' own ops first, then the sends between
+// stages in stage order: a device receives only once its own task is done
+// and does not wait for another stage's task before starting its own.
+// Setup and update keep program order, sends included: an update may read
+// what a send brings (a gradient computed on the next stage, as a
+// transformer's bias gradient is, all-reduced where its weight lives).
+template <typename View>
+StatusOr<std::vector<size_t>> TimestepOrder(const View& fn,
+                                            const std::vector<std::optional<TaskTag>>& tasks,
+                                            const TaskKeys& keys) {
+  const size_t n = fn.num_ops();
+  const std::vector<int64_t>& key = keys.key;
   std::vector<int64_t> send_stage(n, -1);
   for (size_t i = 0; i < n; ++i) {
     if (fn.IsSend(i) && key[i] != kFirst && key[i] != kLast)
@@ -166,7 +190,7 @@ StatusOr<std::optional<std::vector<size_t>>> TaskOrder(
   }
   // A stable counting sort on (key, send stage): setup, timesteps, update
   // (kFirst, 0..S-1, kLast), each with the non-sends then the sends by stage.
-  const int64_t steps = at.num_steps();
+  const int64_t steps = keys.steps, stages = keys.stages;
   auto bucket = [&](size_t i) {
     const int64_t k = key[i] == kFirst ? 0 : key[i] == kLast ? steps + 1 : key[i] + 1;
     return static_cast<size_t>(k * (stages + 1) + (send_stage[i] + 1));
@@ -177,7 +201,41 @@ StatusOr<std::optional<std::vector<size_t>>> TaskOrder(
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i) order[start[bucket(i)]++] = i;
   DISTIR_RETURN_IF_ERROR(CheckDefinedBeforeUse(fn, order));
+  return order;
+}
+
+// The order of the ops of `fn` that OrderByTasks gives; nullopt when `tasks`
+// name no task (the order stays).
+template <typename View>
+StatusOr<std::optional<std::vector<size_t>>> TaskOrder(
+    const View& fn, const std::vector<std::optional<TaskTag>>& tasks, PipelineSchedule schedule,
+    int64_t virtual_stages) {
+  DISTIR_ASSIGN_OR_RETURN(std::optional<TaskKeys> keys,
+                          KeysOf(fn, tasks, schedule, virtual_stages));
+  if (!keys.has_value()) return std::optional<std::vector<size_t>>();
+  if (std::optional<std::vector<size_t>> order =
+          ExchangeTaskOrder(fn, tasks, *keys, virtual_stages))
+    return order;
+  DISTIR_ASSIGN_OR_RETURN(std::vector<size_t> order, TimestepOrder(fn, tasks, *keys));
   return std::optional<std::vector<size_t>>(std::move(order));
+}
+
+// TaskOrder's exchange order of `program`, found over its task segments
+// (segment_view.h): the same op order where the exchange order applies;
+// nullopt where it does not (or the segments name an error), for the caller
+// to order the ops one by one.
+std::optional<std::vector<size_t>> SegmentOrder(const ExpandedProgram& program,
+                                                const Function& tmpl,
+                                                const std::vector<std::optional<TaskTag>>& tasks,
+                                                PipelineSchedule schedule, int64_t virtual_stages) {
+  const SegmentOrderView segments(program, tmpl, tasks);
+  StatusOr<std::optional<TaskKeys>> keys =
+      KeysOf(segments, segments.tasks(), schedule, virtual_stages);
+  if (!keys.ok() || !keys->has_value()) return std::nullopt;
+  std::optional<std::vector<size_t>> order =
+      ExchangeTaskOrder(segments, segments.tasks(), **keys, virtual_stages);
+  if (!order.has_value()) return std::nullopt;
+  return segments.OpOrder(*order);
 }
 
 }  // namespace
@@ -248,7 +306,14 @@ Status OrderByTasks(Function& fn, const std::vector<std::optional<TaskTag>>& tas
 
 Status OrderExpandedByTasks(ExpandedProgram& program, const Function& tmpl,
                             const std::vector<std::optional<TaskTag>>& tasks,
-                            PipelineSchedule schedule, int64_t virtual_stages) {
+                            PipelineSchedule schedule, int64_t virtual_stages, bool by_segments) {
+  if (by_segments) {
+    if (std::optional<std::vector<size_t>> order =
+            SegmentOrder(program, tmpl, tasks, schedule, virtual_stages)) {
+      program.PermuteOps(*order);
+      return Status::Ok();
+    }
+  }
   DISTIR_ASSIGN_OR_RETURN(
       std::optional<std::vector<size_t>> order,
       TaskOrder(ExpandedOrderView(program, tmpl), tasks, schedule, virtual_stages));

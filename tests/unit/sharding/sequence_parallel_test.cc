@@ -16,6 +16,7 @@
 #include "models/model_zoo.h"
 #include "models/transformer_metrics.h"
 #include "models/transformer_sharding.h"
+#include "segment_order_check.h"
 #include "sharding/annotate.h"
 #include "sharding/cleanup.h"
 #include "sharding/equivalence.h"
@@ -159,6 +160,9 @@ TEST_P(ExpandedTransformerTest, ExpandedSimulatesAsBuilt) {
   grid.regather_linear_inputs = true;
   ASSERT_OK_AND_ASSIGN(Module built, DistributedCopy(*seq.entry(), grid, rules));
   ASSERT_OK_AND_ASSIGN(ExpandedGrid x, DistributedExpansion(*seq.entry(), grid, rules));
+  // Ordered over task segments (the search's way) as over ops, op for op.
+  ASSERT_OK_AND_ASSIGN(GridTemplate t, DistributedTemplate(*seq.entry(), grid, rules));
+  ExpectSegmentOrderAsOps(t, grid, static_cast<int>(c.tp * c.pp));
   ASSERT_OK_AND_ASSIGN(
       sim::HardwareProfile hw,
       sim::LoadHardwareProfile(testing::SourcePath("configs/hardware/dgx-a100.yaml")));

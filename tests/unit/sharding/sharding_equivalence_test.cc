@@ -22,6 +22,7 @@
 #include "models/gpt.h"
 #include "models/mlp.h"
 #include "models/model_zoo.h"
+#include "segment_order_check.h"
 #include "sharding/cleanup.h"
 #include "sharding/equivalence.h"
 #include "sharding/grid.h"
@@ -293,6 +294,9 @@ TEST_P(ExpandTest, ExpandedSimulatesAsBuilt) {
   const std::vector<ParamRule> rules = Rules(GetParam().model);
   ASSERT_OK_AND_ASSIGN(Module built, DistributedCopy(*seq.entry(), grid, rules));
   ASSERT_OK_AND_ASSIGN(ExpandedGrid x, DistributedExpansion(*seq.entry(), grid, rules));
+  // Ordered over task segments (the search's way) as over ops, op for op.
+  ASSERT_OK_AND_ASSIGN(GridTemplate t, DistributedTemplate(*seq.entry(), grid, rules));
+  ExpectSegmentOrderAsOps(t, grid, static_cast<int>(GetParam().tp * grid.pp));
   ASSERT_OK_AND_ASSIGN(sim::HardwareProfile hw,
                        sim::LoadHardwareProfile(SourcePath("configs/hardware/dgx2-v100.yaml")));
   sim::SimulateOptions options;

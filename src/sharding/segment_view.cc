@@ -1,0 +1,142 @@
+#include "sharding/segment_view.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace distir::sharding {
+namespace {
+
+// An op of a forward or backward task instance that the schedule places.
+bool InTask(const std::optional<TaskTag>& t) {
+  return t.has_value() && (t->phase == TaskPhase::kForward || t->phase == TaskPhase::kBackward) &&
+         t->stage >= 0 && t->microbatch >= 0;
+}
+
+// A CSR's row starts from the row of each entry (entries' rows < rows).
+std::vector<int32_t> RowStarts(size_t rows, const std::vector<int32_t>& row_of_entry) {
+  std::vector<int32_t> begin(rows + 1, 0);
+  for (int32_t r : row_of_entry) ++begin[static_cast<size_t>(r) + 1];
+  for (size_t r = 1; r < begin.size(); ++r) begin[r] += begin[r - 1];
+  return begin;
+}
+
+}  // namespace
+
+SegmentOrderView::SegmentOrderView(const ExpandedProgram& x, const Function& tmpl,
+                                   const std::vector<std::optional<TaskTag>>& tasks)
+    : ops_(x, tmpl) {
+  std::vector<int32_t> segment(static_cast<size_t>(x.num_ops()));
+  Group(tasks, segment);
+  Link(x, segment);
+  Devices();
+}
+
+// Numbers the segments by their first op; op_ lists each one's ops.
+void SegmentOrderView::Group(const std::vector<std::optional<TaskTag>>& tasks,
+                             std::vector<int32_t>& segment) {
+  int64_t stages = 0, microbatches = 0;
+  for (const std::optional<TaskTag>& t : tasks) {
+    if (!InTask(t)) continue;
+    stages = std::max(stages, t->stage + 1);
+    microbatches = std::max(microbatches, t->microbatch + 1);
+  }
+  std::vector<int32_t> of_task(static_cast<size_t>(stages * microbatches * 2), -1);
+  auto fresh = [&](const std::optional<TaskTag>& t, int32_t send) {
+    tasks_.push_back(t);
+    send_op_.push_back(send);
+    return static_cast<int32_t>(tasks_.size() - 1);
+  };
+  for (size_t k = 0; k < tasks.size(); ++k) {
+    const std::optional<TaskTag>& t = tasks[k];
+    const bool send = ops_.IsSend(k);
+    if (!InTask(t) || send) {
+      segment[k] = fresh(t, send ? static_cast<int32_t>(k) : -1);
+      continue;
+    }
+    const size_t at = static_cast<size_t>((t->stage * microbatches + t->microbatch) * 2 +
+                                          (t->phase == TaskPhase::kBackward ? 1 : 0));
+    if (of_task[at] < 0) of_task[at] = fresh(t, -1);
+    segment[k] = of_task[at];
+  }
+  op_begin_ = RowStarts(tasks_.size(), segment);
+  op_.resize(tasks.size());
+  std::vector<int32_t> next(op_begin_.begin(), op_begin_.end() - 1);
+  for (size_t k = 0; k < segment.size(); ++k)
+    op_[static_cast<size_t>(next[static_cast<size_t>(segment[k])]++)] = static_cast<int32_t>(k);
+}
+
+// The values that cross segments: each read of a value another segment (or
+// no op: a parameter) defines is an input of the reader and a result of the
+// writer. Program order defines a value before its readers.
+void SegmentOrderView::Link(const ExpandedProgram& x, const std::vector<int32_t>& segment) {
+  std::vector<int32_t> def(static_cast<size_t>(x.num_values()), -1);
+  std::vector<int32_t> reader, read;
+  for (int32_t k = 0; k < x.num_ops(); ++k) {
+    const int32_t s = segment[static_cast<size_t>(k)];
+    for (int32_t v : x.Inputs(k)) {
+      if (def[static_cast<size_t>(v)] == s) continue;
+      reader.push_back(s);
+      read.push_back(v);
+    }
+    for (int32_t r : x.Results(k)) def[static_cast<size_t>(r)] = s;
+  }
+  in_begin_ = RowStarts(tasks_.size(), reader);
+  in_.resize(read.size());
+  std::vector<int32_t> next(in_begin_.begin(), in_begin_.end() - 1);
+  for (size_t i = 0; i < read.size(); ++i)
+    in_[static_cast<size_t>(next[static_cast<size_t>(reader[i])]++)] = read[i];
+  std::vector<int32_t> writer, written;
+  for (int32_t v : read) {
+    if (def[static_cast<size_t>(v)] < 0) continue;
+    writer.push_back(def[static_cast<size_t>(v)]);
+    written.push_back(v);
+  }
+  out_begin_ = RowStarts(tasks_.size(), writer);
+  out_.resize(written.size());
+  next.assign(out_begin_.begin(), out_begin_.end() - 1);
+  for (size_t i = 0; i < written.size(); ++i)
+    out_[static_cast<size_t>(next[static_cast<size_t>(writer[i])]++)] = written[i];
+}
+
+// The devices each task's first instance writes, shared by its later
+// instances (the same ops without the setup a task may own); an empty row
+// for Sends and ops outside the tasks, which the orderings do not ask.
+void SegmentOrderView::Devices() {
+  device_begin_ = {0, 0};
+  device_list_.assign(tasks_.size(), 0);
+  std::vector<int32_t> row_of;  // by stage * 2 + backward
+  std::vector<char> seen;
+  for (size_t s = 0; s < tasks_.size(); ++s) {
+    const std::optional<TaskTag>& t = tasks_[s];
+    if (send_op_[s] >= 0 || !InTask(t)) continue;
+    const size_t task = static_cast<size_t>(t->stage * 2 + (t->phase == TaskPhase::kBackward));
+    if (task >= row_of.size()) row_of.resize(task + 1, -1);
+    if (row_of[task] < 0) {
+      std::fill(seen.begin(), seen.end(), 0);
+      for (int32_t k = op_begin_[s]; k < op_begin_[s + 1]; ++k) {
+        ops_.ForEachResultDevice(static_cast<size_t>(op_[static_cast<size_t>(k)]), [&](int32_t d) {
+          if (d < 0) return;
+          if (static_cast<size_t>(d) >= seen.size()) seen.resize(static_cast<size_t>(d) + 1, 0);
+          if (seen[static_cast<size_t>(d)] != 0) return;
+          seen[static_cast<size_t>(d)] = 1;
+          devices_.push_back(d);
+        });
+      }
+      device_begin_.push_back(static_cast<int32_t>(devices_.size()));
+      row_of[task] = static_cast<int32_t>(device_begin_.size()) - 2;
+    }
+    device_list_[s] = row_of[task];
+  }
+}
+
+std::vector<size_t> SegmentOrderView::OpOrder(const std::vector<size_t>& order) const {
+  std::vector<size_t> ops;
+  ops.reserve(op_.size());
+  for (size_t s : order) {
+    for (int32_t k = op_begin_[s]; k < op_begin_[s + 1]; ++k)
+      ops.push_back(static_cast<size_t>(op_[static_cast<size_t>(k)]));
+  }
+  return ops;
+}
+
+}  // namespace distir::sharding

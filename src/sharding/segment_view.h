@@ -1,0 +1,98 @@
+// Task segments: the ops of an expanded pipelined program
+// (ir/expanded_program.h) grouped by the task instance they run in, so that
+// the pipeline orderings (task_order.h, exchange_order.h) order K x tasks
+// segments instead of K x ops ops (issue #18, docs/cost_model.md §3.2).
+//
+// A segment is either every op of one task instance (stage or chunk,
+// microbatch, forward or backward) that is not a Send, in program order, or
+// one other op (a Send, a setup or update op). The exchange order runs each
+// task's ops together, in program order, between its communication points,
+// and places the Sends by the tasks that produce and read them; so ordering
+// the segments and writing each one's ops in program order gives exactly the
+// op order that ordering the ops gives (task_order.cc uses it only where the
+// exchange order applies, and falls back to ordering the ops otherwise). The
+// view reads every op once; the orderings over the ops read each several
+// times, through the template's IR (a third of a grid point's search time).
+//
+// A SegmentOrderView offers what order_view.h's views offer, per segment:
+// the values it reads from other segments (or parameters), the values it
+// writes that other segments read, the devices its ops write, and for a Send
+// its target and result.
+
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "ir/expanded_program.h"
+#include "ir/function.h"
+#include "sharding/order_view.h"
+#include "sharding/pipeline_task.h"
+#include "support/status.h"
+
+namespace distir::sharding {
+
+class SegmentOrderView {
+ public:
+  /// The segments of `x`, copies of the ops of `tmpl`, whose op k runs in
+  /// task `tasks[k]`. Segments are numbered by their first op.
+  /// REQUIRES: tasks.size() == x.num_ops(); x and tmpl outlive the view.
+  SegmentOrderView(const ExpandedProgram& x, const Function& tmpl,
+                   const std::vector<std::optional<TaskTag>>& tasks);
+
+  /// The task of each segment: that of its ops.
+  const std::vector<std::optional<TaskTag>>& tasks() const { return tasks_; }
+  size_t num_ops() const { return tasks_.size(); }
+  int num_values() const { return ops_.num_values(); }
+  bool IsSend(size_t s) const { return send_op_[s] >= 0; }
+  /// Values segment `s` reads that another segment writes, and parameters.
+  template <typename F>
+  void ForEachInput(size_t s, F f) const {
+    for (int32_t k = in_begin_[s]; k < in_begin_[s + 1]; ++k) f(in_[static_cast<size_t>(k)]);
+  }
+  /// Values segment `s` writes that another segment reads.
+  template <typename F>
+  void ForEachResult(size_t s, F f) const {
+    for (int32_t k = out_begin_[s]; k < out_begin_[s + 1]; ++k) f(out_[static_cast<size_t>(k)]);
+  }
+  template <typename F>
+  void ForEachParam(F f) const {
+    ops_.ForEachParam(f);
+  }
+  /// Devices the ops of `s` write. A task's later microbatches list those of
+  /// its first: the orderings only ask which stage writes a device first.
+  template <typename F>
+  void ForEachResultDevice(size_t s, F f) const {
+    const size_t d = static_cast<size_t>(device_list_[s]);
+    for (int32_t k = device_begin_[d]; k < device_begin_[d + 1]; ++k)
+      f(devices_[static_cast<size_t>(k)]);
+  }
+  int32_t SendTarget(size_t s) const { return ops_.SendTarget(Op(s)); }
+  int32_t SendResult(size_t s) const { return ops_.SendResult(Op(s)); }
+  /// The errors of ExpandedOrderView, naming the segment's first op.
+  Status ReadsTooEarly(size_t s, int32_t v) const { return ops_.ReadsTooEarly(Op(s), v); }
+  Status NotInSchedule(size_t s) const { return ops_.NotInSchedule(Op(s)); }
+
+  /// The ops of the program in the order that runs the segments in `order`,
+  /// each segment's ops in program order. REQUIRES: `order` lists segments.
+  std::vector<size_t> OpOrder(const std::vector<size_t>& order) const;
+
+ private:
+  size_t Op(size_t s) const { return static_cast<size_t>(op_[static_cast<size_t>(op_begin_[s])]); }
+  void Group(const std::vector<std::optional<TaskTag>>& tasks, std::vector<int32_t>& segment);
+  void Link(const ExpandedProgram& x, const std::vector<int32_t>& segment);
+  void Devices();
+
+  ExpandedOrderView ops_;
+  std::vector<std::optional<TaskTag>> tasks_;  // per segment
+  std::vector<int32_t> send_op_;               // per segment: its Send, or -1
+  std::vector<int32_t> op_begin_, op_;         // CSR: each segment's ops, in program order
+  std::vector<int32_t> in_begin_, in_;         // CSR: values read from other segments
+  std::vector<int32_t> out_begin_, out_;       // CSR: values other segments read
+  std::vector<int32_t> device_list_;           // per segment: its row of the device CSR
+  std::vector<int32_t> device_begin_, devices_;
+};
+
+}  // namespace distir::sharding
