@@ -284,24 +284,10 @@ StatusOr<std::vector<AttentionKernelTiming>> ParseAttentionKernelsCsv(const std:
                                                                       const std::string& path,
                                                                       const std::string& layout) {
   KernelRows rows;
-  std::istringstream in(text);
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const SourceLoc loc{path, number, 1, ""};
-    if (number == 1 && line != kKernelsHeader) {
-      return InvalidArgument(loc) << "expected the header '" << kKernelsHeader << "', got '" << line
-                                  << "'";
-    }
-    if (number == 1 || line.empty()) continue;
-    DISTIR_RETURN_IF_ERROR(ReadKernelLine(line, loc, layout, rows));
-  }
-  if (number == 0) {
-    return InvalidArgument(SourceLoc{path, 1, 1, ""})
-           << "empty file: expected the header '" << kKernelsHeader << "'";
-  }
+  DISTIR_RETURN_IF_ERROR(
+      ForEachCsvRow(text, path, kKernelsHeader, [&](const std::string& line, const SourceLoc& loc) {
+        return ReadKernelLine(line, loc, layout, rows);
+      }));
   if (rows.shapes.empty()) return NoRowsError(path, layout, rows.layouts);
   std::vector<AttentionKernelTiming> out;
   for (const auto& [key, shape] : rows.shapes) {

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <sstream>
 
 namespace distir::calibrate {
 
@@ -45,6 +46,28 @@ StatusOr<int64_t> ParseCsvCount(const CsvField& field, const char* name,
            << name << " must be a whole number >= 1, got '" << field.text << "'";
   }
   return static_cast<int64_t>(v);
+}
+
+Status ForEachCsvRow(const std::string& text, const std::string& path, const std::string& header,
+                     const std::function<Status(const std::string&, const SourceLoc&)>& row) {
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const SourceLoc loc{path, number, 1, ""};
+    if (number == 1 && line != header) {
+      return InvalidArgument(loc) << "expected the header '" << header << "', got '" << line << "'";
+    }
+    if (number == 1 || line.empty()) continue;
+    DISTIR_RETURN_IF_ERROR(row(line, loc));
+  }
+  if (number == 0) {
+    return InvalidArgument(SourceLoc{path, 1, 1, ""})
+           << "empty file: expected the header '" << header << "'";
+  }
+  return Status::Ok();
 }
 
 }  // namespace distir::calibrate

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,13 @@ StatusOr<double> ParseCsvNumber(const CsvField& field, const char* name, const S
 /// Errors (InvalidArgument at the field): those of ParseCsvNumber, then
 /// "<name> must be a whole number >= 1, got '<text>'".
 StatusOr<int64_t> ParseCsvCount(const CsvField& field, const char* name, const SourceLoc& line_loc);
+
+/// Calls `row(line, loc)` for each non-empty line of `text` after its header
+/// (line ends \n or \r\n; `loc` is the line at column 1 of `path`) and stops
+/// at its first error. Errors (InvalidArgument at path:1:1): an empty text
+/// ("empty file: expected the header '<header>'"), a first line other than
+/// `header`; then those of `row`.
+Status ForEachCsvRow(const std::string& text, const std::string& path, const std::string& header,
+                     const std::function<Status(const std::string&, const SourceLoc&)>& row);
 
 }  // namespace distir::calibrate

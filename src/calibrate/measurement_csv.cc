@@ -47,28 +47,12 @@ std::string MeasurementsCsv(const std::vector<Measurement>& ms) {
 StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(const std::string& text,
                                                         const std::string& path) {
   std::vector<Measurement> out;
-  std::istringstream in(text);
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const SourceLoc loc{path, number, 1, ""};
-    if (number == 1) {
-      if (line != kHeader) {
-        return InvalidArgument(loc)
-               << "expected the header '" << kHeader << "', got '" << line << "'";
-      }
-      continue;
-    }
-    if (line.empty()) continue;
-    DISTIR_ASSIGN_OR_RETURN(Measurement m, ParseLine(line, loc));
-    out.push_back(std::move(m));
-  }
-  if (number == 0) {
-    return InvalidArgument(SourceLoc{path, 1, 1, ""})
-           << "empty file: expected the header '" << kHeader << "'";
-  }
+  DISTIR_RETURN_IF_ERROR(
+      ForEachCsvRow(text, path, kHeader, [&](const std::string& line, const SourceLoc& loc) {
+        DISTIR_ASSIGN_OR_RETURN(Measurement m, ParseLine(line, loc));
+        out.push_back(std::move(m));
+        return Status::Ok();
+      }));
   return out;
 }
 

@@ -12,12 +12,17 @@ bool InTask(const std::optional<TaskTag>& t) {
          t->stage >= 0 && t->microbatch >= 0;
 }
 
-// A CSR's row starts from the row of each entry (entries' rows < rows).
-std::vector<int32_t> RowStarts(size_t rows, const std::vector<int32_t>& row_of_entry) {
-  std::vector<int32_t> begin(rows + 1, 0);
-  for (int32_t r : row_of_entry) ++begin[static_cast<size_t>(r) + 1];
+// A CSR of `entries` by row, each row's entries in their order:
+// `row_of[i]` is the row of entries[i] (< rows).
+void FillRows(size_t rows, const std::vector<int32_t>& row_of, const std::vector<int32_t>& entries,
+              std::vector<int32_t>& begin, std::vector<int32_t>& out) {
+  begin.assign(rows + 1, 0);
+  for (int32_t r : row_of) ++begin[static_cast<size_t>(r) + 1];
   for (size_t r = 1; r < begin.size(); ++r) begin[r] += begin[r - 1];
-  return begin;
+  out.resize(entries.size());
+  std::vector<int32_t> next(begin.begin(), begin.end() - 1);
+  for (size_t i = 0; i < entries.size(); ++i)
+    out[static_cast<size_t>(next[static_cast<size_t>(row_of[i])]++)] = entries[i];
 }
 
 }  // namespace
@@ -58,44 +63,32 @@ void SegmentOrderView::Group(const std::vector<std::optional<TaskTag>>& tasks,
     if (of_task[at] < 0) of_task[at] = fresh(t, -1);
     segment[k] = of_task[at];
   }
-  op_begin_ = RowStarts(tasks_.size(), segment);
-  op_.resize(tasks.size());
-  std::vector<int32_t> next(op_begin_.begin(), op_begin_.end() - 1);
-  for (size_t k = 0; k < segment.size(); ++k)
-    op_[static_cast<size_t>(next[static_cast<size_t>(segment[k])]++)] = static_cast<int32_t>(k);
+  std::vector<int32_t> ops(tasks.size());
+  for (size_t k = 0; k < ops.size(); ++k) ops[k] = static_cast<int32_t>(k);
+  FillRows(tasks_.size(), segment, ops, op_begin_, op_);
 }
 
-// The values that cross segments: each read of a value another segment (or
-// no op: a parameter) defines is an input of the reader and a result of the
-// writer. Program order defines a value before its readers.
+// The values that cross segments: each read of a value another segment
+// defines is an input of the reader and a result of the writer. Program
+// order defines a value before its readers. Parameters are left out: the
+// orderings count them defined from the start, and no Send writes one.
 void SegmentOrderView::Link(const ExpandedProgram& x, const std::vector<int32_t>& segment) {
   std::vector<int32_t> def(static_cast<size_t>(x.num_values()), -1);
   std::vector<int32_t> reader, read;
   for (int32_t k = 0; k < x.num_ops(); ++k) {
     const int32_t s = segment[static_cast<size_t>(k)];
     for (int32_t v : x.Inputs(k)) {
-      if (def[static_cast<size_t>(v)] == s) continue;
+      const int32_t d = def[static_cast<size_t>(v)];
+      if (d == s || d < 0) continue;
       reader.push_back(s);
       read.push_back(v);
     }
     for (int32_t r : x.Results(k)) def[static_cast<size_t>(r)] = s;
   }
-  in_begin_ = RowStarts(tasks_.size(), reader);
-  in_.resize(read.size());
-  std::vector<int32_t> next(in_begin_.begin(), in_begin_.end() - 1);
-  for (size_t i = 0; i < read.size(); ++i)
-    in_[static_cast<size_t>(next[static_cast<size_t>(reader[i])]++)] = read[i];
-  std::vector<int32_t> writer, written;
-  for (int32_t v : read) {
-    if (def[static_cast<size_t>(v)] < 0) continue;
-    writer.push_back(def[static_cast<size_t>(v)]);
-    written.push_back(v);
-  }
-  out_begin_ = RowStarts(tasks_.size(), writer);
-  out_.resize(written.size());
-  next.assign(out_begin_.begin(), out_begin_.end() - 1);
-  for (size_t i = 0; i < written.size(); ++i)
-    out_[static_cast<size_t>(next[static_cast<size_t>(writer[i])]++)] = written[i];
+  FillRows(tasks_.size(), reader, read, in_begin_, in_);
+  std::vector<int32_t> writer(read.size());
+  for (size_t i = 0; i < read.size(); ++i) writer[i] = def[static_cast<size_t>(read[i])];
+  FillRows(tasks_.size(), writer, read, out_begin_, out_);
 }
 
 // The devices each task's first instance writes, shared by its later

@@ -47,7 +47,7 @@ class SegmentOrderView {
   size_t num_ops() const { return tasks_.size(); }
   int num_values() const { return ops_.num_values(); }
   bool IsSend(size_t s) const { return send_op_[s] >= 0; }
-  /// Values segment `s` reads that another segment writes, and parameters.
+  /// Values segment `s` reads that another segment writes (not parameters).
   template <typename F>
   void ForEachInput(size_t s, F f) const {
     for (int32_t k = in_begin_[s]; k < in_begin_[s + 1]; ++k) f(in_[static_cast<size_t>(k)]);
