@@ -270,6 +270,12 @@ StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOption
 StatusOr<ExpandedProgram> ExpandTemplate(const GridTemplate& t, const GridOptions& grid,
                                          const std::vector<char>* keep_devices) {
   const Function& tmpl = *t.module.entry();
+  // Written in the schedule's order where the order of its task segments
+  // applies (replicate.h); else expanded, then ordered op by op.
+  DISTIR_ASSIGN_OR_RETURN(std::optional<ExpandedProgram> ordered,
+                          ExpandMicrobatchesInOrder(tmpl, grid.microbatches, t.local, grid.schedule,
+                                                    grid.virtual_stages, keep_devices));
+  if (ordered.has_value()) return std::move(*ordered);
   std::vector<std::optional<TaskTag>> tasks;
   DISTIR_ASSIGN_OR_RETURN(
       ExpandedProgram program,

@@ -45,6 +45,7 @@
 #include "sharding/pipeline_task.h"
 #include "support/status.h"
 #include "support/status_or.h"
+#include "transforms/parallel_options.h"
 
 namespace distir::sharding {
 
@@ -73,5 +74,18 @@ StatusOr<ExpandedProgram> ExpandMicrobatches(const Function& fn, int64_t microba
                                              const std::vector<std::string>& batch_params,
                                              std::vector<std::optional<TaskTag>>& tasks,
                                              const std::vector<char>* keep_devices = nullptr);
+
+/// ExpandMicrobatches' program with its ops already in the order
+/// OrderExpandedByTasks gives them (`schedule`, `virtual_stages`), op for op,
+/// its values numbered in that order: the order is found over the program's
+/// task segments from the template (segment_view.h), and the copies are
+/// written segment by segment, so the search neither orders nor permutes
+/// K x ops ops. nullopt where that order does not apply (no schedule, the
+/// exchange order refuses, a summed Send result): the caller then expands
+/// and orders as before. Errors: those of ExpandMicrobatches.
+StatusOr<std::optional<ExpandedProgram>> ExpandMicrobatchesInOrder(
+    const Function& fn, int64_t microbatches, const std::vector<std::string>& batch_params,
+    PipelineSchedule schedule, int64_t virtual_stages,
+    const std::vector<char>* keep_devices = nullptr);
 
 }  // namespace distir::sharding

@@ -4,16 +4,12 @@
 #include <utility>
 
 namespace distir::sharding {
-namespace {
 
-// An op of a forward or backward task instance that the schedule places.
-bool InTask(const std::optional<TaskTag>& t) {
+bool IsScheduledTask(const std::optional<TaskTag>& t) {
   return t.has_value() && (t->phase == TaskPhase::kForward || t->phase == TaskPhase::kBackward) &&
          t->stage >= 0 && t->microbatch >= 0;
 }
 
-// A CSR of `entries` by row, each row's entries in their order:
-// `row_of[i]` is the row of entries[i] (< rows).
 void FillRows(size_t rows, const std::vector<int32_t>& row_of, const std::vector<int32_t>& entries,
               std::vector<int32_t>& begin, std::vector<int32_t>& out) {
   begin.assign(rows + 1, 0);
@@ -25,11 +21,10 @@ void FillRows(size_t rows, const std::vector<int32_t>& row_of, const std::vector
     out[static_cast<size_t>(next[static_cast<size_t>(row_of[i])]++)] = entries[i];
 }
 
-}  // namespace
-
 SegmentOrderView::SegmentOrderView(const ExpandedProgram& x, const Function& tmpl,
                                    const std::vector<std::optional<TaskTag>>& tasks)
-    : ops_(x, tmpl) {
+    : ops_(std::in_place, x, tmpl) {
+  p_.num_values = x.num_values();
   std::vector<int32_t> segment(static_cast<size_t>(x.num_ops()));
   Group(tasks, segment);
   Link(x, segment);
@@ -41,31 +36,33 @@ void SegmentOrderView::Group(const std::vector<std::optional<TaskTag>>& tasks,
                              std::vector<int32_t>& segment) {
   int64_t stages = 0, microbatches = 0;
   for (const std::optional<TaskTag>& t : tasks) {
-    if (!InTask(t)) continue;
+    if (!IsScheduledTask(t)) continue;
     stages = std::max(stages, t->stage + 1);
     microbatches = std::max(microbatches, t->microbatch + 1);
   }
   std::vector<int32_t> of_task(static_cast<size_t>(stages * microbatches * 2), -1);
-  auto fresh = [&](const std::optional<TaskTag>& t, int32_t send) {
-    tasks_.push_back(t);
-    send_op_.push_back(send);
-    return static_cast<int32_t>(tasks_.size() - 1);
+  auto fresh = [&](const std::optional<TaskTag>& t, size_t send) {
+    p_.tasks.push_back(t);
+    const bool is_send = send < tasks.size();
+    p_.send_result.push_back(is_send ? ops_->SendResult(send) : -1);
+    p_.send_target.push_back(is_send ? ops_->SendTarget(send) : -1);
+    return static_cast<int32_t>(p_.tasks.size() - 1);
   };
   for (size_t k = 0; k < tasks.size(); ++k) {
     const std::optional<TaskTag>& t = tasks[k];
-    const bool send = ops_.IsSend(k);
-    if (!InTask(t) || send) {
-      segment[k] = fresh(t, send ? static_cast<int32_t>(k) : -1);
+    const bool send = ops_->IsSend(k);
+    if (!IsScheduledTask(t) || send) {
+      segment[k] = fresh(t, send ? k : tasks.size());
       continue;
     }
     const size_t at = static_cast<size_t>((t->stage * microbatches + t->microbatch) * 2 +
                                           (t->phase == TaskPhase::kBackward ? 1 : 0));
-    if (of_task[at] < 0) of_task[at] = fresh(t, -1);
+    if (of_task[at] < 0) of_task[at] = fresh(t, tasks.size());
     segment[k] = of_task[at];
   }
   std::vector<int32_t> ops(tasks.size());
   for (size_t k = 0; k < ops.size(); ++k) ops[k] = static_cast<int32_t>(k);
-  FillRows(tasks_.size(), segment, ops, op_begin_, op_);
+  FillRows(p_.tasks.size(), segment, ops, op_begin_, op_);
 }
 
 // The values that cross segments: each read of a value another segment
@@ -85,41 +82,51 @@ void SegmentOrderView::Link(const ExpandedProgram& x, const std::vector<int32_t>
     }
     for (int32_t r : x.Results(k)) def[static_cast<size_t>(r)] = s;
   }
-  FillRows(tasks_.size(), reader, read, in_begin_, in_);
+  FillRows(p_.tasks.size(), reader, read, p_.in_begin, p_.in);
   std::vector<int32_t> writer(read.size());
   for (size_t i = 0; i < read.size(); ++i) writer[i] = def[static_cast<size_t>(read[i])];
-  FillRows(tasks_.size(), writer, read, out_begin_, out_);
+  FillRows(p_.tasks.size(), writer, read, p_.out_begin, p_.out);
 }
 
 // The devices each task's first instance writes, shared by its later
 // instances (the same ops without the setup a task may own); an empty row
 // for Sends and ops outside the tasks, which the orderings do not ask.
 void SegmentOrderView::Devices() {
-  device_begin_ = {0, 0};
-  device_list_.assign(tasks_.size(), 0);
+  p_.device_row.assign(p_.tasks.size(), 0);
   std::vector<int32_t> row_of;  // by stage * 2 + backward
   std::vector<char> seen;
-  for (size_t s = 0; s < tasks_.size(); ++s) {
-    const std::optional<TaskTag>& t = tasks_[s];
-    if (send_op_[s] >= 0 || !InTask(t)) continue;
+  for (size_t s = 0; s < p_.tasks.size(); ++s) {
+    const std::optional<TaskTag>& t = p_.tasks[s];
+    if (IsSend(s) || !IsScheduledTask(t)) continue;
     const size_t task = static_cast<size_t>(t->stage * 2 + (t->phase == TaskPhase::kBackward));
     if (task >= row_of.size()) row_of.resize(task + 1, -1);
     if (row_of[task] < 0) {
       std::fill(seen.begin(), seen.end(), 0);
       for (int32_t k = op_begin_[s]; k < op_begin_[s + 1]; ++k) {
-        ops_.ForEachResultDevice(static_cast<size_t>(op_[static_cast<size_t>(k)]), [&](int32_t d) {
+        ops_->ForEachResultDevice(static_cast<size_t>(op_[static_cast<size_t>(k)]), [&](int32_t d) {
           if (d < 0) return;
           if (static_cast<size_t>(d) >= seen.size()) seen.resize(static_cast<size_t>(d) + 1, 0);
           if (seen[static_cast<size_t>(d)] != 0) return;
           seen[static_cast<size_t>(d)] = 1;
-          devices_.push_back(d);
+          p_.devices.push_back(d);
         });
       }
-      device_begin_.push_back(static_cast<int32_t>(devices_.size()));
-      row_of[task] = static_cast<int32_t>(device_begin_.size()) - 2;
+      p_.device_begin.push_back(static_cast<int32_t>(p_.devices.size()));
+      row_of[task] = static_cast<int32_t>(p_.device_begin.size()) - 2;
     }
-    device_list_[s] = row_of[task];
+    p_.device_row[s] = row_of[task];
   }
+}
+
+Status SegmentOrderView::ReadsTooEarly(size_t s, int32_t v) const {
+  if (ops_.has_value()) return ops_->ReadsTooEarly(Op(s), v);
+  return Internal() << "the pipeline schedule runs task segment " << s << " before value " << v
+                    << " is computed";
+}
+
+Status SegmentOrderView::NotInSchedule(size_t s) const {
+  if (ops_.has_value()) return ops_->NotInSchedule(Op(s));
+  return Internal() << "task segment " << s << " belongs to no task of the schedule";
 }
 
 std::vector<size_t> SegmentOrderView::OpOrder(const std::vector<size_t>& order) const {

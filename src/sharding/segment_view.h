@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "ir/expanded_program.h"
@@ -36,47 +37,64 @@ namespace distir::sharding {
 
 class SegmentOrderView {
  public:
+  /// What the view holds, for a builder that finds the segments another way
+  /// (replicate.h finds them from the template, without the program).
+  struct Parts {
+    std::vector<std::optional<TaskTag>> tasks;  ///< per segment: the task of its ops
+    std::vector<int32_t> send_result;           ///< per segment: a Send's result, else -1
+    std::vector<int32_t> send_target;           ///< per segment: a Send's target device, else -1
+    std::vector<int32_t> in_begin{0}, in;       ///< CSR: values read from other segments
+    std::vector<int32_t> out_begin{0}, out;     ///< CSR: values other segments read
+    std::vector<int32_t> device_row;            ///< per segment: its row of the device CSR
+    std::vector<int32_t> device_begin{0, 0}, devices;  ///< row 0: none
+    int num_values = 0;                                ///< value ids are below it
+  };
+
   /// The segments of `x`, copies of the ops of `tmpl`, whose op k runs in
   /// task `tasks[k]`. Segments are numbered by their first op.
   /// REQUIRES: tasks.size() == x.num_ops(); x and tmpl outlive the view.
   SegmentOrderView(const ExpandedProgram& x, const Function& tmpl,
                    const std::vector<std::optional<TaskTag>>& tasks);
+  /// Segments found by another builder. OpOrder() is then unavailable, and
+  /// the errors name no op.
+  explicit SegmentOrderView(Parts parts) : p_(std::move(parts)) {}
 
   /// The task of each segment: that of its ops.
-  const std::vector<std::optional<TaskTag>>& tasks() const { return tasks_; }
-  size_t num_ops() const { return tasks_.size(); }
-  int num_values() const { return ops_.num_values(); }
-  bool IsSend(size_t s) const { return send_op_[s] >= 0; }
+  const std::vector<std::optional<TaskTag>>& tasks() const { return p_.tasks; }
+  size_t num_ops() const { return p_.tasks.size(); }
+  int num_values() const { return p_.num_values; }
+  bool IsSend(size_t s) const { return p_.send_result[s] >= 0; }
   /// Values segment `s` reads that another segment writes (not parameters).
   template <typename F>
   void ForEachInput(size_t s, F f) const {
-    for (int32_t k = in_begin_[s]; k < in_begin_[s + 1]; ++k) f(in_[static_cast<size_t>(k)]);
+    for (int32_t k = p_.in_begin[s]; k < p_.in_begin[s + 1]; ++k) f(p_.in[static_cast<size_t>(k)]);
   }
   /// Values segment `s` writes that another segment reads.
   template <typename F>
   void ForEachResult(size_t s, F f) const {
-    for (int32_t k = out_begin_[s]; k < out_begin_[s + 1]; ++k) f(out_[static_cast<size_t>(k)]);
+    for (int32_t k = p_.out_begin[s]; k < p_.out_begin[s + 1]; ++k)
+      f(p_.out[static_cast<size_t>(k)]);
   }
+  /// None: parameters are defined from the start and read by no segment here.
   template <typename F>
-  void ForEachParam(F f) const {
-    ops_.ForEachParam(f);
-  }
+  void ForEachParam(F) const {}
   /// Devices the ops of `s` write. A task's later microbatches list those of
   /// its first: the orderings only ask which stage writes a device first.
   template <typename F>
   void ForEachResultDevice(size_t s, F f) const {
-    const size_t d = static_cast<size_t>(device_list_[s]);
-    for (int32_t k = device_begin_[d]; k < device_begin_[d + 1]; ++k)
-      f(devices_[static_cast<size_t>(k)]);
+    const auto row = static_cast<size_t>(p_.device_row[s]);
+    for (int32_t k = p_.device_begin[row]; k < p_.device_begin[row + 1]; ++k)
+      f(p_.devices[static_cast<size_t>(k)]);
   }
-  int32_t SendTarget(size_t s) const { return ops_.SendTarget(Op(s)); }
-  int32_t SendResult(size_t s) const { return ops_.SendResult(Op(s)); }
+  int32_t SendTarget(size_t s) const { return p_.send_target[s]; }
+  int32_t SendResult(size_t s) const { return p_.send_result[s]; }
   /// The errors of ExpandedOrderView, naming the segment's first op.
-  Status ReadsTooEarly(size_t s, int32_t v) const { return ops_.ReadsTooEarly(Op(s), v); }
-  Status NotInSchedule(size_t s) const { return ops_.NotInSchedule(Op(s)); }
+  Status ReadsTooEarly(size_t s, int32_t v) const;
+  Status NotInSchedule(size_t s) const;
 
   /// The ops of the program in the order that runs the segments in `order`,
-  /// each segment's ops in program order. REQUIRES: `order` lists segments.
+  /// each segment's ops in program order. REQUIRES: `order` lists segments;
+  /// the view was built from a program.
   std::vector<size_t> OpOrder(const std::vector<size_t>& order) const;
 
  private:
@@ -85,14 +103,18 @@ class SegmentOrderView {
   void Link(const ExpandedProgram& x, const std::vector<int32_t>& segment);
   void Devices();
 
-  ExpandedOrderView ops_;
-  std::vector<std::optional<TaskTag>> tasks_;  // per segment
-  std::vector<int32_t> send_op_;               // per segment: its Send, or -1
-  std::vector<int32_t> op_begin_, op_;         // CSR: each segment's ops, in program order
-  std::vector<int32_t> in_begin_, in_;         // CSR: values read from other segments
-  std::vector<int32_t> out_begin_, out_;       // CSR: values other segments read
-  std::vector<int32_t> device_list_;           // per segment: its row of the device CSR
-  std::vector<int32_t> device_begin_, devices_;
+  Parts p_;
+  std::optional<ExpandedOrderView> ops_;  // the program's, when built from one
+  std::vector<int32_t> op_begin_, op_;    // CSR: each segment's ops, in program order
 };
+
+/// The CSR of `entries` by row, each row's entries in their order:
+/// `row_of[i]` is the row of entries[i] (< rows).
+void FillRows(size_t rows, const std::vector<int32_t>& row_of, const std::vector<int32_t>& entries,
+              std::vector<int32_t>& begin, std::vector<int32_t>& out);
+
+/// Whether `t` is the task of an op the schedule places: a forward or
+/// backward task of a stage and microbatch.
+bool IsScheduledTask(const std::optional<TaskTag>& t);
 
 }  // namespace distir::sharding

@@ -220,6 +220,19 @@ StatusOr<std::optional<std::vector<size_t>>> TaskOrder(
   return std::optional<std::vector<size_t>>(std::move(order));
 }
 
+}  // namespace
+
+std::optional<std::vector<size_t>> ExchangeSegmentOrder(const SegmentOrderView& segments,
+                                                        PipelineSchedule schedule,
+                                                        int64_t virtual_stages) {
+  StatusOr<std::optional<TaskKeys>> keys =
+      KeysOf(segments, segments.tasks(), schedule, virtual_stages);
+  if (!keys.ok() || !keys->has_value()) return std::nullopt;
+  return ExchangeTaskOrder(segments, segments.tasks(), **keys, virtual_stages);
+}
+
+namespace {
+
 // TaskOrder's exchange order of `program`, found over its task segments
 // (segment_view.h): the same op order where the exchange order applies;
 // nullopt where it does not (or the segments name an error), for the caller
@@ -229,11 +242,8 @@ std::optional<std::vector<size_t>> SegmentOrder(const ExpandedProgram& program,
                                                 const std::vector<std::optional<TaskTag>>& tasks,
                                                 PipelineSchedule schedule, int64_t virtual_stages) {
   const SegmentOrderView segments(program, tmpl, tasks);
-  StatusOr<std::optional<TaskKeys>> keys =
-      KeysOf(segments, segments.tasks(), schedule, virtual_stages);
-  if (!keys.ok() || !keys->has_value()) return std::nullopt;
   std::optional<std::vector<size_t>> order =
-      ExchangeTaskOrder(segments, segments.tasks(), **keys, virtual_stages);
+      ExchangeSegmentOrder(segments, schedule, virtual_stages);
   if (!order.has_value()) return std::nullopt;
   return segments.OpOrder(*order);
 }

@@ -26,6 +26,7 @@
 #include "ir/expanded_program.h"
 #include "ir/function.h"
 #include "sharding/pipeline_task.h"
+#include "sharding/segment_view.h"
 #include "support/status.h"
 #include "transforms/parallel_options.h"
 
@@ -57,5 +58,14 @@ Status OrderExpandedByTasks(ExpandedProgram& program, const Function& tmpl,
                             const std::vector<std::optional<TaskTag>>& tasks,
                             PipelineSchedule schedule, int64_t virtual_stages = 1,
                             bool by_segments = true);
+
+/// The exchange order of task segments (segment_view.h), over the segments:
+/// the order OrderExpandedByTasks gives the program they describe, segment by
+/// segment; nullopt where the tasks name no schedule, the schedule refuses
+/// them, or the exchange order does not apply (the caller then orders the ops
+/// of the program one by one).
+std::optional<std::vector<size_t>> ExchangeSegmentOrder(const SegmentOrderView& segments,
+                                                        PipelineSchedule schedule,
+                                                        int64_t virtual_stages = 1);
 
 }  // namespace distir::sharding

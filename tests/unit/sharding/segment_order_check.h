@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -38,30 +39,69 @@ inline std::optional<ExpandedProgram> OrderedExpansion(const GridTemplate& t,
   return std::move(*x);
 }
 
+// The same ops in the same order reading and writing the same values, the
+// values of `b` numbered apart from those of `a` (in `b`'s op order).
 inline void ExpectSameProgram(const std::optional<ExpandedProgram>& x,
                               const std::optional<ExpandedProgram>& y) {
   ASSERT_EQ(x.has_value(), y.has_value());
   if (!x.has_value()) return;
   const ExpandedProgram& a = *x;
   const ExpandedProgram& b = *y;
-  EXPECT_EQ(a.op, b.op);
-  EXPECT_EQ(a.copy, b.copy);
-  EXPECT_EQ(a.in, b.in);
-  EXPECT_EQ(a.in_begin, b.in_begin);
-  EXPECT_EQ(a.out, b.out);
-  EXPECT_EQ(a.out_begin, b.out_begin);
+  ASSERT_EQ(a.op, b.op);
+  ASSERT_EQ(a.copy, b.copy);
+  ASSERT_EQ(a.num_values(), b.num_values());
+  ASSERT_EQ(a.params.size(), b.params.size());
+  std::vector<int32_t> to_b(static_cast<size_t>(a.num_values()), -1);
+  auto same = [&](int32_t va, int32_t vb) {
+    int32_t& m = to_b[static_cast<size_t>(va)];
+    if (m < 0) m = vb;
+    return m == vb &&
+           a.value_template[static_cast<size_t>(va)] == b.value_template[static_cast<size_t>(vb)] &&
+           a.value_is_sum[static_cast<size_t>(va)] == b.value_is_sum[static_cast<size_t>(vb)];
+  };
+  for (size_t i = 0; i < a.params.size(); ++i) ASSERT_TRUE(same(a.params[i], b.params[i])) << i;
+  for (int32_t k = 0; k < a.num_ops(); ++k) {
+    ASSERT_EQ(a.Results(k).size(), b.Results(k).size()) << k;
+    ASSERT_EQ(a.Inputs(k).size(), b.Inputs(k).size()) << k;
+    for (size_t i = 0; i < a.Results(k).size(); ++i)
+      ASSERT_TRUE(same(a.Results(k)[i], b.Results(k)[i])) << "op " << k << " result " << i;
+    for (size_t i = 0; i < a.Inputs(k).size(); ++i)
+      ASSERT_TRUE(same(a.Inputs(k)[i], b.Inputs(k)[i])) << "op " << k << " input " << i;
+  }
+  ASSERT_EQ(a.returns.size(), b.returns.size());
+  for (size_t i = 0; i < a.returns.size(); ++i) EXPECT_TRUE(same(a.returns[i], b.returns[i])) << i;
+  EXPECT_EQ(a.keep_device, b.keep_device);
+  EXPECT_EQ(a.whole_num_ops, b.whole_num_ops);
 }
 
+// The expansion written in order from the template's task segments
+// (ExpandMicrobatchesInOrder), where it applies; nullopt else.
+inline std::optional<ExpandedProgram> InOrderExpansion(const GridTemplate& t,
+                                                       const GridOptions& grid,
+                                                       const std::vector<char>* keep) {
+  StatusOr<std::optional<ExpandedProgram>> x = ExpandMicrobatchesInOrder(
+      *t.module.entry(), grid.microbatches, t.local, grid.schedule, grid.virtual_stages, keep);
+  if (!x.ok() && keep != nullptr && x.status().code() == StatusCode::kFailedPrecondition)
+    return std::nullopt;
+  EXPECT_TRUE(x.ok()) << x.status().ToString();
+  return x.ok() ? std::move(*x) : std::nullopt;
+}
+
+// Ordering over segments gives the program that ordering over ops gives, and
+// so does writing it in order from the template where that applies.
 // `devices_per_replica`: T P, the devices of data-parallel replica 0 (ids
-// [0, T P)); 0 or the world: no replica to cut out.
+// [0, T P)); 0: no replica to cut out.
 inline void ExpectSegmentOrderAsOps(const GridTemplate& t, const GridOptions& grid,
                                     int devices_per_replica) {
-  ExpectSameProgram(OrderedExpansion(t, grid, nullptr, true),
-                    OrderedExpansion(t, grid, nullptr, false));
-  if (devices_per_replica <= 0) return;
-  const std::vector<char> keep(static_cast<size_t>(devices_per_replica), 1);
-  ExpectSameProgram(OrderedExpansion(t, grid, &keep, true),
-                    OrderedExpansion(t, grid, &keep, false));
+  std::vector<const std::vector<char>*> parts{nullptr};
+  const std::vector<char> keep(static_cast<size_t>(std::max(devices_per_replica, 0)), 1);
+  if (devices_per_replica > 0) parts.push_back(&keep);
+  for (const std::vector<char>* part : parts) {
+    const std::optional<ExpandedProgram> by_ops = OrderedExpansion(t, grid, part, false);
+    ExpectSameProgram(OrderedExpansion(t, grid, part, true), by_ops);
+    if (std::optional<ExpandedProgram> in_order = InOrderExpansion(t, grid, part))
+      ExpectSameProgram(by_ops, in_order);
+  }
 }
 
 }  // namespace distir::sharding

@@ -1,0 +1,529 @@
+// ExpandMicrobatches and ExpandMicrobatchesInOrder (replicate.h): the
+// program ReplicateMicrobatches builds, as copies of the template's ops
+// (ir/expanded_program.h), without their IR.
+
+#include <map>
+#include <memory>
+#include <set>
+#include <utility>
+
+#include "ir/gemm_accumulation.h"
+#include "ir/op_registry.h"
+#include "sharding/microbatch_classes.h"
+#include "sharding/replicate.h"
+#include "sharding/segment_view.h"
+#include "sharding/task_order.h"
+#include "support/status_or.h"
+
+namespace distir::sharding {
+namespace {
+
+class Expander {
+ public:
+  Expander(const Function& fn, int64_t k, MicrobatchClasses c)
+      : fn_(fn),
+        k_(k),
+        c_(std::move(c)),
+        per_(static_cast<size_t>(k), std::vector<int32_t>(fn.num_values(), -1)),
+        shared_(fn.num_values(), -1) {}
+
+  /// Keeps only the values on the devices `keep` marks (by device id) and the
+  /// ops that touch one; a collective keeps its operands and results there.
+  /// FailedPrecondition where another op mixes kept and other devices, or a
+  /// value spans both.
+  Status Restrict(const std::vector<char>& keep);
+  ExpandedProgram Run();
+  std::vector<std::optional<TaskTag>>& tasks() { return tasks_; }
+  int64_t whole_ops() const { return whole_ops_; }
+
+  /// The task segments (segment_view.h) of the program Run() emits, found
+  /// from the template alone: the segments SegmentOrderView finds in that
+  /// program, the values between them being the Sends' results (numbered by
+  /// their segments). nullopt where a sum would join a segment of its own
+  /// (a summed Send result) or a Send's result is not kept.
+  std::optional<SegmentOrderView::Parts> Segments();
+  /// Run()'s program with its ops in the order of `order`, a permutation of
+  /// Segments()'s segments, each segment's ops in Run()'s order: the program
+  /// Run() and OrderExpandedByTasks give, its values numbered in the new
+  /// order. nullopt where an op would read a value not yet written or a
+  /// running sum would skip a microbatch (the order is then not a program).
+  std::optional<ExpandedProgram> RunInOrder(const std::vector<size_t>& order);
+
+ private:
+  /// One segment: microbatch m of task class `cls`, or (cls < 0) copy m of op `op`.
+  struct Segment {
+    int32_t cls = -1;
+    int32_t op = -1;
+    int32_t m = 0;
+  };
+  void Reserve();
+  void EmitParams();
+  void EmitReturns();
+  /// Clone(i, m), then its sums where it has them.
+  void Emit(size_t i, int64_t m);
+  /// Groups the task ops (IsScheduledTask, not Sends) by (stage, phase):
+  /// class_of_, class_ops_; false where a summed result is a Send's.
+  bool GroupTasks();
+  void AddSegment(size_t i, int64_t m, std::vector<std::vector<int32_t>>& instance);
+  /// The segments' tasks, Sends, the Sends each reads, and devices.
+  SegmentOrderView::Parts SegmentParts() const;
+  /// The template's reads and writes as value ids (those kept, when
+  /// restricted), so that the K copies walk flat arrays, not the IR.
+  void Flatten();
+  void Clone(size_t i, int64_t m);
+  void Accumulate(const Op& op, int64_t m);
+
+  const Function& fn_;
+  int64_t k_;
+  MicrobatchClasses c_;
+  std::vector<char> has_summed_;            // per op: a result is summed
+  std::vector<int32_t> tin_begin_, tin_;    // CSR per template op: value ids read
+  std::vector<int32_t> tout_begin_, tout_;  // CSR per template op: value ids written
+  bool restricted_ = false;
+  std::vector<char> kept_value_;           // by template value id (when restricted_)
+  std::vector<char> kept_op_;              // by template op id (when restricted_)
+  int64_t whole_ops_ = 0;                  // ops of the unrestricted program
+  std::vector<std::vector<int32_t>> per_;  // [microbatch][template value id]
+  std::vector<int32_t> shared_;            // shared values; sums of per-microbatch ones
+  ExpandedProgram x_;
+  std::vector<std::optional<TaskTag>> tasks_;
+  std::vector<int32_t> ins_, outs_;  // scratch
+  // Segments (Segments(), RunInOrder()).
+  std::vector<int32_t> class_of_;                   // per template op: its task class, or -1
+  std::vector<TaskTag> class_task_;                 // per class: stage and phase
+  std::vector<std::vector<int32_t>> class_ops_[2];  // per class: kept ops of microbatch 0, of m > 0
+  std::vector<Segment> segments_;
+  bool undefined_read_ = false;  // RunInOrder: an op read a value not yet written
+};
+
+Status Expander::Restrict(const std::vector<char>& keep) {
+  restricted_ = true;
+  auto kept = [&](const Value& v, bool& mixed) {
+    bool any = false, all = true;
+    for (DeviceId d : v.type().Devices()) {
+      const bool in = d.value() < static_cast<int32_t>(keep.size()) && keep[d.value()] != 0;
+      any = any || in;
+      all = all && in;
+    }
+    mixed = any && !all;
+    return any;
+  };
+  kept_value_.assign(fn_.num_values(), 0);
+  kept_op_.assign(fn_.ops().size(), 0);
+  bool mixed = false;
+  for (const auto& p : fn_.params()) {
+    kept_value_[p->id()] = kept(*p, mixed) ? 1 : 0;
+    if (mixed) return FailedPrecondition(p->loc()) << p->Ref() << " spans kept and other devices";
+  }
+  for (const auto& op : fn_.ops()) {
+    int in = 0, out = 0;
+    for (const auto& r : op->results()) {
+      kept_value_[r->id()] = kept(*r, mixed) ? 1 : 0;
+      if (mixed)
+        return FailedPrecondition(op->loc()) << r->Ref() << " spans kept and other devices";
+      ++(kept_value_[r->id()] != 0 ? in : out);
+    }
+    for (const Value* v : op->inputs()) ++(kept_value_[v->id()] != 0 ? in : out);
+    kept_op_[static_cast<size_t>(op->id())] = in > 0 ? 1 : 0;
+    const bool collective = IsCommunication(op->kind()) && op->kind() != OpKind::kSend;
+    if (in > 0 && out > 0 && !collective)
+      return FailedPrecondition(op->loc())
+             << op->Name() << " joins kept and other devices and is not a collective";
+  }
+  return Status::Ok();
+}
+
+void Expander::Flatten() {
+  if (!has_summed_.empty() || fn_.ops().empty()) return;  // done
+  const auto& ops = fn_.ops();
+  has_summed_.assign(ops.size(), 0);
+  tin_begin_.assign(1, 0);
+  tout_begin_.assign(1, 0);
+  auto kept = [&](const Value* v) { return !restricted_ || kept_value_[v->id()] != 0; };
+  for (size_t i = 0; i < ops.size(); ++i) {
+    for (const Value* v : ops[i]->inputs()) {
+      if (kept(v)) tin_.push_back(v->id());
+    }
+    tin_begin_.push_back(static_cast<int32_t>(tin_.size()));
+    for (const auto& r : ops[i]->results()) {
+      if (c_.summed[r->id()]) has_summed_[i] = 1;
+      if (kept(r.get())) tout_.push_back(r->id());
+    }
+    tout_begin_.push_back(static_cast<int32_t>(tout_.size()));
+  }
+}
+
+void Expander::Clone(size_t i, int64_t m) {
+  ++whole_ops_;
+  if (restricted_ && kept_op_[i] == 0) return;
+  const bool per = c_.per_op[i];
+  int32_t* row = per ? per_[static_cast<size_t>(m)].data() : nullptr;
+  ins_.clear();
+  outs_.clear();
+  for (int32_t k = tin_begin_[i]; k < tin_begin_[i + 1]; ++k) {
+    const int32_t v = tin_[static_cast<size_t>(k)];
+    ins_.push_back(per && c_.per_value[static_cast<size_t>(v)] != 0 ? row[v] : shared_[v]);
+    if (ins_.back() < 0) undefined_read_ = true;
+  }
+  for (int32_t k = tout_begin_[i]; k < tout_begin_[i + 1]; ++k) {
+    const int32_t r = tout_[static_cast<size_t>(k)];
+    const int32_t id = x_.AddValue(r);
+    outs_.push_back(id);
+    (per ? row[r] : shared_[r]) = id;
+  }
+  x_.AddOp(static_cast<int32_t>(i), static_cast<int32_t>(per ? m : 0), ins_, outs_);
+  std::optional<TaskTag> t = c_.task[i];
+  if (per && m > 0) t->microbatch = m;
+  tasks_.push_back(t);
+}
+
+void Expander::Accumulate(const Op& op, int64_t m) {
+  for (const auto& r : op.results()) {
+    if (!c_.summed[r->id()]) continue;
+    if (restricted_ && kept_value_[r->id()] == 0) {
+      whole_ops_ += m > 0 ? 1 : 0;  // the sum the whole program has
+      continue;
+    }
+    const int32_t v = per_[static_cast<size_t>(m)][r->id()];
+    if (m == 0) {
+      shared_[r->id()] = v;
+      continue;
+    }
+    ++whole_ops_;
+    const int32_t sum = x_.AddValue(r->id(), /*sum=*/true);
+    const int32_t ins[] = {shared_[r->id()], v};
+    const int32_t outs[] = {sum};
+    x_.AddOp(ExpandedProgram::kSum, static_cast<int32_t>(m), ins, outs);
+    TaskTag t = *c_.task[static_cast<size_t>(op.id())];
+    t.microbatch = m;
+    tasks_.push_back(t);
+    shared_[r->id()] = sum;
+  }
+}
+
+void Expander::Reserve() {
+  const auto& ops = fn_.ops();
+  size_t per_ops = 0, per_in = 0, per_out = 0, in = 0, out = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    in += ops[i]->inputs().size();
+    out += ops[i]->results().size();
+    if (!c_.per_op[i]) continue;
+    ++per_ops;
+    per_in += ops[i]->inputs().size();
+    per_out += ops[i]->results().size();
+  }
+  const auto more = static_cast<size_t>(k_ - 1);
+  x_.op.reserve(ops.size() + more * per_ops);
+  x_.copy.reserve(ops.size() + more * per_ops);
+  x_.in_begin.reserve(ops.size() + more * per_ops + 1);
+  x_.out_begin.reserve(ops.size() + more * per_ops + 1);
+  x_.in.reserve(in + more * per_in);
+  x_.out.reserve(out + more * per_out);
+  x_.value_template.reserve(static_cast<size_t>(fn_.num_values()) + more * per_out);
+  x_.value_is_sum.reserve(static_cast<size_t>(fn_.num_values()) + more * per_out);
+  tasks_.reserve(ops.size() + more * per_ops);
+}
+
+void Expander::EmitParams() {
+  for (const auto& p : fn_.params()) {
+    if (restricted_ && kept_value_[p->id()] == 0) continue;
+    const int64_t copies = c_.per_value[p->id()] ? k_ : 1;
+    for (int64_t m = 0; m < copies; ++m) {
+      const int32_t id = x_.AddValue(p->id());
+      x_.params.push_back(id);
+      (c_.per_value[p->id()] ? per_[static_cast<size_t>(m)][p->id()] : shared_[p->id()]) = id;
+    }
+  }
+}
+
+void Expander::EmitReturns() {
+  for (const Value* v : fn_.returns()) {
+    if (restricted_ && kept_value_[v->id()] == 0) continue;
+    if (!c_.per_value[v->id()] || c_.summed[v->id()]) {
+      x_.returns.push_back(shared_[v->id()]);
+      continue;
+    }
+    for (int64_t m = 0; m < k_; ++m) x_.returns.push_back(per_[static_cast<size_t>(m)][v->id()]);
+  }
+}
+
+void Expander::Emit(size_t i, int64_t m) {
+  Clone(i, m);
+  if (c_.per_op[i] && has_summed_[i]) Accumulate(*fn_.ops()[i], m);
+}
+
+bool Expander::GroupTasks() {
+  const auto& ops = fn_.ops();
+  class_of_.assign(ops.size(), -1);
+  std::map<std::pair<int64_t, TaskPhase>, int32_t> by_task;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const bool send = ops[i]->kind() == OpKind::kSend;
+    const bool task = !send && IsScheduledTask(c_.task[i]);
+    // A sum joins the segment of its producer's task; a Send's is a segment of its own.
+    if (c_.per_op[i] && has_summed_[i] && !task) return false;
+    if (!task) continue;
+    const TaskTag& t = *c_.task[i];
+    if (!c_.per_op[i] && t.microbatch != 0) return false;  // the template is microbatch 0
+    auto [it, fresh] =
+        by_task.try_emplace({t.stage, t.phase}, static_cast<int32_t>(class_task_.size()));
+    if (fresh) {
+      class_task_.push_back(TaskTag{t.stage, 0, t.phase});
+      class_ops_[0].emplace_back();
+      class_ops_[1].emplace_back();
+    }
+    const int32_t c = it->second;
+    class_of_[i] = c;
+    if (restricted_ && kept_op_[i] == 0) continue;
+    class_ops_[0][static_cast<size_t>(c)].push_back(static_cast<int32_t>(i));
+    if (c_.per_op[i]) class_ops_[1][static_cast<size_t>(c)].push_back(static_cast<int32_t>(i));
+  }
+  return true;
+}
+
+void Expander::AddSegment(size_t i, int64_t m, std::vector<std::vector<int32_t>>& instance) {
+  const int32_t c = class_of_[i];
+  if (c < 0) {
+    segments_.push_back({-1, static_cast<int32_t>(i), static_cast<int32_t>(m)});
+    return;
+  }
+  int32_t& at = instance[static_cast<size_t>(c)][static_cast<size_t>(m)];
+  if (at >= 0) return;
+  at = static_cast<int32_t>(segments_.size());
+  segments_.push_back({c, -1, static_cast<int32_t>(m)});
+}
+
+// In Run()'s order: microbatch 0's ops (shared ones included), the later
+// microbatches' per-microbatch ops, the ops after the last of those; a
+// segment is numbered by its first op.
+std::optional<SegmentOrderView::Parts> Expander::Segments() {
+  Flatten();
+  if (!GroupTasks()) return std::nullopt;
+  const auto& ops = fn_.ops();
+  auto kept = [&](size_t i) { return !restricted_ || kept_op_[i] != 0; };
+  for (size_t i = 0; i < ops.size(); ++i) {
+    // The orderings read a Send's result: it must be in the program.
+    if (ops[i]->kind() == OpKind::kSend && kept(i) && tout_begin_[i + 1] == tout_begin_[i])
+      return std::nullopt;
+  }
+  std::vector<std::vector<int32_t>> instance(class_task_.size(),
+                                             std::vector<int32_t>(static_cast<size_t>(k_), -1));
+  for (size_t i = 0; i < c_.last_per; ++i) {
+    if (kept(i)) AddSegment(i, 0, instance);
+  }
+  for (int64_t m = 1; m < k_; ++m) {
+    for (size_t i = 0; i < c_.last_per; ++i) {
+      if (c_.per_op[i] && kept(i)) AddSegment(i, m, instance);
+    }
+  }
+  for (size_t i = c_.last_per; i < ops.size(); ++i) {
+    if (kept(i)) AddSegment(i, 0, instance);
+  }
+  return SegmentParts();
+}
+
+// The Sends' results are the values: Send segment s writes value s.
+SegmentOrderView::Parts Expander::SegmentParts() const {
+  const auto& ops = fn_.ops();
+  SegmentOrderView::Parts p;
+  const size_t count = segments_.size();
+  p.num_values = static_cast<int>(count);
+  // The segment of each Send copy, by template op and microbatch.
+  std::vector<std::vector<int32_t>> send_at(ops.size());
+  // The template Sends whose results each template op reads.
+  std::vector<int32_t> def_send(static_cast<size_t>(fn_.num_values()), -1);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i]->kind() != OpKind::kSend) continue;
+    for (int32_t k = tout_begin_[i]; k < tout_begin_[i + 1]; ++k)
+      def_send[static_cast<size_t>(tout_[static_cast<size_t>(k)])] = static_cast<int32_t>(i);
+  }
+  for (size_t s = 0; s < count; ++s) {
+    const Segment& g = segments_[s];
+    if (g.cls >= 0) {
+      TaskTag t = class_task_[static_cast<size_t>(g.cls)];
+      t.microbatch = g.m;
+      p.tasks.emplace_back(t);
+      p.send_result.push_back(-1);
+      p.send_target.push_back(-1);
+      continue;
+    }
+    const auto i = static_cast<size_t>(g.op);
+    std::optional<TaskTag> t = c_.task[i];
+    if (c_.per_op[i] && g.m > 0) t->microbatch = g.m;
+    p.tasks.push_back(t);
+    const bool send = ops[i]->kind() == OpKind::kSend;
+    p.send_result.push_back(send ? static_cast<int32_t>(s) : -1);
+    const DeviceId to = send ? ops[i]->result(0)->type().device() : DeviceId();
+    p.send_target.push_back(to.has_value() ? to.value() : -1);
+    if (!send) continue;
+    std::vector<int32_t>& at = send_at[i];
+    if (at.empty()) at.assign(static_cast<size_t>(c_.per_op[i] ? k_ : 1), -1);
+    at[static_cast<size_t>(g.m)] = static_cast<int32_t>(s);
+  }
+  // Each class's Sends read, once for microbatch 0 and once for the others:
+  // (template Send, whether it is the reader's own microbatch's copy).
+  std::vector<std::pair<int32_t, bool>> reads;
+  auto sends_read = [&](size_t j, std::vector<std::pair<int32_t, bool>>& out) {
+    for (int32_t k = tin_begin_[j]; k < tin_begin_[j + 1]; ++k) {
+      const int32_t ss = def_send[static_cast<size_t>(tin_[static_cast<size_t>(k)])];
+      if (ss >= 0) out.emplace_back(ss, c_.per_op[j] && c_.per_op[static_cast<size_t>(ss)]);
+    }
+  };
+  std::vector<std::vector<std::pair<int32_t, bool>>> class_reads[2];
+  for (int b = 0; b < 2; ++b) {
+    class_reads[b].resize(class_task_.size());
+    for (size_t c = 0; c < class_task_.size(); ++c) {
+      for (int32_t j : class_ops_[b][c]) sends_read(static_cast<size_t>(j), class_reads[b][c]);
+    }
+  }
+  for (size_t s = 0; s < count; ++s) {
+    const Segment& g = segments_[s];
+    reads.clear();
+    if (g.cls < 0) sends_read(static_cast<size_t>(g.op), reads);
+    const auto& list = g.cls < 0 ? reads : class_reads[g.m > 0 ? 1 : 0][static_cast<size_t>(g.cls)];
+    for (const auto& [ss, own] : list) {
+      const int32_t at = send_at[static_cast<size_t>(ss)][static_cast<size_t>(own ? g.m : 0)];
+      if (at >= 0) p.in.push_back(at);
+    }
+    p.in_begin.push_back(static_cast<int32_t>(p.in.size()));
+    if (p.send_result[s] >= 0) p.out.push_back(static_cast<int32_t>(s));
+    p.out_begin.push_back(static_cast<int32_t>(p.out.size()));
+  }
+  // Each class's devices (its microbatch-0 ops' results'), for all its segments.
+  std::vector<int32_t> class_row(class_task_.size(), 0);
+  std::vector<char> seen;
+  for (size_t c = 0; c < class_task_.size(); ++c) {
+    std::fill(seen.begin(), seen.end(), 0);
+    for (int32_t j : class_ops_[0][c]) {
+      for (const auto& r : ops[static_cast<size_t>(j)]->results()) {
+        if (restricted_ && kept_value_[r->id()] == 0) continue;
+        ForEachDeviceOf(r->type(), [&](int32_t d) {
+          if (d < 0) return;
+          if (static_cast<size_t>(d) >= seen.size()) seen.resize(static_cast<size_t>(d) + 1, 0);
+          if (seen[static_cast<size_t>(d)] != 0) return;
+          seen[static_cast<size_t>(d)] = 1;
+          p.devices.push_back(d);
+        });
+      }
+    }
+    p.device_begin.push_back(static_cast<int32_t>(p.devices.size()));
+    class_row[c] = static_cast<int32_t>(p.device_begin.size()) - 2;
+  }
+  p.device_row.assign(count, 0);
+  for (size_t s = 0; s < count; ++s) {
+    if (segments_[s].cls >= 0) p.device_row[s] = class_row[static_cast<size_t>(segments_[s].cls)];
+  }
+  return p;
+}
+
+std::optional<ExpandedProgram> Expander::RunInOrder(const std::vector<size_t>& order) {
+  const auto& ops = fn_.ops();
+  Reserve();
+  EmitParams();
+  // The microbatch each running sum last added, which must be the one before.
+  std::vector<int32_t> summed_to(static_cast<size_t>(fn_.num_values()), -1);
+  bool out_of_order = false;
+  auto emit = [&](size_t i, int64_t m) {
+    Clone(i, m);
+    if (!c_.per_op[i] || !has_summed_[i]) return;
+    for (const auto& r : ops[i]->results()) {
+      if (!c_.summed[r->id()]) continue;
+      int32_t& last = summed_to[static_cast<size_t>(r->id())];
+      out_of_order = out_of_order || last != m - 1;
+      last = static_cast<int32_t>(m);
+    }
+    Accumulate(*ops[i], m);
+  };
+  for (size_t s : order) {
+    const Segment& g = segments_[s];
+    if (g.cls < 0) {
+      emit(static_cast<size_t>(g.op), g.m);
+      continue;
+    }
+    for (int32_t i : class_ops_[g.m > 0 ? 1 : 0][static_cast<size_t>(g.cls)])
+      emit(static_cast<size_t>(i), c_.per_op[static_cast<size_t>(i)] ? g.m : 0);
+  }
+  if (undefined_read_ || out_of_order) return std::nullopt;
+  EmitReturns();
+  // Run() counts every copy, kept or not: n ops, K - 1 more of each
+  // per-microbatch one, K - 1 sums of each summed result.
+  whole_ops_ = static_cast<int64_t>(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!c_.per_op[i]) continue;
+    int64_t copies = 1;
+    for (const auto& r : ops[i]->results()) copies += c_.summed[r->id()] ? 1 : 0;
+    whole_ops_ += copies * (k_ - 1);
+  }
+  return std::move(x_);
+}
+
+ExpandedProgram Expander::Run() {
+  Reserve();
+  EmitParams();
+  Flatten();
+  for (size_t i = 0; i < c_.last_per; ++i) Emit(i, 0);
+  for (int64_t m = 1; m < k_; ++m) {
+    for (size_t i = 0; i < c_.last_per; ++i) {
+      if (c_.per_op[i]) Emit(i, m);
+    }
+  }
+  for (size_t i = c_.last_per; i < fn_.ops().size(); ++i) Clone(i, 0);
+  EmitReturns();
+  return std::move(x_);
+}
+
+}  // namespace
+
+namespace {
+
+// The expansion of `fn` into K copies, restricted to `keep_devices` if given.
+StatusOr<std::unique_ptr<Expander>> MakeExpander(const Function& fn, int64_t microbatches,
+                                                 const std::vector<std::string>& batch_params,
+                                                 const std::vector<char>* keep_devices) {
+  if (microbatches < 1)
+    return InvalidArgument() << "microbatches must be >= 1, got " << microbatches;
+  std::set<std::string> batch(batch_params.begin(), batch_params.end());
+  MicrobatchClasses c;
+  DISTIR_RETURN_IF_ERROR(ClassifyTemplate(fn, batch, c));
+  auto expander = std::make_unique<Expander>(fn, microbatches, std::move(c));
+  if (keep_devices != nullptr) DISTIR_RETURN_IF_ERROR(expander->Restrict(*keep_devices));
+  return expander;
+}
+
+// A restricted program's kept devices and the whole program's op count.
+void MarkPart(ExpandedProgram& x, const Expander& expander, const std::vector<char>* keep_devices) {
+  if (keep_devices == nullptr) return;
+  x.keep_device = *keep_devices;
+  x.whole_num_ops = expander.whole_ops();
+}
+
+}  // namespace
+
+StatusOr<ExpandedProgram> ExpandMicrobatches(const Function& fn, int64_t microbatches,
+                                             const std::vector<std::string>& batch_params,
+                                             std::vector<std::optional<TaskTag>>& tasks,
+                                             const std::vector<char>* keep_devices) {
+  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Expander> expander,
+                          MakeExpander(fn, microbatches, batch_params, keep_devices));
+  ExpandedProgram x = expander->Run();
+  MarkPart(x, *expander, keep_devices);
+  tasks = std::move(expander->tasks());
+  return x;
+}
+
+StatusOr<std::optional<ExpandedProgram>> ExpandMicrobatchesInOrder(
+    const Function& fn, int64_t microbatches, const std::vector<std::string>& batch_params,
+    PipelineSchedule schedule, int64_t virtual_stages, const std::vector<char>* keep_devices) {
+  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Expander> expander,
+                          MakeExpander(fn, microbatches, batch_params, keep_devices));
+  std::optional<SegmentOrderView::Parts> parts = expander->Segments();
+  if (!parts.has_value()) return std::optional<ExpandedProgram>();
+  const SegmentOrderView segments(std::move(*parts));
+  const std::optional<std::vector<size_t>> order =
+      ExchangeSegmentOrder(segments, schedule, virtual_stages);
+  if (!order.has_value()) return std::optional<ExpandedProgram>();
+  std::optional<ExpandedProgram> x = expander->RunInOrder(*order);
+  if (x.has_value()) MarkPart(*x, *expander, keep_devices);
+  return x;
+}
+
+}  // namespace distir::sharding
