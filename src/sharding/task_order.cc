@@ -227,7 +227,13 @@ std::optional<std::vector<size_t>> ExchangeSegmentOrder(const SegmentOrderView& 
                                                         int64_t virtual_stages) {
   StatusOr<std::optional<TaskKeys>> keys =
       KeysOf(segments, segments.tasks(), schedule, virtual_stages);
-  if (!keys.ok() || !keys->has_value()) return std::nullopt;
+  if (!keys.ok()) return std::nullopt;
+  if (!keys->has_value()) {
+    // No task: the order stays, and every segment is one op.
+    std::vector<size_t> order(segments.num_ops());
+    std::iota(order.begin(), order.end(), size_t{0});
+    return order;
+  }
   return ExchangeTaskOrder(segments, segments.tasks(), **keys, virtual_stages);
 }
 

@@ -61,9 +61,9 @@ Status OrderExpandedByTasks(ExpandedProgram& program, const Function& tmpl,
 
 /// The exchange order of task segments (segment_view.h), over the segments:
 /// the order OrderExpandedByTasks gives the program they describe, segment by
-/// segment; nullopt where the tasks name no schedule, the schedule refuses
-/// them, or the exchange order does not apply (the caller then orders the ops
-/// of the program one by one).
+/// segment (where they name no task, each segment is one op and the order
+/// stays); nullopt where the schedule refuses the tasks or the exchange order
+/// does not apply (the caller then orders the ops of the program one by one).
 std::optional<std::vector<size_t>> ExchangeSegmentOrder(const SegmentOrderView& segments,
                                                         PipelineSchedule schedule,
                                                         int64_t virtual_stages = 1);
