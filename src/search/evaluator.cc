@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <span>
 #include <sstream>
 
 #include "interp/infer_types.h"
@@ -15,10 +16,33 @@
 #include "search/step_metrics.h"
 #include "sharding/annotate.h"
 #include "sharding/grid.h"
+#include "sharding/replicate.h"
 #include "support/byte_size.h"
 #include "support/checked_math.h"
 
 namespace distir::search {
+namespace {
+
+// The trace and memory timelines of `r` into `out`, each event labelled by `label`.
+template <typename Label>
+void RecordTrace(const sim::SimulationResult& r, Label label, io::TraceRecord& out) {
+  for (const sim::TraceEvent& ev : r.trace) {
+    out.device.push_back(ev.device.value());
+    out.start_s.push_back(ev.start_s);
+    out.end_s.push_back(ev.end_s);
+    out.category.push_back(ev.category == sim::TraceCategory::kCompute ? 0 : 1);
+    out.label.push_back(label(ev));
+  }
+  for (const sim::DeviceResult& d : r.devices) {
+    for (const sim::MemoryPoint& p : d.memory_timeline) {
+      out.memory_device.push_back(d.device.value());
+      out.memory_time_s.push_back(p.time_s);
+      out.memory_bytes.push_back(p.bytes);
+    }
+  }
+}
+
+}  // namespace
 
 const char* StatusName(ConfigStatus status) {
   switch (status) {
@@ -449,26 +473,50 @@ Status Evaluator::Trace(const Config& c, io::TraceRecord& out) {
   const double ops = EstimateProgramOps(*seq, o, /*one_replica=*/false);
   DISTIR_RETURN_IF_ERROR(CheckMemoryEstimate(EstimateMemoryBytes(ops, /*with_trace=*/true), ops,
                                              options_.max_memory_bytes));
+  if (std::optional<Status> traced = TraceExpanded(c, *seq, o, out)) return *traced;
   DISTIR_ASSIGN_OR_RETURN(Module program, Sharded(*seq, o));
   const Function* traced = program.entry();
   sim::SimulateOptions so;
   so.batch_size = c.batch;
   DISTIR_ASSIGN_OR_RETURN(sim::SimulationResult r, sim::Simulate(program, *traced, costs_, so));
-  const Function& fn = *traced;
-  for (const sim::TraceEvent& ev : r.trace) {
-    out.device.push_back(ev.device.value());
-    out.start_s.push_back(ev.start_s);
-    out.end_s.push_back(ev.end_s);
-    out.category.push_back(ev.category == sim::TraceCategory::kCompute ? 0 : 1);
-    out.label.push_back(sim::TraceLabel(fn, ev));
-  }
-  for (const sim::DeviceResult& d : r.devices) {
-    for (const sim::MemoryPoint& p : d.memory_timeline) {
-      out.memory_device.push_back(d.device.value());
-      out.memory_time_s.push_back(p.time_s);
-      out.memory_bytes.push_back(p.bytes);
-    }
-  }
+  RecordTrace(
+      r, [&](const sim::TraceEvent& ev) { return sim::TraceLabel(*traced, ev); }, out);
+  return Status::Ok();
+}
+
+std::optional<Status> Evaluator::TraceExpanded(const Config& c, const Function& seq,
+                                               const ParallelOptions& o, io::TraceRecord& out) {
+  if (TemplateKey(c).empty()) return std::nullopt;
+  StatusOr<const std::vector<sharding::ParamRule>*> rules = CheckSharded(o, 1);
+  if (!rules.ok()) return std::nullopt;  // the built path reports it
+  const sharding::GridOptions grid = Grid(o);
+  StatusOr<sharding::GridTemplate> t = sharding::DistributedTemplate(seq, grid, **rules);
+  if (!t.ok()) return std::nullopt;
+  StatusOr<ExpandedProgram> x = sharding::ExpandTemplate(*t, grid);
+  if (!x.ok()) return std::nullopt;
+  const Function& tmpl = *t->module.entry();
+  const std::optional<std::vector<std::string>> names =
+      sharding::CopyNames(tmpl, grid.microbatches, t->local, *x);
+  if (!names.has_value()) return std::nullopt;
+  sim::SimulateOptions so;
+  so.batch_size = c.batch;
+  StatusOr<sim::SimulationResult> r = sim::SimulateExpanded(t->module, tmpl, *x, costs_, so);
+  if (!r.ok()) return r.status();
+  // TraceLabel's label of the built op: its kind (a sum is an Add) and its
+  // first result.
+  RecordTrace(
+      *r,
+      [&](const sim::TraceEvent& ev) {
+        const int32_t op = x->op[static_cast<size_t>(ev.op)];
+        std::string label = op == ExpandedProgram::kSum
+                                ? std::string(OpKindName(OpKind::kAdd))
+                                : tmpl.ops()[static_cast<size_t>(op)]->Name();
+        const std::span<const int32_t> results = x->Results(ev.op);
+        if (results.empty()) return label;
+        const std::string& name = (*names)[static_cast<size_t>(results[0])];
+        return label + (name.empty() ? " _" : " %" + name);
+      },
+      out);
   return Status::Ok();
 }
 

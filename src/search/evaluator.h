@@ -220,6 +220,14 @@ class Evaluator {
   StatusOr<const std::vector<sharding::ParamRule>*> CheckSharded(const ParallelOptions& o,
                                                                  int64_t replicas) const;
   sim::SimulateOptions SearchSimulateOptions(int64_t batch) const;
+  /// Trace() of the whole program `seq` distributed as `o`, simulated as
+  /// copies of its template (sharding::ExpandTemplate) and labelled with the
+  /// names the built program gives them (sharding::CopyNames): the same
+  /// record, without building the program's IR. nullopt where `c` is not
+  /// simulated from a template or the names cannot be told (Trace() then
+  /// builds the program).
+  std::optional<Status> TraceExpanded(const Config& c, const Function& seq,
+                                      const ParallelOptions& o, io::TraceRecord& out);
 
   /// Fills r's outcome from a simulation for a global batch of `batch` (both
   /// paths share it); `replicas` programs like it run side by side.

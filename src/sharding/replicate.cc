@@ -262,6 +262,51 @@ StatusOr<std::unique_ptr<Function>> Replicator::Run() {
 // writing the same copies, without their IR.
 }  // namespace
 
+std::optional<std::vector<std::string>> CopyNames(const Function& fn, int64_t microbatches,
+                                                  const std::vector<std::string>& batch_params,
+                                                  const ExpandedProgram& program) {
+  std::set<std::string> batch(batch_params.begin(), batch_params.end());
+  MicrobatchClasses c;
+  if (!ClassifyTemplate(fn, batch, c).ok()) return std::nullopt;
+  // Replicator::CheckNames: names go by construction, or the built program
+  // made them unique.
+  std::vector<const Value*> values(static_cast<size_t>(fn.num_values()), nullptr);
+  std::set<std::string> names;
+  for (const auto& p : fn.params()) values[p->id()] = p.get();
+  for (const auto& op : fn.ops()) {
+    for (const auto& r : op->results()) values[r->id()] = r.get();
+  }
+  for (const Value* v : values) {
+    if (v == nullptr || v->name().empty()) continue;
+    names.insert(v->name());
+    const MbComponents mb = CountMb(v->name());
+    if (mb.other ||
+        (c.per_value[v->id()] && (mb.count != 1 || MbAt(v->name()) == std::string::npos)))
+      return std::nullopt;
+  }
+  auto sum_name = [&](const Value& v, int64_t m) {
+    return ReplaceMb0(v.name().empty() ? "sum" : v.name(),
+                      m + 1 < microbatches ? ".sum" + std::to_string(m) : "");
+  };
+  std::vector<std::string> out(static_cast<size_t>(program.num_values()));
+  for (int32_t k = 0; k < program.num_ops(); ++k) {
+    const int64_t m = program.copy[static_cast<size_t>(k)];
+    for (int32_t v : program.Results(k)) {
+      const Value& t = *values[static_cast<size_t>(program.value_template[static_cast<size_t>(v)])];
+      std::string& name = out[static_cast<size_t>(v)];
+      if (program.value_is_sum[static_cast<size_t>(v)] != 0) {
+        name = sum_name(t, m);
+        if (names.count(name) != 0) return std::nullopt;  // FreshName made it unique
+      } else if (c.per_value[t.id()] && m > 0 && !t.name().empty()) {
+        name = ReplaceMb0(t.name(), ".mb" + std::to_string(m));
+      } else {
+        name = t.name();
+      }
+    }
+  }
+  return out;
+}
+
 Status ReplicateMicrobatches(Module& module, std::string function, int64_t microbatches,
                              const std::vector<std::string>& batch_params,
                              std::vector<std::optional<TaskTag>>* tasks) {

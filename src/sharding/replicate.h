@@ -75,6 +75,19 @@ StatusOr<ExpandedProgram> ExpandMicrobatches(const Function& fn, int64_t microba
                                              std::vector<std::optional<TaskTag>>& tasks,
                                              const std::vector<char>* keep_devices = nullptr);
 
+/// The names ReplicateMicrobatches gives the results of the ops of `program`,
+/// ExpandMicrobatches' (or ExpandMicrobatchesInOrder's) whole program of
+/// `fn` with `microbatches` copies, by value id (a copy of microbatch m > 0
+/// `.mb0` made `.mb<m>`, a sum its value's with `.mb0` made `.sum<m>` or
+/// dropped; parameters are left empty): so that a trace of the copies is
+/// labelled as a trace of the built program. nullopt where the built program
+/// makes names unique as it goes (a template name with another `.mb<n>`
+/// component or without its `.mb0`, a sum's name a template value has), or
+/// where the template does not expand (ClassifyTemplate's errors).
+std::optional<std::vector<std::string>> CopyNames(const Function& fn, int64_t microbatches,
+                                                  const std::vector<std::string>& batch_params,
+                                                  const ExpandedProgram& program);
+
 /// ExpandMicrobatches' program with its ops already in the order
 /// OrderExpandedByTasks gives them (`schedule`, `virtual_stages`), op for op,
 /// its values numbered in that order: the order is found over the program's

@@ -200,6 +200,37 @@ TEST(EvaluatorTest, TransformerRowsCarryStepFiguresAndMemoryKinds) {
   EXPECT_EQ(r.step, io::StepFigures{});
 }
 
+// A traced configuration simulated as copies of its template is labelled as
+// the built program's trace: the same events (device, times, category, label)
+// and memory timelines, record for record, for a pipelined MLP (training,
+// running sums of the gradients) and tiny GPT-2 and GPT steps (inference and
+// transformer training, interleaved and not).
+TEST(EvaluatorTest, TracesOfTheCopiesEqualTracesOfTheBuiltProgram) {
+  const std::string gpt2 =
+      "name: t\nmodel: gpt2-tiny\nhardware: ../hardware/dgx2-v100.yaml\nworld_size: 4\n"
+      "space:\n  batch: [8]\n  dp: [1, 2]\n  tp: [1]\n  pp: [2]\n  microbatches: [2, 4]\n";
+  const std::string gpt =
+      "name: t\nmodel: gpt-tiny\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 4\n"
+      "space:\n  batch: [8]\n  dp: [1]\n  tp: [2]\n  pp: [2]\n  microbatches: [2, 4]\n"
+      "  virtual_stages: [1, 2]\nsharding: model\n";
+  int expanded = 0;
+  for (const std::string& text : {std::string(kPipelined), gpt2, gpt}) {
+    const Experiment e = Parse(text);
+    Evaluator copies(e), built(e, EvaluatorOptions{.expanded_microbatches = false});
+    for (const Config& c : EnumerateConfigs(e)) {
+      if (!copies.Validate(c).ok()) continue;
+      const std::string what = DescribeParallelOptions(c.options);
+      io::TraceRecord a, b;
+      const Status sa = copies.Trace(c, a), sb = built.Trace(c, b);
+      ASSERT_TRUE(sa.ok() && sb.ok()) << what << ": " << sa.ToString() << " / " << sb.ToString();
+      EXPECT_FALSE(a.label.empty()) << what;
+      EXPECT_TRUE(a == b) << what << ": " << a.label.size() << " vs " << b.label.size()
+                          << " events";
+      expanded += copies.TemplateKey(c).empty() ? 0 : 1;
+    }
+  }
+  EXPECT_GT(expanded, 6);
+}
 
 // ZeRO-1 on a bf16 step, as Megatron's distributed optimizer: the f32 master
 // weights are optimizer state in pieces like the moments, so over D = 4 the
