@@ -94,6 +94,7 @@ class Expander {
   std::vector<std::vector<int32_t>> class_ops_[2];  // per class: kept ops of microbatch 0, of m > 0
   std::vector<Segment> segments_;
   bool undefined_read_ = false;  // RunInOrder: an op read a value not yet written
+  bool record_tasks_ = true;     // tasks(): Run()'s program is ordered after; RunInOrder()'s is not
 };
 
 Status Expander::Restrict(const std::vector<char>& keep) {
@@ -172,6 +173,7 @@ void Expander::Clone(size_t i, int64_t m) {
     (per ? row[r] : shared_[r]) = id;
   }
   x_.AddOp(static_cast<int32_t>(i), static_cast<int32_t>(per ? m : 0), ins_, outs_);
+  if (!record_tasks_) return;
   std::optional<TaskTag> t = c_.task[i];
   if (per && m > 0) t->microbatch = m;
   tasks_.push_back(t);
@@ -194,9 +196,11 @@ void Expander::Accumulate(const Op& op, int64_t m) {
     const int32_t ins[] = {shared_[r->id()], v};
     const int32_t outs[] = {sum};
     x_.AddOp(ExpandedProgram::kSum, static_cast<int32_t>(m), ins, outs);
-    TaskTag t = *c_.task[static_cast<size_t>(op.id())];
-    t.microbatch = m;
-    tasks_.push_back(t);
+    if (record_tasks_) {
+      TaskTag t = *c_.task[static_cast<size_t>(op.id())];
+      t.microbatch = m;
+      tasks_.push_back(t);
+    }
     shared_[r->id()] = sum;
   }
 }
@@ -221,7 +225,7 @@ void Expander::Reserve() {
   x_.out.reserve(out + more * per_out);
   x_.value_template.reserve(static_cast<size_t>(fn_.num_values()) + more * per_out);
   x_.value_is_sum.reserve(static_cast<size_t>(fn_.num_values()) + more * per_out);
-  tasks_.reserve(ops.size() + more * per_ops);
+  if (record_tasks_) tasks_.reserve(ops.size() + more * per_ops);
 }
 
 void Expander::EmitParams() {
@@ -417,6 +421,7 @@ SegmentOrderView::Parts Expander::SegmentParts() const {
 
 std::optional<ExpandedProgram> Expander::RunInOrder(const std::vector<size_t>& order) {
   const auto& ops = fn_.ops();
+  record_tasks_ = false;
   Reserve();
   EmitParams();
   // The microbatch each running sum last added, which must be the one before.
