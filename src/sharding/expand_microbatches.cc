@@ -385,8 +385,9 @@ SegmentOrderView::Parts Expander::SegmentParts() const {
     if (g.cls < 0) sends_read(static_cast<size_t>(g.op), reads);
     const auto& list = g.cls < 0 ? reads : class_reads[g.m > 0 ? 1 : 0][static_cast<size_t>(g.cls)];
     for (const auto& [ss, own] : list) {
-      const int32_t at = send_at[static_cast<size_t>(ss)][static_cast<size_t>(own ? g.m : 0)];
-      if (at >= 0) p.in.push_back(at);
+      const std::vector<int32_t>& copies = send_at[static_cast<size_t>(ss)];
+      const auto m = static_cast<size_t>(own ? g.m : 0);
+      if (m < copies.size() && copies[m] >= 0) p.in.push_back(copies[m]);
     }
     p.in_begin.push_back(static_cast<int32_t>(p.in.size()));
     if (p.send_result[s] >= 0) p.out.push_back(static_cast<int32_t>(s));
