@@ -15,7 +15,7 @@
 // times, through the template's IR (a third of a grid point's search time).
 //
 // A SegmentOrderView offers what order_view.h's views offer, per segment:
-// the values it reads from other segments (or parameters), the values it
+// the values it reads from other segments (parameters left out), the values it
 // writes that other segments read, the devices its ops write, and for a Send
 // its target and result.
 
