@@ -62,7 +62,9 @@ class Expander {
   /// Clone(i, m), then its sums where it has them.
   void Emit(size_t i, int64_t m);
   /// Groups the task ops (IsScheduledTask, not Sends) by (stage, phase):
-  /// class_of_, class_ops_; false where a summed result is a Send's.
+  /// class_of_, class_ops_; false where a per-microbatch op with a summed
+  /// result is not such an op (a Send: its sum would join another segment),
+  /// or a shared task op names a microbatch other than 0.
   bool GroupTasks();
   void AddSegment(size_t i, int64_t m, std::vector<std::vector<int32_t>>& instance);
   /// The segments' tasks, Sends, the Sends each reads, and devices.
