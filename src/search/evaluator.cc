@@ -109,6 +109,18 @@ StatusOr<ExpandedProgram> ExpandReplicaZero(const sharding::GridTemplate& t,
   return x;
 }
 
+StatusOr<std::optional<SegmentedProgram>> SegmentReplicaZero(const sharding::GridTemplate& t,
+                                                             const sharding::GridOptions& grid,
+                                                             const ParallelOptions& o,
+                                                             int devices_per_node) {
+  const std::vector<char> keep = ReplicaZeroDevices(o, devices_per_node);
+  if (keep.empty()) return sharding::SegmentTemplate(t, grid);
+  StatusOr<std::optional<SegmentedProgram>> x = sharding::SegmentTemplate(t, grid, &keep);
+  if (x.status().code() == StatusCode::kFailedPrecondition)
+    return sharding::SegmentTemplate(t, grid);
+  return x;
+}
+
 // The result of replica 0 as the whole program's: device d has the figures of
 // device d mod P T, and every replica's devices are listed.
 sim::SimulationResult AllReplicas(sim::SimulationResult one, const ParallelOptions& o) {
@@ -393,6 +405,7 @@ bool Evaluator::SimulateExpandedInto(const Config& c, const Function& program,
     template_ = std::move(built).value();
     template_key_ = key;
   }
+  if (SimulateSegmentedInto(c, grid, o, replicas, r)) return true;
   // Training replicas that sit alike on the nodes: replica 0 stands for all
   // (docs/cost_model.md §3.2); where its part cannot be cut out, the whole.
   StatusOr<ExpandedProgram> x =
@@ -407,6 +420,28 @@ bool Evaluator::SimulateExpandedInto(const Config& c, const Function& program,
   StatusOr<sim::SimulationResult> simulated =
       sim::SimulateExpanded(m, *m.entry(), *x, costs_, SearchSimulateOptions(c.batch));
   const bool one_replica = !x->keep_device.empty();
+  if (simulated.ok() && one_replica) *simulated = AllReplicas(std::move(*simulated), o);
+  Record(std::move(simulated), c.batch, replicas, /*expanded=*/true, r);
+  if (one_replica && r.evaluation == Evaluation::kExpanded)
+    r.evaluation = Evaluation::kOneReplicaExpanded;
+  return true;
+}
+
+bool Evaluator::SimulateSegmentedInto(const Config& c, const sharding::GridOptions& grid,
+                                      const ParallelOptions& o, int64_t replicas, ConfigResult& r) {
+  const sim::SimulateOptions so = SearchSimulateOptions(c.batch);
+  if (!options_.composed_segments || so.memory_kind) return false;
+  StatusOr<std::optional<SegmentedProgram>> x =
+      options_.replica_symmetry
+          ? SegmentReplicaZero(*template_, grid, o, e_.hardware.devices_per_node)
+          : sharding::SegmentTemplate(*template_, grid);
+  // Where it cannot be written so, or fails, the copies say why.
+  if (!x.ok() || !x->has_value()) return false;
+  const Module& m = template_->module;
+  StatusOr<sim::SimulationResult> simulated =
+      sim::SimulateSegmented(m, *m.entry(), **x, costs_, so);
+  if (!simulated.ok() && simulated.status().code() == StatusCode::kUnimplemented) return false;
+  const bool one_replica = !(*x)->keep_device.empty();
   if (simulated.ok() && one_replica) *simulated = AllReplicas(std::move(*simulated), o);
   Record(std::move(simulated), c.batch, replicas, /*expanded=*/true, r);
   if (one_replica && r.evaluation == Evaluation::kExpanded)

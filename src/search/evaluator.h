@@ -111,6 +111,11 @@ struct EvaluatorOptions {
   /// without building the IR of K microbatches. Off: `distir search
   /// --exact-full`, the program built and simulated whole.
   bool expanded_microbatches = true;
+  /// With expanded_microbatches: compose the copies' simulation per kind of
+  /// segment (sharding::SegmentTemplate, sim::SimulateSegmented) where the
+  /// search records no memory kinds: the same peaks, times to rounding.
+  /// Off: `distir search --op-by-op`, the copies simulated op by op.
+  bool composed_segments = true;
   /// Configurations whose estimated memory (memory_estimate.h) is above this
   /// are kTooLarge and not built; Trace() refuses them as ResourceExhausted.
   /// 0: no limit.
@@ -130,6 +135,14 @@ std::vector<char> ReplicaZeroDevices(const ParallelOptions& o, int devices_per_n
 StatusOr<ExpandedProgram> ExpandReplicaZero(const sharding::GridTemplate& t,
                                             const sharding::GridOptions& grid,
                                             const ParallelOptions& o, int devices_per_node);
+
+/// SegmentTemplate's program of the grid point from template `t`, replica
+/// 0's part only as ExpandReplicaZero has it; nullopt where it cannot be
+/// written so.
+StatusOr<std::optional<SegmentedProgram>> SegmentReplicaZero(const sharding::GridTemplate& t,
+                                                             const sharding::GridOptions& grid,
+                                                             const ParallelOptions& o,
+                                                             int devices_per_node);
 
 /// The simulation of replica 0 (ReplicaZeroDevices) as that of all D
 /// replicas: device d gets the figures of device d mod T P.
@@ -216,6 +229,12 @@ class Evaluator {
   /// SimulateSharded distributes them.
   bool SimulateExpandedInto(const Config& c, const Function& program, const ParallelOptions& o,
                             int64_t replicas, ConfigResult& r);
+  /// SimulateExpandedInto's simulation composed per kind of segment from
+  /// template_ (options_.composed_segments); false (nothing recorded) where
+  /// it does not apply: memory kinds asked, a program SegmentTemplate cannot
+  /// write, or an error (the copies then report it).
+  bool SimulateSegmentedInto(const Config& c, const sharding::GridOptions& grid,
+                             const ParallelOptions& o, int64_t replicas, ConfigResult& r);
   /// The world-size and tensor-parallel rules of the sharding path; its rules.
   StatusOr<const std::vector<sharding::ParamRule>*> CheckSharded(const ParallelOptions& o,
                                                                  int64_t replicas) const;

@@ -246,6 +246,7 @@ EvaluatorOptions EvaluatorOptionsOf(const SearchOptions& options) {
   EvaluatorOptions o;
   o.max_memory_bytes = options.max_memory_bytes;
   o.expanded_microbatches = !options.exact_full;
+  o.composed_segments = !options.op_by_op;
   return o;
 }
 

@@ -76,6 +76,9 @@ struct SearchOptions {
   /// EvaluatorOptions::expanded_microbatches off: every program built whole
   /// (`distir search --exact-full`).
   bool exact_full = false;
+  /// EvaluatorOptions::composed_segments off: the copies simulated op by op
+  /// (`distir search --op-by-op`).
+  bool op_by_op = false;
 };
 
 /// Runs the search over `comm` (collective: every rank calls it).

@@ -9,6 +9,7 @@
 
 #include "ir/gemm_accumulation.h"
 #include "ir/op_registry.h"
+#include "sharding/expander.h"
 #include "sharding/microbatch_classes.h"
 #include "sharding/replicate.h"
 #include "sharding/segment_view.h"
@@ -16,88 +17,6 @@
 #include "support/status_or.h"
 
 namespace distir::sharding {
-namespace {
-
-class Expander {
- public:
-  Expander(const Function& fn, int64_t k, MicrobatchClasses c)
-      : fn_(fn),
-        k_(k),
-        c_(std::move(c)),
-        per_(static_cast<size_t>(k), std::vector<int32_t>(fn.num_values(), -1)),
-        shared_(fn.num_values(), -1) {}
-
-  /// Keeps only the values on the devices `keep` marks (by device id) and the
-  /// ops that touch one; a collective keeps its operands and results there.
-  /// FailedPrecondition where another op mixes kept and other devices, or a
-  /// value spans both.
-  Status Restrict(const std::vector<char>& keep);
-  ExpandedProgram Run();
-  std::vector<std::optional<TaskTag>>& tasks() { return tasks_; }
-  int64_t whole_ops() const { return whole_ops_; }
-
-  /// The task segments (segment_view.h) of the program Run() emits, found
-  /// from the template alone: the segments SegmentOrderView finds in that
-  /// program, the values between them being the Sends' results (numbered by
-  /// their segments). nullopt where a sum would join a segment of its own
-  /// (a summed Send result) or a Send's result is not kept.
-  std::optional<SegmentOrderView::Parts> Segments();
-  /// Run()'s program with its ops in the order of `order`, a permutation of
-  /// Segments()'s segments, each segment's ops in Run()'s order: the program
-  /// Run() and OrderExpandedByTasks give, its values numbered in the new
-  /// order. nullopt where an op would read a value not yet written or a
-  /// running sum would skip a microbatch (the order is then not a program).
-  std::optional<ExpandedProgram> RunInOrder(const std::vector<size_t>& order);
-
- private:
-  /// One segment: microbatch m of task class `cls`, or (cls < 0) copy m of op `op`.
-  struct Segment {
-    int32_t cls = -1;
-    int32_t op = -1;
-    int32_t m = 0;
-  };
-  void Reserve();
-  void EmitParams();
-  void EmitReturns();
-  /// Clone(i, m), then its sums where it has them.
-  void Emit(size_t i, int64_t m);
-  /// Groups the task ops (IsScheduledTask, not Sends) by (stage, phase):
-  /// class_of_, class_ops_; false where a per-microbatch op with a summed
-  /// result is not such an op (a Send: its sum would join another segment),
-  /// or a shared task op names a microbatch other than 0.
-  bool GroupTasks();
-  void AddSegment(size_t i, int64_t m, std::vector<std::vector<int32_t>>& instance);
-  /// The segments' tasks, Sends, the Sends each reads, and devices.
-  SegmentOrderView::Parts SegmentParts() const;
-  /// The template's reads and writes as value ids (those kept, when
-  /// restricted), so that the K copies walk flat arrays, not the IR.
-  void Flatten();
-  void Clone(size_t i, int64_t m);
-  void Accumulate(const Op& op, int64_t m);
-
-  const Function& fn_;
-  int64_t k_;
-  MicrobatchClasses c_;
-  std::vector<char> has_summed_;            // per op: a result is summed
-  std::vector<int32_t> tin_begin_, tin_;    // CSR per template op: value ids read
-  std::vector<int32_t> tout_begin_, tout_;  // CSR per template op: value ids written
-  bool restricted_ = false;
-  std::vector<char> kept_value_;           // by template value id (when restricted_)
-  std::vector<char> kept_op_;              // by template op id (when restricted_)
-  int64_t whole_ops_ = 0;                  // ops of the unrestricted program
-  std::vector<std::vector<int32_t>> per_;  // [microbatch][template value id]
-  std::vector<int32_t> shared_;            // shared values; sums of per-microbatch ones
-  ExpandedProgram x_;
-  std::vector<std::optional<TaskTag>> tasks_;
-  std::vector<int32_t> ins_, outs_;  // scratch
-  // Segments (Segments(), RunInOrder()).
-  std::vector<int32_t> class_of_;                   // per template op: its task class, or -1
-  std::vector<TaskTag> class_task_;                 // per class: stage and phase
-  std::vector<std::vector<int32_t>> class_ops_[2];  // per class: kept ops of microbatch 0, of m > 0
-  std::vector<Segment> segments_;
-  bool undefined_read_ = false;  // RunInOrder: an op read a value not yet written
-  bool record_tasks_ = true;     // tasks(): Run()'s program is ordered after; RunInOrder()'s is not
-};
 
 Status Expander::Restrict(const std::vector<char>& keep) {
   restricted_ = true;
@@ -208,6 +127,8 @@ void Expander::Accumulate(const Op& op, int64_t m) {
 }
 
 void Expander::Reserve() {
+  // The copies' value ids, K x values: allocated only to write the copies.
+  per_.assign(static_cast<size_t>(k_), std::vector<int32_t>(fn_.num_values(), -1));
   const auto& ops = fn_.ops();
   size_t per_ops = 0, per_in = 0, per_out = 0, in = 0, out = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -422,6 +343,20 @@ SegmentOrderView::Parts Expander::SegmentParts() const {
   return p;
 }
 
+// Run() counts every copy, kept or not: n ops, K - 1 more of each
+// per-microbatch one, K - 1 sums of each summed result.
+int64_t Expander::WholeOps() const {
+  const auto& ops = fn_.ops();
+  auto whole = static_cast<int64_t>(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!c_.per_op[i]) continue;
+    int64_t copies = 1;
+    for (const auto& r : ops[i]->results()) copies += c_.summed[r->id()] ? 1 : 0;
+    whole += copies * (k_ - 1);
+  }
+  return whole;
+}
+
 std::optional<ExpandedProgram> Expander::RunInOrder(const std::vector<size_t>& order) {
   const auto& ops = fn_.ops();
   record_tasks_ = false;
@@ -452,15 +387,7 @@ std::optional<ExpandedProgram> Expander::RunInOrder(const std::vector<size_t>& o
   }
   if (undefined_read_ || out_of_order) return std::nullopt;
   EmitReturns();
-  // Run() counts every copy, kept or not: n ops, K - 1 more of each
-  // per-microbatch one, K - 1 sums of each summed result.
-  whole_ops_ = static_cast<int64_t>(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (!c_.per_op[i]) continue;
-    int64_t copies = 1;
-    for (const auto& r : ops[i]->results()) copies += c_.summed[r->id()] ? 1 : 0;
-    whole_ops_ += copies * (k_ - 1);
-  }
+  whole_ops_ = WholeOps();
   return std::move(x_);
 }
 
@@ -478,8 +405,6 @@ ExpandedProgram Expander::Run() {
   EmitReturns();
   return std::move(x_);
 }
-
-}  // namespace
 
 namespace {
 
@@ -531,6 +456,22 @@ StatusOr<std::optional<ExpandedProgram>> ExpandMicrobatchesInOrder(
   if (!order.has_value()) return std::optional<ExpandedProgram>();
   std::optional<ExpandedProgram> x = expander->RunInOrder(*order);
   if (x.has_value()) MarkPart(*x, *expander, keep_devices);
+  return x;
+}
+
+StatusOr<std::optional<SegmentedProgram>> ExpandMicrobatchSegments(
+    const Function& fn, int64_t microbatches, const std::vector<std::string>& batch_params,
+    PipelineSchedule schedule, int64_t virtual_stages, const std::vector<char>* keep_devices) {
+  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Expander> expander,
+                          MakeExpander(fn, microbatches, batch_params, keep_devices));
+  std::optional<SegmentOrderView::Parts> parts = expander->Segments();
+  if (!parts.has_value()) return std::optional<SegmentedProgram>();
+  const SegmentOrderView segments(std::move(*parts));
+  const std::optional<std::vector<size_t>> order =
+      ExchangeSegmentOrder(segments, schedule, virtual_stages);
+  if (!order.has_value()) return std::optional<SegmentedProgram>();
+  std::optional<SegmentedProgram> x = expander->Segmented(*order);
+  if (x.has_value() && keep_devices != nullptr) x->keep_device = *keep_devices;
   return x;
 }
 

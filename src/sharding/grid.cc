@@ -285,6 +285,13 @@ StatusOr<ExpandedProgram> ExpandTemplate(const GridTemplate& t, const GridOption
   return program;
 }
 
+StatusOr<std::optional<SegmentedProgram>> SegmentTemplate(const GridTemplate& t,
+                                                          const GridOptions& grid,
+                                                          const std::vector<char>* keep_devices) {
+  return ExpandMicrobatchSegments(*t.module.entry(), grid.microbatches, t.local, grid.schedule,
+                                  grid.virtual_stages, keep_devices);
+}
+
 StatusOr<ExpandedGrid> DistributedExpansion(const Function& seq, const GridOptions& grid,
                                             const std::vector<ParamRule>& rules) {
   DISTIR_ASSIGN_OR_RETURN(GridTemplate t, DistributedTemplate(seq, grid, rules));

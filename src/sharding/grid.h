@@ -17,12 +17,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/expanded_program.h"
 #include "ir/function.h"
 #include "ir/mesh.h"
+#include "ir/segmented_program.h"
 #include "sharding/annotate.h"
 #include "support/status_or.h"
 #include "transforms/parallel_options.h"
@@ -150,6 +152,14 @@ StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOption
 /// part cannot be cut out); those of the task order.
 StatusOr<ExpandedProgram> ExpandTemplate(const GridTemplate& t, const GridOptions& grid,
                                          const std::vector<char>* keep_devices = nullptr);
+
+/// The program ExpandTemplate gives, as kinds of segments and their order
+/// (ir/segmented_program.h, sharding::ExpandMicrobatchSegments) for
+/// sim::SimulateSegmented; nullopt where it cannot be written so (the
+/// caller then expands the copies). Errors: those of ExpandTemplate.
+StatusOr<std::optional<SegmentedProgram>> SegmentTemplate(
+    const GridTemplate& t, const GridOptions& grid,
+    const std::vector<char>* keep_devices = nullptr);
 
 /// A grid point as the search simulates it: the partitioned template of one
 /// microbatch, the entry of `module`, and the program DistributeGridReplicated

@@ -42,6 +42,7 @@
 
 #include "ir/expanded_program.h"
 #include "ir/function.h"
+#include "ir/segmented_program.h"
 #include "sharding/pipeline_task.h"
 #include "support/status.h"
 #include "support/status_or.h"
@@ -97,6 +98,19 @@ std::optional<std::vector<std::string>> CopyNames(const Function& fn, int64_t mi
 /// exchange order refuses, a summed Send result): the caller then expands
 /// and orders as before. Errors: those of ExpandMicrobatches.
 StatusOr<std::optional<ExpandedProgram>> ExpandMicrobatchesInOrder(
+    const Function& fn, int64_t microbatches, const std::vector<std::string>& batch_params,
+    PipelineSchedule schedule, int64_t virtual_stages,
+    const std::vector<char>* keep_devices = nullptr);
+
+/// The program ExpandMicrobatchesInOrder writes, as kinds of segments and
+/// their order (ir/segmented_program.h: each task of a stage, microbatch 0
+/// or a later one, and each Send, setup or update op is a kind; the buffers
+/// that cross segments are listed with the positions of their first and last
+/// ops), for sim::SimulateSegmented, whose cost grows with the kinds' ops and
+/// the segments, not with K x ops. nullopt where ExpandMicrobatchesInOrder
+/// gives nullopt, or a value is a tuple, or a shared task op reads a sum.
+/// Errors: those of ExpandMicrobatches.
+StatusOr<std::optional<SegmentedProgram>> ExpandMicrobatchSegments(
     const Function& fn, int64_t microbatches, const std::vector<std::string>& batch_params,
     PipelineSchedule schedule, int64_t virtual_stages,
     const std::vector<char>* keep_devices = nullptr);

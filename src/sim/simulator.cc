@@ -5,6 +5,7 @@
 
 #include "interp/prefetch.h"
 #include "ir/gemm_accumulation.h"
+#include "sim/segment_composition.h"
 #include "sim/stream_memory.h"
 #include "sim/stream_scheduler.h"
 
@@ -64,13 +65,15 @@ std::string Culprit(const Value& v, const Op* def) {
 class Simulation {
  public:
   Simulation(const Module& module, const Function& fn, CostModel& costs,
-             const SimulateOptions& options, const ExpandedProgram* expanded = nullptr)
+             const SimulateOptions& options, const ExpandedProgram* expanded = nullptr,
+             const SegmentedProgram* segmented = nullptr)
       : module_(module),
         fn_(fn),
         costs_(costs),
         options_(options),
         calls_(&module),
-        expanded_(expanded) {}
+        expanded_(expanded),
+        segmented_(segmented) {}
 
   StatusOr<SimulationResult> Run() && {
     int num_ops = static_cast<int>(fn_.ops().size());
@@ -83,12 +86,14 @@ class Simulation {
     flags_.resize(num_ops);
     devices_begin_.resize(num_ops + 1);
     devices_.reserve(num_ops + num_ops / 4);
+    const bool copies = expanded_ != nullptr || segmented_ != nullptr;
     for (int i = 0; i < num_ops; ++i) {
       PrefetchOps(fn_.ops(), i);
-      if (!Prepare(i, expanded_ != nullptr ? nullptr : &plan)) return std::move(error_);
+      if (!Prepare(i, copies ? nullptr : &plan)) return std::move(error_);
     }
     devices_begin_[num_ops] = static_cast<int32_t>(devices_.size());
     if (expanded_ != nullptr) return std::move(*this).RunExpanded();
+    if (segmented_ != nullptr) return std::move(*this).RunSegmented();
     BufferPlan buffers = std::move(plan).Finish();
     MemoryTracker memory(buffers, NumSlots(), options_.record_memory_timeline,
                          BufferKinds(buffers));
@@ -114,6 +119,13 @@ class Simulation {
   bool Fails(Status status);
   bool Prepare(int i, BufferPlanBuilder* plan);
   StatusOr<SimulationResult> RunExpanded() &&;
+  StatusOr<SimulationResult> RunSegmented() &&;
+  std::vector<const Value*> ValuesById() const;
+  bool Keeps(const std::vector<char>& keep, int32_t d) const {
+    return keep.empty() || (d < static_cast<int32_t>(keep.size()) && keep[d] != 0);
+  }
+  void DropDevicesLeftOut(const std::vector<char>& keep);
+  void FinishTotals();
   StatusOr<double> SumCost(const Value& summed);
   std::vector<MemoryKind> ExpandedBufferKinds(const BufferPlan& plan,
                                               std::span<const Value* const> values) const;
@@ -144,6 +156,7 @@ class Simulation {
   std::vector<int32_t> devices_begin_;  // per op, plus one: into devices_
   std::vector<int32_t> devices_;        // device ids of each op, distinct
   const ExpandedProgram* expanded_;     // simulate these copies of fn_'s ops (or null)
+  const SegmentedProgram* segmented_;   // or these segments of copies (or null)
 };
 
 // Registers device `id` as used, within the profile and the table limits.
@@ -282,11 +295,7 @@ StatusOr<SimulationResult> Simulation::RunExpanded() && {
   const ExpandedProgram& x = *expanded_;
   if (costs_.hardware().overlap.comm_stream)
     return Unimplemented() << "expanded programs are simulated with one stream per device";
-  std::vector<const Value*> values(fn_.num_values(), nullptr);
-  for (const auto& p : fn_.params()) values[p->id()] = p.get();
-  for (const auto& op : fn_.ops()) {
-    for (const auto& r : op->results()) values[r->id()] = r.get();
-  }
+  const std::vector<const Value*> values = ValuesById();
   std::vector<double> cost = std::move(cost_);
   std::vector<uint8_t> flags = std::move(flags_);
   std::vector<int32_t> begin = std::move(devices_begin_), devices = std::move(devices_);
@@ -315,17 +324,12 @@ StatusOr<SimulationResult> Simulation::RunExpanded() && {
       cost_[k] = cost[t];
       flags_[k] = flags[t];
       for (int32_t at = begin[t]; at < begin[t + 1]; ++at) {
-        const int32_t d = devices[at];
-        if (keep.empty() || (d < static_cast<int32_t>(keep.size()) && keep[d] != 0))
-          devices_.push_back(d);
+        if (Keeps(keep, devices[at])) devices_.push_back(devices[at]);
       }
     }
     plan.AddExpandedOp(k);
   }
-  // The devices left out are not simulated, nor reported.
-  for (int32_t d = 0; d < NumSlots() && !keep.empty(); ++d) {
-    if (d >= static_cast<int32_t>(keep.size()) || keep[d] == 0) present_[d] = 0;
-  }
+  DropDevicesLeftOut(keep);
   devices_begin_[n] = static_cast<int32_t>(devices_.size());
   BufferPlan buffers = std::move(plan).Finish();
   MemoryTracker memory(buffers, NumSlots(), options_.record_memory_timeline,
@@ -333,6 +337,86 @@ StatusOr<SimulationResult> Simulation::RunExpanded() && {
   Replay(memory);
   Finish(memory);
   result_.num_ops = x.whole_num_ops >= 0 ? x.whole_num_ops : n;
+  return std::move(result_);
+}
+
+std::vector<const Value*> Simulation::ValuesById() const {
+  std::vector<const Value*> values(fn_.num_values(), nullptr);
+  for (const auto& p : fn_.params()) values[p->id()] = p.get();
+  for (const auto& op : fn_.ops()) {
+    for (const auto& r : op->results()) values[r->id()] = r.get();
+  }
+  return values;
+}
+
+// The devices a program of copies leaves out are not simulated, nor reported.
+void Simulation::DropDevicesLeftOut(const std::vector<char>& keep) {
+  for (int32_t d = 0; d < NumSlots(); ++d) {
+    if (!Keeps(keep, d)) present_[d] = 0;
+  }
+}
+
+// The segments' kinds costed from the template's tables (Prepare filled them
+// for fn_'s ops), composed per kind (segment_composition.h).
+StatusOr<SimulationResult> Simulation::RunSegmented() && {
+  const SegmentedProgram& x = *segmented_;
+  if (costs_.hardware().overlap.comm_stream)
+    return Unimplemented() << "segmented programs are simulated with one stream per device";
+  if (options_.record_trace || options_.record_memory_timeline || options_.memory_kind)
+    return Unimplemented() << "segmented programs report no trace, memory timeline or kinds";
+  const std::vector<const Value*> values = ValuesById();
+  const std::vector<char>& keep = x.keep_device;
+  KindOps ops;
+  std::unordered_map<int32_t, double> sum_cost;  // by template value summed
+  for (size_t o = 0; o < x.op.size(); ++o) {
+    const int32_t t = x.op[o];
+    if (t == SegmentedProgram::kSum) {
+      const int32_t summed = x.summed[o];
+      auto it = sum_cost.find(summed);
+      if (it == sum_cost.end()) {
+        DISTIR_ASSIGN_OR_RETURN(double c, SumCost(*values[summed]));
+        it = sum_cost.emplace(summed, c).first;
+      }
+      ops.cost.push_back(it->second);
+      ops.communication.push_back(0);
+      const int32_t d = value_device_[summed];
+      if (d < 0) return Unimplemented() << "a running sum of a value on several devices";
+      ops.devices.push_back(d);
+    } else {
+      ops.cost.push_back(cost_[t]);
+      ops.communication.push_back((flags_[t] & kCommFlag) != 0 ? 1 : 0);
+      for (int32_t at = devices_begin_[t]; at < devices_begin_[t + 1]; ++at) {
+        if (Keeps(keep, devices_[at])) ops.devices.push_back(devices_[at]);
+      }
+    }
+    ops.devices_begin.push_back(static_cast<int32_t>(ops.devices.size()));
+  }
+  DropDevicesLeftOut(keep);
+  // Each buffer is one tensor leaf of its template value (the builder leaves
+  // tuples to SimulateExpanded).
+  std::vector<int32_t> device(values.size(), 0);
+  std::vector<int64_t> bytes(values.size(), 0);
+  auto leaf = [&](int32_t v) -> Status {
+    const Type& t = values[v]->type();
+    if (value_device_[v] < 0 || t.is_tuple())
+      return Unimplemented() << "a segmented program's buffer " << values[v]->Ref()
+                             << " is not one tensor on one device";
+    device[v] = value_device_[v];
+    bytes[v] = t.SizeInBytes();
+    return Status::Ok();
+  };
+  for (const auto& b : x.buffers) DISTIR_RETURN_IF_ERROR(leaf(b.value));
+  for (const auto& b : x.local) DISTIR_RETURN_IF_ERROR(leaf(b.value));
+  const ComposedTimes times = ReplayTimes(x, ops, NumSlots());
+  RecordDevices(times.iteration_time_s, times.compute, times.communication, {});
+  const std::vector<int64_t> peaks = ComposePeaks(x, device, bytes, NumSlots());
+  FinishTotals();
+  for (DeviceResult& r : result_.devices) {
+    r.peak_memory_bytes = peaks[r.device.value()];
+    if (result_.memory_capacity_bytes > 0 && r.peak_memory_bytes > result_.memory_capacity_bytes)
+      result_.fits_in_memory = false;
+  }
+  result_.num_ops = x.whole_num_ops >= 0 ? x.whole_num_ops : x.num_ops();
   return std::move(result_);
 }
 
@@ -526,13 +610,18 @@ std::vector<MemoryKind> Simulation::BufferKinds(const BufferPlan& plan) const {
   return kinds;
 }
 
-void Simulation::Finish(MemoryTracker& memory) {
+// What follows from the iteration time: the batch, throughput, op count and capacity.
+void Simulation::FinishTotals() {
   double time = result_.iteration_time_s;
   if (!result_.comm_stream) result_.single_stream_time_s = time;
   result_.batch_size = options_.batch_size.value_or(DefaultBatch(fn_));
   result_.throughput = time > 0 ? static_cast<double>(result_.batch_size) / time : 0;
   result_.num_ops = static_cast<int64_t>(fn_.ops().size());
   result_.memory_capacity_bytes = costs_.hardware().device.memory_capacity;
+}
+
+void Simulation::Finish(MemoryTracker& memory) {
+  FinishTotals();
   for (DeviceResult& r : result_.devices) {
     int d = r.device.value();
     r.peak_memory_bytes = memory.peak(d);
@@ -574,6 +663,12 @@ StatusOr<SimulationResult> SimulateExpanded(const Module& module, const Function
                                             const ExpandedProgram& program, CostModel& costs,
                                             const SimulateOptions& options) {
   return Simulation(module, fn, costs, options, &program).Run();
+}
+
+StatusOr<SimulationResult> SimulateSegmented(const Module& module, const Function& fn,
+                                             const SegmentedProgram& program, CostModel& costs,
+                                             const SimulateOptions& options) {
+  return Simulation(module, fn, costs, options, nullptr, &program).Run();
 }
 
 void RetainFreedMemory() {

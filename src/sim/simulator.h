@@ -22,6 +22,7 @@
 
 #include "ir/expanded_program.h"
 #include "ir/function.h"
+#include "ir/segmented_program.h"
 #include "sim/cost_model.h"
 #include "sim/hardware_profile.h"
 #include "sim/memory_kind.h"
@@ -123,6 +124,19 @@ StatusOr<SimulationResult> Simulate(const Module& module, const Function& fn, Co
 StatusOr<SimulationResult> SimulateExpanded(const Module& module, const Function& fn,
                                             const ExpandedProgram& program, CostModel& costs,
                                             const SimulateOptions& options = {});
+
+/// Simulates `program`, kinds of segments of copies of the ops of `fn`
+/// (ir/segmented_program.h), as SimulateExpanded simulates the program the
+/// segments stand for (segment_composition.h): the same iteration and busy
+/// times, bit for bit, and the same peaks, without the copies' values or
+/// buffer plan. It reports no trace and no memory timeline or kinds:
+/// options asking for them,
+/// or a profile's `overlap.comm_stream`, give Unimplemented.
+/// Errors: those of SimulateExpanded.
+/// REQUIRES: as SimulateExpanded's, for the program the segments stand for.
+StatusOr<SimulationResult> SimulateSegmented(const Module& module, const Function& fn,
+                                             const SegmentedProgram& program, CostModel& costs,
+                                             const SimulateOptions& options = {});
 
 /// Process-wide allocator policy for programs that simulate big programs
 /// repeatedly (the `distir` tool, the benchmark, a search): freed memory stays

@@ -1,4 +1,4 @@
-// distir search EXPERIMENT.yaml [-o results.h5] [--resume] [--quiet] [--exact-full]
+// distir search EXPERIMENT.yaml [-o results.h5] [--resume] [--quiet] [--exact-full] [--op-by-op]
 // (under mpirun -np N)
 
 #include <mpi.h>
@@ -35,6 +35,7 @@ struct SearchFlags {
   bool quiet = false;
   bool resume = false;
   bool exact_full = false;
+  bool op_by_op = false;
   std::string max_memory;  // as given; "" for the default
 };
 
@@ -190,6 +191,7 @@ int SearchAndFinish(const search::Experiment& e, const SearchFlags& f, const std
   options.journal_dir = search::JournalDir(target);
   options.resume = f.resume;
   options.exact_full = f.exact_full;
+  options.op_by_op = f.op_by_op;
   options.tool_revision = GitRevision();
   std::optional<search::JournalCleanup> cleanup;
   if (rank == 0) cleanup.emplace(options.journal_dir, f.resume, &std::cerr);
@@ -261,6 +263,9 @@ int RunSearch(int argc, char** argv) {
       "build and simulate every configuration's whole program, also where the sharding path "
       "would simulate a pipeline as copies of its one-microbatch template (the same results, "
       "slower; docs/cost_model.md §3.2)")(
+      "op-by-op", po::bool_switch(&f.op_by_op),
+      "simulate a pipeline's copies op by op, not composed per kind of segment (the same "
+      "peaks, the same times to rounding, slower; docs/cost_model.md §3.3)")(
       "max-memory", po::value(&f.max_memory),
       "skip as too-large, before building it, every configuration whose program distir "
       "estimates to need more memory than SIZE per rank to build and simulate (e.g. 4GiB; "

@@ -14,6 +14,7 @@
 #include "sharding/grid.h"
 #include "sharding/replicate.h"
 #include "sharding/task_order.h"
+#include "sim/simulator.h"
 #include "testing/test_util.h"
 
 namespace distir::sharding {
@@ -102,6 +103,62 @@ inline void ExpectSegmentOrderAsOps(const GridTemplate& t, const GridOptions& gr
     if (std::optional<ExpandedProgram> in_order = InOrderExpansion(t, grid, part))
       ExpectSameProgram(by_ops, in_order);
   }
+}
+
+// The simulation composed per kind of segment (SegmentTemplate,
+// sim::SimulateSegmented) equals the copies' simulated op by op
+// (ExpandTemplate, sim::SimulateExpanded): the same peaks, op counts and
+// times, bit for bit, for the whole program and replica 0's part,
+// wherever the copies are written in order (ExpandMicrobatchesInOrder).
+// Returns how many of the two programs were composed (0 to 2).
+inline int ExpectComposedAsExpanded(const GridTemplate& t, const GridOptions& grid,
+                                    sim::CostModel& costs, int devices_per_replica) {
+  std::vector<const std::vector<char>*> parts{nullptr};
+  const std::vector<char> keep(static_cast<size_t>(std::max(devices_per_replica, 0)), 1);
+  if (devices_per_replica > 0) parts.push_back(&keep);
+  sim::SimulateOptions options;
+  options.record_trace = false;
+  options.record_memory_timeline = false;
+  int composed = 0;
+  const Function& tmpl = *t.module.entry();
+  for (const std::vector<char>* part : parts) {
+    StatusOr<std::optional<SegmentedProgram>> segments = SegmentTemplate(t, grid, part);
+    if (!segments.ok() && part != nullptr &&
+        segments.status().code() == StatusCode::kFailedPrecondition)
+      continue;
+    EXPECT_TRUE(segments.ok()) << segments.status().ToString();
+    if (!segments.ok()) continue;
+    // Composed wherever the copies are written in order.
+    EXPECT_EQ(segments->has_value(), InOrderExpansion(t, grid, part).has_value());
+    if (!segments->has_value()) continue;
+    StatusOr<ExpandedProgram> copies = ExpandTemplate(t, grid, part);
+    EXPECT_TRUE(copies.ok()) << copies.status().ToString();
+    if (!copies.ok()) continue;
+    StatusOr<sim::SimulationResult> a =
+        sim::SimulateExpanded(t.module, tmpl, *copies, costs, options);
+    StatusOr<sim::SimulationResult> b =
+        sim::SimulateSegmented(t.module, tmpl, **segments, costs, options);
+    EXPECT_TRUE(a.ok()) << a.status().ToString();
+    EXPECT_TRUE(b.ok()) << b.status().ToString();
+    if (!a.ok() || !b.ok()) continue;
+    ++composed;
+    EXPECT_EQ(a->iteration_time_s, b->iteration_time_s);
+    EXPECT_EQ(a->num_ops, b->num_ops);
+    EXPECT_EQ(a->fits_in_memory, b->fits_in_memory);
+    EXPECT_EQ(a->batch_size, b->batch_size);
+    EXPECT_EQ(a->throughput, b->throughput);
+    EXPECT_EQ(a->devices.size(), b->devices.size());
+    for (size_t d = 0; d < std::min(a->devices.size(), b->devices.size()); ++d) {
+      const sim::DeviceResult& x = a->devices[d];
+      const sim::DeviceResult& y = b->devices[d];
+      EXPECT_EQ(x.device, y.device) << d;
+      EXPECT_EQ(x.compute_s, y.compute_s) << d;
+      EXPECT_EQ(x.communication_s, y.communication_s) << d;
+      EXPECT_EQ(x.idle_s, y.idle_s) << d;
+      EXPECT_EQ(x.peak_memory_bytes, y.peak_memory_bytes) << "device " << d;
+    }
+  }
+  return composed;
 }
 
 }  // namespace distir::sharding
