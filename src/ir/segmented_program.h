@@ -8,12 +8,13 @@
 // program repeats a few op sequences: each task of a stage (its forward or
 // backward, microbatch 0 or a later one) and each Send. A SegmentedProgram
 // is those sequences (kinds) and the order of their copies (segments); the
-// simulator times each kind once, as a max-plus map from its devices' clocks
-// to their clocks after it, and applies that map per segment
-// (sim::SimulateSegmented). Memory comes in two parts: the buffers a kind
+// simulator replays the kinds' costed ops segment by segment, without any
+// value of the copies (sim::SimulateSegmented). Memory comes in three parts: the buffers a kind
 // allocates and frees inside each of its segments (the same in every copy:
-// a live-bytes profile per kind), and the buffers that cross segments, each
-// listed with the positions of the ops that allocate it and read it last.
+// a live-bytes profile per kind); the allocations and frees of buffers that
+// cross segments which every segment of a kind makes at the same op (the
+// forward pass allocating what the backward frees); and the rest of the
+// buffers that cross segments, each listed with the positions of its ends.
 //
 // Op positions: the ops of segment s follow those of segment s - 1, in
 // their kind's order; position 0 is the first op of segment 0.
@@ -34,6 +35,8 @@ struct SegmentedProgram {
   static constexpr int64_t kResident = -1;
   /// A buffer's allocation before the first op: a parameter.
   static constexpr int64_t kBeforeFirstOp = -1;
+  /// A buffer's allocation or death that is one of its kind's changes.
+  static constexpr int64_t kInKind = -2;
 
   /// A buffer a kind allocates and frees within each of its segments:
   /// the template value whose type gives its device and bytes, and the
@@ -44,8 +47,18 @@ struct SegmentedProgram {
     int32_t def = 0;
     int32_t death = 0;
   };
+  /// A change that every segment of a kind makes to the live bytes of
+  /// buffers that cross segments: a copy of template value `value` allocated
+  /// by the op at `offset` (alloc), or one freed after it (a copy's last
+  /// reader there in every segment of the kind, or running sums that free
+  /// the previous one).
+  struct KindChange {
+    int32_t value = 0;
+    int32_t offset = 0;
+    bool alloc = true;
+  };
   /// Any other buffer: its template value, the positions of its allocating
-  /// op (kBeforeFirstOp) and last reader (kResident).
+  /// op (kBeforeFirstOp; kInKind) and last reader (kResident; kInKind).
   struct Buffer {
     int32_t value = 0;
     int64_t def = 0;
@@ -59,6 +72,8 @@ struct SegmentedProgram {
       summed;  ///< kSum: the template value summed (its type is the Add's); else -1
   std::vector<int32_t> local_begin{0};  ///< CSR by kind: its local buffers
   std::vector<LocalBuffer> local;
+  std::vector<int32_t> change_begin{0};  ///< CSR by kind: its changes
+  std::vector<KindChange> changes;
 
   /// Segments in program order: the kind each copies.
   std::vector<int32_t> segment_kind;
@@ -71,11 +86,6 @@ struct SegmentedProgram {
 
   int32_t num_kinds() const { return static_cast<int32_t>(kind_begin.size()) - 1; }
   int32_t KindSize(int32_t k) const { return kind_begin[k + 1] - kind_begin[k]; }
-  /// Appends a kind made of the ops listed since the last call.
-  void CloseKind() {
-    kind_begin.push_back(static_cast<int32_t>(op.size()));
-    local_begin.push_back(static_cast<int32_t>(local.size()));
-  }
   /// The ops of every segment.
   int64_t num_ops() const {
     int64_t n = 0;

@@ -430,7 +430,7 @@ bool Evaluator::SimulateExpandedInto(const Config& c, const Function& program,
 bool Evaluator::SimulateSegmentedInto(const Config& c, const sharding::GridOptions& grid,
                                       const ParallelOptions& o, int64_t replicas, ConfigResult& r) {
   const sim::SimulateOptions so = SearchSimulateOptions(c.batch);
-  if (!options_.composed_segments || so.memory_kind) return false;
+  if (!options_.composed_segments) return false;
   StatusOr<std::optional<SegmentedProgram>> x =
       options_.replica_symmetry
           ? SegmentReplicaZero(*template_, grid, o, e_.hardware.devices_per_node)

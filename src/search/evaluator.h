@@ -111,9 +111,9 @@ struct EvaluatorOptions {
   /// without building the IR of K microbatches. Off: `distir search
   /// --exact-full`, the program built and simulated whole.
   bool expanded_microbatches = true;
-  /// With expanded_microbatches: compose the copies' simulation per kind of
-  /// segment (sharding::SegmentTemplate, sim::SimulateSegmented) where the
-  /// search records no memory kinds: the same peaks, times to rounding.
+  /// With expanded_microbatches: simulate the copies from kinds of segments
+  /// (sharding::SegmentTemplate, sim::SimulateSegmented): the same results,
+  /// bit for bit, without the copies' values and buffer plan.
   /// Off: `distir search --op-by-op`, the copies simulated op by op.
   bool composed_segments = true;
   /// Configurations whose estimated memory (memory_estimate.h) is above this
@@ -231,8 +231,8 @@ class Evaluator {
                             int64_t replicas, ConfigResult& r);
   /// SimulateExpandedInto's simulation composed per kind of segment from
   /// template_ (options_.composed_segments); false (nothing recorded) where
-  /// it does not apply: memory kinds asked, a program SegmentTemplate cannot
-  /// write, or an error (the copies then report it).
+  /// it does not apply: a program SegmentTemplate cannot write, or an error
+  /// (the copies then report it).
   bool SimulateSegmentedInto(const Config& c, const sharding::GridOptions& grid,
                              const ParallelOptions& o, int64_t replicas, ConfigResult& r);
   /// The world-size and tensor-parallel rules of the sharding path; its rules.

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 #include "ir/op_alias.h"
 #include "sharding/expander.h"
@@ -37,6 +38,144 @@ struct Reader {
 };
 
 constexpr int64_t kNoReader = std::numeric_limits<int64_t>::min();
+
+// Folds the frees of buffers that cross segments into their kinds: a value's
+// copies freed after the same op of a kind, one in each of its segments, are
+// one kind change. A family (a root's copies, a value's running sums) is
+// tried alone first; its other frees are tried with those of the other
+// families of the same value (a running sum frees copy 0 of its value in
+// its first segment and the previous sum in the others).
+class FreeFolder {
+ public:
+  FreeFolder(SegmentedProgram& p, int64_t total) : p_(p) {
+    start_.reserve(p.segment_kind.size() + 1);
+    int64_t at = 0;
+    for (int32_t kind : p.segment_kind) {
+      start_.push_back(at);
+      at += p.KindSize(kind);
+    }
+    start_.push_back(total);
+    stamp_.assign(p.segment_kind.size(), 0);
+    count_.assign(p.segment_kind.size(), 0);
+    segments_of_.assign(static_cast<size_t>(p.num_kinds()), 0);
+    for (int32_t kind : p.segment_kind) ++segments_of_[static_cast<size_t>(kind)];
+  }
+
+  /// A copy of `value` freed after the op at `death`.
+  void Add(int32_t value, int64_t death) {
+    const auto s = static_cast<int32_t>(std::upper_bound(start_.begin(), start_.end(), death) -
+                                        start_.begin() - 1);
+    family_.push_back({value, p_.segment_kind[static_cast<size_t>(s)],
+                       static_cast<int32_t>(death - start_[static_cast<size_t>(s)]), s, death});
+  }
+  /// Folds what the family's frees fold alone (grouped by kind and offset,
+  /// a family's frees falling in a few groups); keeps the rest.
+  void EndFamily() {
+    groups_.clear();
+    for (const Free& f : family_) {
+      auto g = std::find_if(groups_.begin(), groups_.end(), [&](const Group& x) {
+        return x.kind == f.kind && x.offset == f.offset;
+      });
+      if (g == groups_.end()) g = groups_.insert(groups_.end(), Group{f.kind, f.offset, 0});
+      ++g->count;
+    }
+    for (const Group& g : groups_) {
+      const int32_t times = Uniform(g);
+      for (int32_t r = 0; r < times; ++r) {
+        folded_.push_back({family_.front().value, g.offset, false});
+        kinds_.push_back(g.kind);
+      }
+      if (times > 0) continue;
+      for (const Free& f : family_) {
+        if (f.kind == g.kind && f.offset == g.offset) rest_.push_back(f);
+      }
+    }
+    family_.clear();
+  }
+  /// Folds what the rest fold together; lists the others as buffers.
+  void Finish(std::vector<std::vector<SegmentedProgram::KindChange>>& changes) {
+    std::vector<Free> left;
+    Fold(rest_, left);
+    for (size_t i = 0; i < folded_.size(); ++i)
+      changes[static_cast<size_t>(kinds_[i])].push_back(folded_[i]);
+    for (const Free& f : left) p_.buffers.push_back({f.value, SegmentedProgram::kInKind, f.death});
+  }
+
+ private:
+  struct Free {
+    int32_t value, kind, offset, segment;
+    int64_t death;
+  };
+
+  // Groups `frees` by (value, kind, offset): a group with r frees in every
+  // segment of its kind is folded (r changes), the others go to `unfolded`.
+  // (For the frees left over by the families: a sort.)
+  void Fold(std::vector<Free>& frees, std::vector<Free>& unfolded) {
+    std::sort(frees.begin(), frees.end(), [](const Free& x, const Free& y) {
+      return std::tie(x.value, x.kind, x.offset, x.segment) <
+             std::tie(y.value, y.kind, y.offset, y.segment);
+    });
+    for (size_t a = 0; a < frees.size();) {
+      size_t b = a;
+      while (b < frees.size() && frees[b].value == frees[a].value &&
+             frees[b].kind == frees[a].kind && frees[b].offset == frees[a].offset)
+        ++b;
+      // Runs of one segment, all of the same length r, one per segment of the kind.
+      int64_t runs = 0, r = -1;
+      bool uniform = true;
+      for (size_t x = a; x < b;) {
+        size_t y = x;
+        while (y < b && frees[y].segment == frees[x].segment) ++y;
+        const auto length = static_cast<int64_t>(y - x);
+        uniform = uniform && (r < 0 || length == r);
+        r = length;
+        ++runs;
+        x = y;
+      }
+      if (uniform && runs == segments_of_[static_cast<size_t>(frees[a].kind)]) {
+        for (int64_t i = 0; i < r; ++i) {
+          folded_.push_back({frees[a].value, frees[a].offset, false});
+          kinds_.push_back(frees[a].kind);
+        }
+      } else {
+        unfolded.insert(unfolded.end(), frees.begin() + static_cast<std::ptrdiff_t>(a),
+                        frees.begin() + static_cast<std::ptrdiff_t>(b));
+      }
+      a = b;
+    }
+  }
+
+  SegmentedProgram& p_;
+  std::vector<int64_t> start_;        // by segment in order
+  std::vector<int64_t> segments_of_;  // by kind
+  struct Group {
+    int32_t kind, offset;
+    int64_t count;
+  };
+
+  // How many of the family's copies group `g` frees in each segment of its
+  // kind: r when every segment has r of them, else 0 (not foldable).
+  int32_t Uniform(const Group& g) {
+    const int64_t segments = segments_of_[static_cast<size_t>(g.kind)];
+    if (segments == 0 || g.count % segments != 0) return 0;
+    const auto r = static_cast<int32_t>(g.count / segments);
+    ++token_;
+    for (const Free& f : family_) {
+      if (f.kind != g.kind || f.offset != g.offset) continue;
+      const auto s = static_cast<size_t>(f.segment);
+      if (stamp_[s] != token_) stamp_[s] = token_, count_[s] = 0;
+      if (++count_[s] > r) return 0;
+    }
+    return r;  // no segment above r, r x segments in all: r in each
+  }
+  std::vector<Free> family_, rest_;
+  std::vector<Group> groups_;
+  std::vector<int32_t> stamp_;  // by segment: the last group that counted there
+  std::vector<int32_t> count_;  // by segment: that group's frees there
+  int32_t token_ = 0;
+  std::vector<SegmentedProgram::KindChange> folded_;
+  std::vector<int32_t> kinds_;  // of folded_
+};
 
 // Positions of the copies of template ops in the segmented program.
 class Positions {
@@ -280,9 +419,13 @@ std::optional<SegmentedProgram> Expander::Segmented(const std::vector<size_t>& o
     }
     return kNoReader;
   };
-  auto death_of = [](int64_t def, int64_t last) { return last == kNoReader ? def : last; };
 
-  // Buffers that cross segments: parameters, the other roots' copies, the sums.
+  // Buffers that cross segments: parameters (resident), the other roots'
+  // copies and the running sums. Every segment of a kind allocates one copy
+  // of each such root its ops write: those allocations are kind changes.
+  // Their frees are kind changes too where every segment of the kind frees
+  // one copy of the value after the same op (FoldFrees); the rest keep the
+  // position of their last reader.
   for (const auto& prm : fn_.params()) {
     if (!kept_value(prm->id())) continue;
     const int64_t copies = per_value(prm->id()) ? k : 1;
@@ -290,26 +433,27 @@ std::optional<SegmentedProgram> Expander::Segmented(const std::vector<size_t>& o
       p.buffers.push_back(
           {prm->id(), SegmentedProgram::kBeforeFirstOp, SegmentedProgram::kResident});
   }
-  for (size_t v = 0; v < nv; ++v) {
-    const auto value = static_cast<int32_t>(v);
-    if (root[v] != value || def_op[v] < 0 || is_local[v] || !kept_value(value)) continue;
-    const int32_t j = def_op[v];
-    const int64_t copies = per_op(j) ? k : 1;
-    for (int64_t m = 0; m < copies; ++m) {
-      const int64_t def = pos(j, m);
-      int64_t last = kNoReader;
-      for (const Reader& r : readers[v]) last = std::max(last, read_at(r, m));
-      p.buffers.push_back(
-          {value, def, resident[v] ? SegmentedProgram::kResident : death_of(def, last)});
-    }
-  }
-  for (size_t v = 0; v < nv; ++v) {
-    const auto value = static_cast<int32_t>(v);
-    if (!c_.summed[v] || !kept_value(value) || k == 1) continue;
+  std::vector<std::vector<SegmentedProgram::KindChange>> changes(
+      static_cast<size_t>(p.num_kinds()));
+  auto allocates = [&](int32_t kind, int32_t offset, int32_t value) {
+    if (kind >= 0 && offset >= 0)
+      changes[static_cast<size_t>(kind)].push_back({value, offset, true});
+  };
+  FreeFolder frees(p, at.total);
+  // The running sums of summed value v: allocated by its class's later
+  // microbatches' segments, each freed by the next sum (the last by the
+  // readers of the whole sum). False where the sums skip a microbatch.
+  std::vector<char> sums_done(nv, 0);
+  auto add_sums = [&](int32_t value) {
+    const auto v = static_cast<size_t>(value);
+    sums_done[v] = 1;
+    if (def_op[v] < 0) return false;  // a summed parameter: left to the copies
+    const int32_t c = class_of_[static_cast<size_t>(def_op[v])];
+    allocates(2 * c + 1, at.sum_offset[v], value);
     int64_t previous = kNoReader;
     for (int64_t m = 1; m < k; ++m) {
       const int64_t def = sum_pos(value, m);
-      if (def <= previous) return std::nullopt;  // the sums skip a microbatch
+      if (def <= previous) return false;
       previous = def;
       int64_t last = kNoReader;
       if (m + 1 < k) {
@@ -320,10 +464,46 @@ std::optional<SegmentedProgram> Expander::Segmented(const std::vector<size_t>& o
           if (read <= def) undefined = true;
           last = std::max(last, read);
         }
+        if (final_resident[v]) break;
       }
-      const bool stays = m + 1 == k && final_resident[v];
-      p.buffers.push_back({value, def, stays ? SegmentedProgram::kResident : death_of(def, last)});
+      frees.Add(value, last == kNoReader ? def : last);
     }
+    return true;
+  };
+  for (size_t v = 0; v < nv; ++v) {
+    const auto value = static_cast<int32_t>(v);
+    if (root[v] != value || def_op[v] < 0 || is_local[v] || !kept_value(value)) continue;
+    const int32_t j = def_op[v];
+    const int32_t c = class_of_[static_cast<size_t>(j)];
+    if (c >= 0) {
+      allocates(2 * c, at.offset[0][static_cast<size_t>(j)], value);
+      allocates(2 * c + 1, at.offset[1][static_cast<size_t>(j)], value);
+    } else {
+      allocates(op_kind[static_cast<size_t>(j)], 0, value);
+    }
+    if (!resident[v]) {
+      const int64_t copies = per_op(j) ? k : 1;
+      for (int64_t m = 0; m < copies; ++m) {
+        int64_t last = kNoReader;
+        for (const Reader& r : readers[v]) last = std::max(last, read_at(r, m));
+        frees.Add(value, last == kNoReader ? pos(j, m) : last);
+      }
+    }
+    // A summed root's sums free its copy 0 and each other: one family.
+    if (c_.summed[v] && k > 1 && !add_sums(value)) return std::nullopt;
+    frees.EndFamily();
+  }
+  for (size_t v = 0; v < nv; ++v) {
+    if (c_.summed[v] && kept_value(static_cast<int32_t>(v)) && k > 1 && !sums_done[v]) {
+      if (!add_sums(static_cast<int32_t>(v))) return std::nullopt;
+      frees.EndFamily();
+    }
+  }
+  frees.Finish(changes);
+  p.change_begin.assign(1, 0);
+  for (const auto& list : changes) {
+    p.changes.insert(p.changes.end(), list.begin(), list.end());
+    p.change_begin.push_back(static_cast<int32_t>(p.changes.size()));
   }
   // The reads of the parameters' buffers (resident) are checked too.
   for (const auto& prm : fn_.params()) {

@@ -21,10 +21,10 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <vector>
 
 #include "ir/segmented_program.h"
+#include "sim/memory_kind.h"
 
 namespace distir::sim {
 
@@ -45,11 +45,26 @@ struct ComposedTimes {
 /// REQUIRES: ops describes p's kinds; device ids < num_devices.
 ComposedTimes ReplayTimes(const SegmentedProgram& p, const KindOps& ops, int num_devices);
 
-/// Each device's peak live bytes over the program. A buffer of template value
-/// v lies on device value_device[v] with value_bytes[v] bytes.
+/// Where a buffer of each template value lies: device, bytes and (optional)
+/// kind, by template value id.
+struct MemoryTables {
+  std::vector<int32_t> device;
+  std::vector<int64_t> bytes;
+  std::vector<int8_t> kind;  ///< a MemoryKind per value; empty: no breakdown
+};
+
+/// Peaks by device id, as memory_tracker.h's MemoryTracker reports them.
+struct ComposedMemory {
+  std::vector<int64_t> peak;
+  /// With kinds: live bytes by kind at the first moment of each device's
+  /// peak, and each kind's own peak; else empty.
+  std::vector<MemoryByKind> at_peak, peak_by_kind;
+};
+
+/// Each device's peak live bytes over the program (and by kind, where
+/// `values` has kinds).
 /// REQUIRES: every buffer's value has a device < num_devices; p's positions
 /// are consistent (deaths after allocations, within the program).
-std::vector<int64_t> ComposePeaks(const SegmentedProgram& p, std::span<const int32_t> value_device,
-                                  std::span<const int64_t> value_bytes, int num_devices);
+ComposedMemory ComposePeaks(const SegmentedProgram& p, const MemoryTables& values, int num_devices);
 
 }  // namespace distir::sim

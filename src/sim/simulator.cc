@@ -362,8 +362,8 @@ StatusOr<SimulationResult> Simulation::RunSegmented() && {
   const SegmentedProgram& x = *segmented_;
   if (costs_.hardware().overlap.comm_stream)
     return Unimplemented() << "segmented programs are simulated with one stream per device";
-  if (options_.record_trace || options_.record_memory_timeline || options_.memory_kind)
-    return Unimplemented() << "segmented programs report no trace, memory timeline or kinds";
+  if (options_.record_trace || options_.record_memory_timeline)
+    return Unimplemented() << "segmented programs report no trace or memory timeline";
   const std::vector<const Value*> values = ValuesById();
   const std::vector<char>& keep = x.keep_device;
   KindOps ops;
@@ -393,26 +393,37 @@ StatusOr<SimulationResult> Simulation::RunSegmented() && {
   }
   DropDevicesLeftOut(keep);
   // Each buffer is one tensor leaf of its template value (the builder leaves
-  // tuples to SimulateExpanded).
-  std::vector<int32_t> device(values.size(), 0);
-  std::vector<int64_t> bytes(values.size(), 0);
+  // tuples to SimulateExpanded), of the kind of that value.
+  MemoryTables tables;
+  tables.device.assign(values.size(), 0);
+  tables.bytes.assign(values.size(), -1);
+  if (options_.memory_kind) tables.kind.assign(values.size(), 0);
   auto leaf = [&](int32_t v) -> Status {
+    if (tables.bytes[v] >= 0) return Status::Ok();
     const Type& t = values[v]->type();
     if (value_device_[v] < 0 || t.is_tuple())
       return Unimplemented() << "a segmented program's buffer " << values[v]->Ref()
                              << " is not one tensor on one device";
-    device[v] = value_device_[v];
-    bytes[v] = t.SizeInBytes();
+    tables.device[v] = value_device_[v];
+    tables.bytes[v] = t.SizeInBytes();
+    if (options_.memory_kind)
+      tables.kind[v] = static_cast<int8_t>(options_.memory_kind(*values[v]));
     return Status::Ok();
   };
   for (const auto& b : x.buffers) DISTIR_RETURN_IF_ERROR(leaf(b.value));
   for (const auto& b : x.local) DISTIR_RETURN_IF_ERROR(leaf(b.value));
+  for (const auto& c : x.changes) DISTIR_RETURN_IF_ERROR(leaf(c.value));
   const ComposedTimes times = ReplayTimes(x, ops, NumSlots());
   RecordDevices(times.iteration_time_s, times.compute, times.communication, {});
-  const std::vector<int64_t> peaks = ComposePeaks(x, device, bytes, NumSlots());
+  const ComposedMemory memory = ComposePeaks(x, tables, NumSlots());
   FinishTotals();
   for (DeviceResult& r : result_.devices) {
-    r.peak_memory_bytes = peaks[r.device.value()];
+    const auto d = static_cast<size_t>(r.device.value());
+    r.peak_memory_bytes = memory.peak[d];
+    if (!memory.at_peak.empty()) {
+      r.memory_at_peak = memory.at_peak[d];
+      r.peak_memory_by_kind = memory.peak_by_kind[d];
+    }
     if (result_.memory_capacity_bytes > 0 && r.peak_memory_bytes > result_.memory_capacity_bytes)
       result_.fits_in_memory = false;
   }

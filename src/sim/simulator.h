@@ -129,8 +129,8 @@ StatusOr<SimulationResult> SimulateExpanded(const Module& module, const Function
 /// (ir/segmented_program.h), as SimulateExpanded simulates the program the
 /// segments stand for (segment_composition.h): the same iteration and busy
 /// times, bit for bit, and the same peaks, without the copies' values or
-/// buffer plan. It reports no trace and no memory timeline or kinds:
-/// options asking for them,
+/// buffer plan, memory by kind included. It reports no trace and no memory
+/// timeline: options asking for them,
 /// or a profile's `overlap.comm_stream`, give Unimplemented.
 /// Errors: those of SimulateExpanded.
 /// REQUIRES: as SimulateExpanded's, for the program the segments stand for.

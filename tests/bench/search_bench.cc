@@ -3,13 +3,15 @@
 // template is built every time) on gpt-tiny training with L blocks over
 // P = 2 stages, D data-parallel replicas and K microbatches of one sequence.
 //
-//   BM_EvaluatePoint/K/D/L   one Evaluate of (D, T 1, P 2, K) at batch D K.
+//   BM_EvaluatePoint/K/D/L/segments   one Evaluate of (D, T 1, P 2, K) at
+//       batch D K; segments 1: the copies simulated from kinds of segments
+//       (sim::SimulateSegmented, the search's default), 0: op by op
+//       (`distir search --op-by-op`).
 //
 // Counters: ops, the distributed program's op count (every device's), and
 // ops_per_second. Today the template (one microbatch of one replica) is built
 // once and expanded into its K copies (docs/cost_model.md §3.2), and replica
-// 0 stands for the D replicas: the time grows with L and K, not with D. The
-// task-level composition of issue #18 is meant to remove the K.
+// 0 stands for the D replicas: the time grows with L and K, not with D.
 
 #include <benchmark/benchmark.h>
 
@@ -43,8 +45,10 @@ void BM_EvaluatePoint(benchmark::State& state) {
   const std::vector<Config> configs = EnumerateConfigs(e);
   if (configs.size() != 1) std::abort();
   int64_t ops = 0;
+  EvaluatorOptions options;
+  options.composed_segments = state.range(3) != 0;
   for (auto _ : state) {
-    Evaluator evaluator(e);
+    Evaluator evaluator(e, options);
     const ConfigResult r = evaluator.Evaluate(configs[0]);
     if (r.status != ConfigStatus::kOk) {
       state.SkipWithError(r.reason.c_str());
@@ -59,10 +63,10 @@ void BM_EvaluatePoint(benchmark::State& state) {
                          benchmark::Counter::kIsRate);
 }
 
-// K in {2, 8, 32}, D in {1, 4}, L in {4, 16}.
+// K in {2, 8, 32, 128}, D in {1, 4}, L in {4, 16}, each op by op and from segments.
 BENCHMARK(BM_EvaluatePoint)
-    ->ArgsProduct({{2, 8, 32}, {1, 4}, {4, 16}})
-    ->ArgNames({"K", "D", "L"})
+    ->ArgsProduct({{2, 8, 32, 128}, {1, 4}, {4, 16}, {0, 1}})
+    ->ArgNames({"K", "D", "L", "segments"})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -108,17 +108,20 @@ inline void ExpectSegmentOrderAsOps(const GridTemplate& t, const GridOptions& gr
 // The simulation composed per kind of segment (SegmentTemplate,
 // sim::SimulateSegmented) equals the copies' simulated op by op
 // (ExpandTemplate, sim::SimulateExpanded): the same peaks, op counts and
-// times, bit for bit, for the whole program and replica 0's part,
+// times, bit for bit (memory by kind with `kinds`), for the whole program and
+// replica 0's part,
 // wherever the copies are written in order (ExpandMicrobatchesInOrder).
 // Returns how many of the two programs were composed (0 to 2).
 inline int ExpectComposedAsExpanded(const GridTemplate& t, const GridOptions& grid,
-                                    sim::CostModel& costs, int devices_per_replica) {
+                                    sim::CostModel& costs, int devices_per_replica,
+                                    const sim::MemoryClassifier& kinds = {}) {
   std::vector<const std::vector<char>*> parts{nullptr};
   const std::vector<char> keep(static_cast<size_t>(std::max(devices_per_replica, 0)), 1);
   if (devices_per_replica > 0) parts.push_back(&keep);
   sim::SimulateOptions options;
   options.record_trace = false;
   options.record_memory_timeline = false;
+  options.memory_kind = kinds;
   int composed = 0;
   const Function& tmpl = *t.module.entry();
   for (const std::vector<char>* part : parts) {
@@ -156,6 +159,8 @@ inline int ExpectComposedAsExpanded(const GridTemplate& t, const GridOptions& gr
       EXPECT_EQ(x.communication_s, y.communication_s) << d;
       EXPECT_EQ(x.idle_s, y.idle_s) << d;
       EXPECT_EQ(x.peak_memory_bytes, y.peak_memory_bytes) << "device " << d;
+      EXPECT_EQ(x.memory_at_peak, y.memory_at_peak) << "device " << d;
+      EXPECT_EQ(x.peak_memory_by_kind, y.peak_memory_by_kind) << "device " << d;
     }
   }
   return composed;

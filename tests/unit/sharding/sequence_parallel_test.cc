@@ -170,8 +170,9 @@ TEST_P(ExpandedTransformerTest, ExpandedSimulatesAsBuilt) {
   options.memory_kind = TransformerKind;
   sim::CostModel costs(hw, nullptr);
   // Interleaved with K = 2 (case 2), the exchange order refuses: no segments.
-  EXPECT_EQ(ExpectComposedAsExpanded(t, grid, costs, static_cast<int>(c.tp * c.pp)) > 0,
-            c.vpp == 1 || c.microbatches > 2);
+  EXPECT_EQ(
+      ExpectComposedAsExpanded(t, grid, costs, static_cast<int>(c.tp * c.pp), TransformerKind) > 0,
+      c.vpp == 1 || c.microbatches > 2);
   ASSERT_OK_AND_ASSIGN(sim::SimulationResult a,
                        sim::Simulate(built, *built.entry(), costs, options));
   ASSERT_OK_AND_ASSIGN(sim::SimulationResult b, sim::SimulateExpanded(x.module, *x.module.entry(),

@@ -302,7 +302,9 @@ TEST_P(ExpandTest, ExpandedSimulatesAsBuilt) {
   sim::SimulateOptions options;
   options.memory_kind = KindByName;
   sim::CostModel costs(hw, nullptr);
-  EXPECT_GT(ExpectComposedAsExpanded(t, grid, costs, static_cast<int>(GetParam().tp * grid.pp)), 0);
+  EXPECT_GT(ExpectComposedAsExpanded(t, grid, costs, static_cast<int>(GetParam().tp * grid.pp),
+                                     KindByName),
+            0);
   ASSERT_OK_AND_ASSIGN(sim::SimulationResult a,
                        sim::Simulate(built, *built.entry(), costs, options));
   ASSERT_OK_AND_ASSIGN(sim::SimulationResult b, sim::SimulateExpanded(x.module, *x.module.entry(),
