@@ -19,6 +19,10 @@
 
 namespace distir::sharding {
 
+namespace segment_writer {
+class SegmentWriter;
+}
+
 class Expander {
  public:
   Expander(const Function& fn, int64_t k, MicrobatchClasses c)
@@ -54,6 +58,7 @@ class Expander {
   std::optional<SegmentedProgram> Segmented(const std::vector<size_t>& order) const;
 
  private:
+  friend class segment_writer::SegmentWriter;  // Segmented()'s steps (segmented_expansion.cc)
   /// One segment: microbatch m of task class `cls`, or (cls < 0) copy m of op `op`.
   struct Segment {
     int32_t cls = -1;

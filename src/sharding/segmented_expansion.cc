@@ -22,7 +22,8 @@
 #include "sharding/expander.h"
 
 namespace distir::sharding {
-namespace {
+// Named, not anonymous: SegmentWriter is the Expander's friend (expander.h).
+namespace segment_writer {
 
 // How a reader reaches a root's copies: its own microbatch's (a
 // per-microbatch op reading a per-microbatch root), every copy's reads of
@@ -40,11 +41,11 @@ struct Reader {
 constexpr int64_t kNoReader = std::numeric_limits<int64_t>::min();
 
 // Folds the frees of buffers that cross segments into their kinds: a value's
-// copies freed after the same op of a kind, one in each of its segments, are
-// one kind change. A family (a root's copies, a value's running sums) is
-// tried alone first; its other frees are tried with those of the other
-// families of the same value (a running sum frees copy 0 of its value in
-// its first segment and the previous sum in the others).
+// copies freed after the same op of a kind, r in each of its segments, are r
+// kind changes. A family (a root's copies, with its running sums when it is
+// summed: a sum frees copy 0 of its value in the first later segment and the
+// previous sum in the others) is tried alone first; its other frees are tried
+// with those of the other families of the same value.
 class FreeFolder {
  public:
   FreeFolder(SegmentedProgram& p, int64_t total) : p_(p) {
@@ -177,345 +178,407 @@ class FreeFolder {
   std::vector<int32_t> kinds_;  // of folded_
 };
 
-// Positions of the copies of template ops in the segmented program.
-class Positions {
+// Expander::Segmented's work, step by step, over the expander's template,
+// classes and segments.
+class SegmentWriter {
  public:
-  int64_t total = 0;
-  std::vector<int64_t> start;                  // per segment (Expander's numbering)
-  std::vector<std::vector<int32_t>> of_class;  // [class][microbatch]: its segment
-  std::vector<std::vector<int32_t>> of_op;     // [op][microbatch]: a one-op segment
-  std::vector<int32_t> offset[2];              // [b][op]: offset in its class kind
-  std::vector<int32_t> sum_offset;             // [value]: its sum's offset in the b = 1 kind
-};
+  explicit SegmentWriter(const Expander& x)
+      : x_(x), ops_(x.fn_.ops()), k_(x.k_), nv_(static_cast<size_t>(x.fn_.num_values())) {}
 
-}  // namespace
-
-std::optional<SegmentedProgram> Expander::Segmented(const std::vector<size_t>& order) const {
-  const auto& ops = fn_.ops();
-  const size_t num_ops = ops.size();
-  const int64_t k = k_;
-  auto kept_value = [&](int32_t v) { return !restricted_ || kept_value_[static_cast<size_t>(v)]; };
-  auto kept_op = [&](size_t i) { return !restricted_ || kept_op_[i] != 0; };
-  auto per_op = [&](int32_t i) { return c_.per_op[static_cast<size_t>(i)] != 0; };
-  auto per_value = [&](int32_t v) { return c_.per_value[static_cast<size_t>(v)] != 0; };
-  for (const auto& prm : fn_.params()) {
-    if (kept_value(prm->id()) && prm->type().is_tuple()) return std::nullopt;
+  std::optional<SegmentedProgram> Write(const std::vector<size_t>& order) {
+    if (HasTuples()) return std::nullopt;
+    WriteClassKinds();
+    WriteOrder(order);
+    FindRoots();
+    if (!FindReaders() || !WriteLocals() || !WriteCrossing()) return std::nullopt;
+    CheckParamReads();
+    if (undefined_) return std::nullopt;
+    if (x_.restricted_) p_.whole_num_ops = x_.WholeOps();
+    return std::move(p_);
   }
-  for (size_t i = 0; i < num_ops; ++i) {
-    for (const auto& r : ops[i]->results()) {
-      if (kept_value(r->id()) && r->type().is_tuple()) return std::nullopt;
+
+ private:
+  bool KeptValue(int32_t v) const {
+    return !x_.restricted_ || x_.kept_value_[static_cast<size_t>(v)] != 0;
+  }
+  bool KeptOp(size_t i) const { return !x_.restricted_ || x_.kept_op_[i] != 0; }
+  bool PerOp(int32_t i) const { return x_.c_.per_op[static_cast<size_t>(i)] != 0; }
+  bool PerValue(int32_t v) const { return x_.c_.per_value[static_cast<size_t>(v)] != 0; }
+  bool Summed(size_t v) const { return x_.c_.summed[v] != 0; }
+  int32_t ClassOf(int32_t i) const { return x_.class_of_[static_cast<size_t>(i)]; }
+
+  // Buffers are one tensor each (SimulateSegmented): tuples are left to the copies.
+  bool HasTuples() const {
+    for (const auto& prm : x_.fn_.params()) {
+      if (KeptValue(prm->id()) && prm->type().is_tuple()) return true;
     }
-  }
-  SegmentedProgram p;
-  Positions at;
-  // Kinds: class c's microbatch 0 is kind 2c, its later ones 2c + 1; then one
-  // kind per op of a one-op segment.
-  const size_t classes = class_task_.size();
-  at.offset[0].assign(num_ops, -1);
-  at.offset[1].assign(num_ops, -1);
-  at.sum_offset.assign(static_cast<size_t>(fn_.num_values()), -1);
-  p.kind_begin.clear();
-  p.kind_begin.push_back(0);
-  for (size_t c = 0; c < classes; ++c) {
-    for (int b = 0; b < 2; ++b) {
-      const int32_t first = static_cast<int32_t>(p.op.size());
-      for (int32_t i : class_ops_[b][c]) {
-        at.offset[b][static_cast<size_t>(i)] = static_cast<int32_t>(p.op.size()) - first;
-        p.op.push_back(i);
-        p.summed.push_back(-1);
-        if (b == 0 || !per_op(i) || !has_summed_[static_cast<size_t>(i)]) continue;
-        for (const auto& r : ops[static_cast<size_t>(i)]->results()) {
-          if (!c_.summed[r->id()] || !kept_value(r->id())) continue;
-          at.sum_offset[r->id()] = static_cast<int32_t>(p.op.size()) - first;
-          p.op.push_back(SegmentedProgram::kSum);
-          p.summed.push_back(r->id());
-        }
+    for (const auto& op : ops_) {
+      for (const auto& r : op->results()) {
+        if (KeptValue(r->id()) && r->type().is_tuple()) return true;
       }
-      p.kind_begin.push_back(static_cast<int32_t>(p.op.size()));
+    }
+    return false;
+  }
+
+  // Class c's microbatch 0 is kind 2c, its later ones 2c + 1: their ops (a
+  // later microbatch's with their running sums) and offsets.
+  void WriteClassKinds() {
+    offset_[0].assign(ops_.size(), -1);
+    offset_[1].assign(ops_.size(), -1);
+    sum_offset_.assign(nv_, -1);
+    for (size_t c = 0; c < x_.class_task_.size(); ++c) {
+      for (int b = 0; b < 2; ++b) {
+        const auto first = static_cast<int32_t>(p_.op.size());
+        for (int32_t i : x_.class_ops_[b][c]) {
+          offset_[b][static_cast<size_t>(i)] = static_cast<int32_t>(p_.op.size()) - first;
+          p_.op.push_back(i);
+          p_.summed.push_back(-1);
+          if (b == 0 || !PerOp(i) || !x_.has_summed_[static_cast<size_t>(i)]) continue;
+          for (const auto& r : ops_[static_cast<size_t>(i)]->results()) {
+            if (!Summed(static_cast<size_t>(r->id())) || !KeptValue(r->id())) continue;
+            sum_offset_[static_cast<size_t>(r->id())] = static_cast<int32_t>(p_.op.size()) - first;
+            p_.op.push_back(SegmentedProgram::kSum);
+            p_.summed.push_back(r->id());
+          }
+        }
+        p_.kind_begin.push_back(static_cast<int32_t>(p_.op.size()));
+      }
     }
   }
-  std::vector<int32_t> op_kind(num_ops, -1);
-  at.of_class.assign(classes, std::vector<int32_t>(static_cast<size_t>(k), -1));
-  at.of_op.assign(num_ops, {});
-  for (size_t s = 0; s < segments_.size(); ++s) {
-    const Segment& g = segments_[s];
-    if (g.cls >= 0) {
-      at.of_class[static_cast<size_t>(g.cls)][static_cast<size_t>(g.m)] = static_cast<int32_t>(s);
-      continue;
+
+  // One kind per op of one-op segments; each segment's kind, in `order`,
+  // and where it starts.
+  void WriteOrder(const std::vector<size_t>& order) {
+    const auto& segments = x_.segments_;
+    op_kind_.assign(ops_.size(), -1);
+    of_class_.assign(x_.class_task_.size(), std::vector<int32_t>(static_cast<size_t>(k_), -1));
+    of_op_.assign(ops_.size(), {});
+    for (size_t s = 0; s < segments.size(); ++s) {
+      const Expander::Segment& g = segments[s];
+      if (g.cls >= 0) {
+        of_class_[static_cast<size_t>(g.cls)][static_cast<size_t>(g.m)] = static_cast<int32_t>(s);
+        continue;
+      }
+      const auto i = static_cast<size_t>(g.op);
+      if (op_kind_[i] < 0) {
+        op_kind_[i] = p_.num_kinds();
+        p_.op.push_back(g.op);
+        p_.summed.push_back(-1);
+        p_.kind_begin.push_back(static_cast<int32_t>(p_.op.size()));
+      }
+      std::vector<int32_t>& copies = of_op_[i];
+      if (copies.empty()) copies.assign(static_cast<size_t>(PerOp(g.op) ? k_ : 1), -1);
+      copies[static_cast<size_t>(g.m)] = static_cast<int32_t>(s);
     }
-    const auto i = static_cast<size_t>(g.op);
-    if (op_kind[i] < 0) {
-      op_kind[i] = p.num_kinds();
-      p.op.push_back(g.op);
-      p.summed.push_back(-1);
-      p.kind_begin.push_back(static_cast<int32_t>(p.op.size()));
+    start_.assign(segments.size(), 0);
+    for (size_t s : order) {
+      const Expander::Segment& g = segments[s];
+      const int32_t kind =
+          g.cls >= 0 ? 2 * g.cls + (g.m > 0 ? 1 : 0) : op_kind_[static_cast<size_t>(g.op)];
+      p_.segment_kind.push_back(kind);
+      start_[s] = total_;
+      total_ += p_.KindSize(kind);
     }
-    std::vector<int32_t>& copies = at.of_op[i];
-    if (copies.empty()) copies.assign(static_cast<size_t>(per_op(g.op) ? k : 1), -1);
-    copies[static_cast<size_t>(g.m)] = static_cast<int32_t>(s);
+    def_op_.assign(nv_, -1);
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      for (const auto& r : ops_[i]->results()) def_op_[r->id()] = static_cast<int32_t>(i);
+    }
   }
-  // Segments in order, and where each starts.
-  at.start.assign(segments_.size(), 0);
-  for (size_t s : order) {
-    const Segment& g = segments_[s];
-    const int32_t kind =
-        g.cls >= 0 ? 2 * g.cls + (g.m > 0 ? 1 : 0) : op_kind[static_cast<size_t>(g.op)];
-    p.segment_kind.push_back(kind);
-    at.start[s] = at.total;
-    at.total += p.KindSize(kind);
-  }
+
   // Position of op i's copy for microbatch m (0 for a shared op).
-  auto pos = [&](int32_t i, int64_t m) -> int64_t {
+  int64_t Pos(int32_t i, int64_t m) const {
     const auto u = static_cast<size_t>(i);
-    const int64_t mm = per_op(i) ? m : 0;
-    const int32_t c = class_of_[u];
+    const int64_t mm = PerOp(i) ? m : 0;
+    const int32_t c = ClassOf(i);
     if (c >= 0) {
-      const int32_t s = at.of_class[static_cast<size_t>(c)][static_cast<size_t>(mm)];
-      return at.start[static_cast<size_t>(s)] + at.offset[mm > 0 ? 1 : 0][u];
+      const int32_t s = of_class_[static_cast<size_t>(c)][static_cast<size_t>(mm)];
+      return start_[static_cast<size_t>(s)] + offset_[mm > 0 ? 1 : 0][u];
     }
-    return at.start[static_cast<size_t>(at.of_op[u][static_cast<size_t>(mm)])];
-  };
-  std::vector<int32_t> def_op(static_cast<size_t>(fn_.num_values()), -1);
-  for (size_t i = 0; i < num_ops; ++i) {
-    for (const auto& r : ops[i]->results()) def_op[r->id()] = static_cast<int32_t>(i);
+    return start_[static_cast<size_t>(of_op_[u][static_cast<size_t>(mm)])];
   }
   // Position of the running sum of `v` for microbatch m >= 1.
-  auto sum_pos = [&](int32_t v, int64_t m) -> int64_t {
-    const int32_t c = class_of_[static_cast<size_t>(def_op[static_cast<size_t>(v)])];
-    const int32_t s = at.of_class[static_cast<size_t>(c)][static_cast<size_t>(m)];
-    return at.start[static_cast<size_t>(s)] + at.sum_offset[static_cast<size_t>(v)];
-  };
+  int64_t SumPos(int32_t v, int64_t m) const {
+    const int32_t c = ClassOf(def_op_[static_cast<size_t>(v)]);
+    const int32_t s = of_class_[static_cast<size_t>(c)][static_cast<size_t>(m)];
+    return start_[static_cast<size_t>(s)] + sum_offset_[static_cast<size_t>(v)];
+  }
 
-  // Roots: the value whose copy allocates each kept value's buffer; for a
-  // shared op's view of a summed value (K > 1), the summed value, marked.
-  const auto nv = static_cast<size_t>(fn_.num_values());
-  std::vector<int32_t> root(nv, -1);
-  std::vector<char> final_sum(nv, 0);  // root[v] is a summed value whose last sum v views
-  for (const auto& prm : fn_.params()) root[prm->id()] = prm->id();
-  for (size_t j = 0; j < num_ops; ++j) {
-    if (!kept_op(j)) continue;
-    const Op& op = *ops[j];
-    const bool cut = restricted_ && (tin_begin_[j + 1] - tin_begin_[j] != op.num_inputs() ||
-                                     tout_begin_[j + 1] - tout_begin_[j] != op.num_results());
-    for (int r = 0; r < op.num_results(); ++r) {
-      const int32_t v = op.result(r)->id();
-      if (!kept_value(v)) continue;
-      const int a = cut ? -1 : AliasedInput(op, r);
-      if (a < 0 || a >= op.num_inputs()) {
-        root[static_cast<size_t>(v)] = v;
-        continue;
+  // The value whose copy allocates each kept value's buffer; for a shared
+  // op's view of a summed value (K > 1), the summed value, marked final_sum_.
+  void FindRoots() {
+    root_.assign(nv_, -1);
+    final_sum_.assign(nv_, 0);
+    for (const auto& prm : x_.fn_.params()) root_[static_cast<size_t>(prm->id())] = prm->id();
+    for (size_t j = 0; j < ops_.size(); ++j) {
+      if (!KeptOp(j)) continue;
+      const Op& op = *ops_[j];
+      const bool cut =
+          x_.restricted_ && (x_.tin_begin_[j + 1] - x_.tin_begin_[j] != op.num_inputs() ||
+                             x_.tout_begin_[j + 1] - x_.tout_begin_[j] != op.num_results());
+      for (int r = 0; r < op.num_results(); ++r) {
+        const auto v = static_cast<size_t>(op.result(r)->id());
+        if (!KeptValue(static_cast<int32_t>(v))) continue;
+        const int a = cut ? -1 : AliasedInput(op, r);
+        if (a < 0 || a >= op.num_inputs()) {
+          root_[v] = static_cast<int32_t>(v);
+          continue;
+        }
+        const int32_t u = op.input(a)->id();
+        if (!x_.c_.per_op[j] && PerValue(u) && k_ > 1) {
+          root_[v] = u;
+          final_sum_[v] = 1;
+          continue;
+        }
+        root_[v] = root_[static_cast<size_t>(u)];
+        final_sum_[v] = final_sum_[static_cast<size_t>(u)];
       }
-      const int32_t u = op.input(a)->id();
-      if (!c_.per_op[j] && per_value(u) && k > 1) {
-        root[static_cast<size_t>(v)] = u;
-        final_sum[static_cast<size_t>(v)] = 1;
-        continue;
-      }
-      root[static_cast<size_t>(v)] = root[static_cast<size_t>(u)];
-      final_sum[static_cast<size_t>(v)] = final_sum[static_cast<size_t>(u)];
     }
   }
 
-  // Readers of each root's copies, and of each summed value's last sum.
-  std::vector<std::vector<Reader>> readers(nv), final_readers(nv);
-  std::vector<char> resident(nv, 0), final_resident(nv, 0);
-  for (size_t i = 0; i < num_ops; ++i) {
-    if (!kept_op(i)) continue;
-    const bool shared_task = !c_.per_op[i] && class_of_[i] >= 0;
-    for (int32_t q = tin_begin_[i]; q < tin_begin_[i + 1]; ++q) {
-      const int32_t v = tin_[static_cast<size_t>(q)];
-      const int32_t rv = root[static_cast<size_t>(v)];
-      const Reader base{static_cast<int32_t>(i), Reach::kZero, def_op[static_cast<size_t>(v)]};
-      const bool reads_last_sum =
-          final_sum[static_cast<size_t>(v)] || (!c_.per_op[i] && per_value(v) && k > 1);
-      if (reads_last_sum) {
-        // A task's shared op would read the sum so far (RunInOrder): refused.
-        if (shared_task) return std::nullopt;
-        const int32_t summed = final_sum[static_cast<size_t>(v)] ? rv : v;
-        final_readers[static_cast<size_t>(summed)].push_back(base);
-        continue;
+  // Readers of each root's copies and of each summed value's last sum, and
+  // what stays resident. False where a task's shared op would read the sum
+  // so far (RunInOrder), or a sum reads a shared buffer.
+  bool FindReaders() {
+    readers_.assign(nv_, {});
+    final_readers_.assign(nv_, {});
+    resident_.assign(nv_, 0);
+    final_resident_.assign(nv_, 0);
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      if (!KeptOp(i)) continue;
+      const bool shared_task = !x_.c_.per_op[i] && x_.class_of_[i] >= 0;
+      for (int32_t q = x_.tin_begin_[i]; q < x_.tin_begin_[i + 1]; ++q) {
+        const int32_t v = x_.tin_[static_cast<size_t>(q)];
+        const int32_t rv = root_[static_cast<size_t>(v)];
+        Reader r{static_cast<int32_t>(i), Reach::kZero, def_op_[static_cast<size_t>(v)]};
+        if (final_sum_[static_cast<size_t>(v)] || (!x_.c_.per_op[i] && PerValue(v) && k_ > 1)) {
+          if (shared_task) return false;
+          final_readers_[static_cast<size_t>(final_sum_[static_cast<size_t>(v)] ? rv : v)]
+              .push_back(r);
+          continue;
+        }
+        if (x_.c_.per_op[i]) r.reach = PerValue(rv) ? Reach::kOwn : Reach::kEvery;
+        readers_[static_cast<size_t>(rv)].push_back(r);
       }
-      Reader r = base;
-      if (c_.per_op[i]) r.reach = per_value(rv) ? Reach::kOwn : Reach::kEvery;
-      readers[static_cast<size_t>(rv)].push_back(r);
     }
-  }
-  for (size_t v = 0; v < nv; ++v) {
-    if (!c_.summed[v] || !kept_value(static_cast<int32_t>(v)) || k == 1) continue;
-    const int32_t rv = root[v];
-    // The sums read copies of a per-microbatch buffer.
-    if (rv < 0 || !per_value(rv)) return std::nullopt;
-    readers[static_cast<size_t>(rv)].push_back({static_cast<int32_t>(v), Reach::kSum, def_op[v]});
-  }
-  for (const Value* v : fn_.returns()) {
-    if (!kept_value(v->id())) continue;
-    const auto u = static_cast<size_t>(v->id());
-    if (final_sum[u]) {
-      final_resident[static_cast<size_t>(root[u])] = 1;
-    } else if (c_.summed[u] && k > 1) {
-      final_resident[u] = 1;
-    } else {
-      resident[static_cast<size_t>(root[u])] = 1;
+    for (size_t v = 0; v < nv_; ++v) {
+      if (!Summed(v) || !KeptValue(static_cast<int32_t>(v)) || k_ == 1) continue;
+      const int32_t rv = root_[v];
+      if (rv < 0 || !PerValue(rv)) return false;
+      readers_[static_cast<size_t>(rv)].push_back(
+          {static_cast<int32_t>(v), Reach::kSum, def_op_[v]});
     }
+    for (const Value* v : x_.fn_.returns()) {
+      if (!KeptValue(v->id())) continue;
+      const auto u = static_cast<size_t>(v->id());
+      if (final_sum_[u]) {
+        final_resident_[static_cast<size_t>(root_[u])] = 1;
+      } else if (Summed(u) && k_ > 1) {
+        final_resident_[u] = 1;
+      } else {
+        resident_[static_cast<size_t>(root_[u])] = 1;
+      }
+    }
+    return true;
   }
 
-  // Local buffers: a task's fresh result read only by its own copy's ops.
-  std::vector<std::vector<SegmentedProgram::LocalBuffer>> local(static_cast<size_t>(p.num_kinds()));
-  std::vector<char> is_local(nv, 0);
-  for (size_t v = 0; v < nv; ++v) {
-    const auto value = static_cast<int32_t>(v);
-    if (root[v] != value || def_op[v] < 0 || resident[v] || !kept_value(value)) continue;
-    const int32_t j = def_op[v];
-    const int32_t c = class_of_[static_cast<size_t>(j)];
-    if (c < 0) continue;
-    const Reach reach = per_op(j) ? Reach::kOwn : Reach::kZero;
-    const bool all_inside = std::all_of(readers[v].begin(), readers[v].end(), [&](const Reader& r) {
-      return r.reach == reach && class_of_[static_cast<size_t>(r.op)] == c;
-    });
-    if (!all_inside) continue;
-    for (int b = 0; b < 2; ++b) {
-      const int32_t def = at.offset[b][static_cast<size_t>(j)];
-      if (def < 0) continue;
-      int32_t death = def;
-      for (const Reader& r : readers[v]) {
-        const int32_t read = at.offset[b][static_cast<size_t>(r.op)];
-        const int32_t written = at.offset[b][static_cast<size_t>(r.source)];
-        if (read <= written) return std::nullopt;  // read before it is written
-        death = std::max(death, read);
+  // A root written by a task and read only by its own copy's ops of that
+  // task: the same local buffer in every segment of the kind. False where
+  // an op reads a value before it is written.
+  bool WriteLocals() {
+    std::vector<std::vector<SegmentedProgram::LocalBuffer>> local(
+        static_cast<size_t>(p_.num_kinds()));
+    is_local_.assign(nv_, 0);
+    for (size_t v = 0; v < nv_; ++v) {
+      const auto value = static_cast<int32_t>(v);
+      if (!IsCrossingCandidate(v)) continue;
+      const int32_t j = def_op_[v];
+      const int32_t c = ClassOf(j);
+      if (c < 0) continue;
+      const Reach reach = PerOp(j) ? Reach::kOwn : Reach::kZero;
+      const bool inside = std::all_of(readers_[v].begin(), readers_[v].end(), [&](const Reader& r) {
+        return r.reach == reach && ClassOf(r.op) == c;
+      });
+      if (!inside || resident_[v]) continue;
+      for (int b = 0; b < 2; ++b) {
+        const int32_t def = offset_[b][static_cast<size_t>(j)];
+        if (def < 0) continue;
+        int32_t death = def;
+        for (const Reader& r : readers_[v]) {
+          const int32_t read = offset_[b][static_cast<size_t>(r.op)];
+          if (read <= offset_[b][static_cast<size_t>(r.source)]) return false;
+          death = std::max(death, read);
+        }
+        local[static_cast<size_t>(2 * c + b)].push_back({value, def, death});
       }
-      local[static_cast<size_t>(2 * c + b)].push_back({value, def, death});
+      is_local_[v] = 1;
     }
-    is_local[v] = 1;
-  }
-  p.local_begin.assign(1, 0);
-  for (const auto& list : local) {
-    p.local.insert(p.local.end(), list.begin(), list.end());
-    p.local_begin.push_back(static_cast<int32_t>(p.local.size()));
+    for (const auto& list : local) {
+      p_.local.insert(p_.local.end(), list.begin(), list.end());
+      p_.local_begin.push_back(static_cast<int32_t>(p_.local.size()));
+    }
+    return true;
   }
 
-  // Where a reader reads copy m of a root (kNoReader: it does not), after
-  // checking that the value it reads is written before.
-  bool undefined = false;
-  auto read_at = [&](const Reader& r, int64_t m) -> int64_t {
+  // A kept root written by an op.
+  bool IsCrossingCandidate(size_t v) const {
+    return root_[v] == static_cast<int32_t>(v) && def_op_[v] >= 0 &&
+           KeptValue(static_cast<int32_t>(v));
+  }
+
+  // Where reader r reads copy m of a root (kNoReader: it does not), after
+  // checking that the value it reads is written before (else undefined_).
+  int64_t ReadAt(const Reader& r, int64_t m) {
     auto check = [&](int64_t read, int64_t written_copy) {
-      if (r.source >= 0 && read <= pos(r.source, written_copy)) undefined = true;
+      if (r.source >= 0 && read <= Pos(r.source, written_copy)) undefined_ = true;
       return read;
     };
     switch (r.reach) {
       case Reach::kOwn:
-        return check(pos(r.op, m), m);
+        return check(Pos(r.op, m), m);
       case Reach::kZero:
-        return check(pos(r.op, 0), 0);
+        return check(Pos(r.op, 0), 0);
       case Reach::kSum:
-        if (m > 0) return check(sum_pos(r.op, m), m);
-        return k > 1 ? check(sum_pos(r.op, 1), 0) : kNoReader;
+        if (m > 0) return check(SumPos(r.op, m), m);
+        return k_ > 1 ? check(SumPos(r.op, 1), 0) : kNoReader;
       case Reach::kEvery: {
         // Copy n reads copy n of a view of the one buffer: every copy's
         // position, each after its own writer.
         int64_t read = kNoReader;
-        for (int64_t n = 0; n < k; ++n) read = std::max(read, check(pos(r.op, n), n));
+        for (int64_t n = 0; n < k_; ++n) read = std::max(read, check(Pos(r.op, n), n));
         return read;
       }
     }
     return kNoReader;
-  };
+  }
 
   // Buffers that cross segments: parameters (resident), the other roots'
   // copies and the running sums. Every segment of a kind allocates one copy
   // of each such root its ops write: those allocations are kind changes.
   // Their frees are kind changes too where every segment of the kind frees
-  // one copy of the value after the same op (FoldFrees); the rest keep the
-  // position of their last reader.
-  for (const auto& prm : fn_.params()) {
-    if (!kept_value(prm->id())) continue;
-    const int64_t copies = per_value(prm->id()) ? k : 1;
-    for (int64_t m = 0; m < copies; ++m)
-      p.buffers.push_back(
-          {prm->id(), SegmentedProgram::kBeforeFirstOp, SegmentedProgram::kResident});
+  // the same number after the same op (FreeFolder); the rest keep the
+  // position of their last reader. False where the sums skip a microbatch.
+  bool WriteCrossing() {
+    for (const auto& prm : x_.fn_.params()) {
+      if (!KeptValue(prm->id())) continue;
+      const int64_t copies = PerValue(prm->id()) ? k_ : 1;
+      for (int64_t m = 0; m < copies; ++m)
+        p_.buffers.push_back(
+            {prm->id(), SegmentedProgram::kBeforeFirstOp, SegmentedProgram::kResident});
+    }
+    changes_.assign(static_cast<size_t>(p_.num_kinds()), {});
+    FreeFolder frees(p_, total_);
+    std::vector<char> sums_done(nv_, 0);
+    for (size_t v = 0; v < nv_; ++v) {
+      if (!IsCrossingCandidate(v) || is_local_[v]) continue;
+      const auto value = static_cast<int32_t>(v);
+      const int32_t j = def_op_[v];
+      const int32_t c = ClassOf(j);
+      if (c >= 0) {
+        Allocates(2 * c, offset_[0][static_cast<size_t>(j)], value);
+        Allocates(2 * c + 1, offset_[1][static_cast<size_t>(j)], value);
+      } else {
+        Allocates(op_kind_[static_cast<size_t>(j)], 0, value);
+      }
+      if (!resident_[v]) {
+        const int64_t copies = PerOp(j) ? k_ : 1;
+        for (int64_t m = 0; m < copies; ++m) {
+          int64_t last = kNoReader;
+          for (const Reader& r : readers_[v]) last = std::max(last, ReadAt(r, m));
+          frees.Add(value, last == kNoReader ? Pos(j, m) : last);
+        }
+      }
+      // A summed root's sums free its copy 0 and each other: one family.
+      if (Summed(v) && k_ > 1) {
+        sums_done[v] = 1;
+        if (!AddSums(value, frees)) return false;
+      }
+      frees.EndFamily();
+    }
+    for (size_t v = 0; v < nv_; ++v) {
+      if (!Summed(v) || !KeptValue(static_cast<int32_t>(v)) || k_ == 1 || sums_done[v]) continue;
+      if (!AddSums(static_cast<int32_t>(v), frees)) return false;
+      frees.EndFamily();
+    }
+    frees.Finish(changes_);
+    for (const auto& list : changes_) {
+      p_.changes.insert(p_.changes.end(), list.begin(), list.end());
+      p_.change_begin.push_back(static_cast<int32_t>(p_.changes.size()));
+    }
+    return true;
   }
-  std::vector<std::vector<SegmentedProgram::KindChange>> changes(
-      static_cast<size_t>(p.num_kinds()));
-  auto allocates = [&](int32_t kind, int32_t offset, int32_t value) {
+
+  void Allocates(int32_t kind, int32_t offset, int32_t value) {
     if (kind >= 0 && offset >= 0)
-      changes[static_cast<size_t>(kind)].push_back({value, offset, true});
-  };
-  FreeFolder frees(p, at.total);
+      changes_[static_cast<size_t>(kind)].push_back({value, offset, true});
+  }
+
   // The running sums of summed value v: allocated by its class's later
   // microbatches' segments, each freed by the next sum (the last by the
-  // readers of the whole sum). False where the sums skip a microbatch.
-  std::vector<char> sums_done(nv, 0);
-  auto add_sums = [&](int32_t value) {
+  // readers of the whole sum). False where the sums skip a microbatch, or v
+  // is a parameter.
+  bool AddSums(int32_t value, FreeFolder& frees) {
     const auto v = static_cast<size_t>(value);
-    sums_done[v] = 1;
-    if (def_op[v] < 0) return false;  // a summed parameter: left to the copies
-    const int32_t c = class_of_[static_cast<size_t>(def_op[v])];
-    allocates(2 * c + 1, at.sum_offset[v], value);
+    if (def_op_[v] < 0) return false;
+    Allocates(2 * ClassOf(def_op_[v]) + 1, sum_offset_[v], value);
     int64_t previous = kNoReader;
-    for (int64_t m = 1; m < k; ++m) {
-      const int64_t def = sum_pos(value, m);
+    for (int64_t m = 1; m < k_; ++m) {
+      const int64_t def = SumPos(value, m);
       if (def <= previous) return false;
       previous = def;
       int64_t last = kNoReader;
-      if (m + 1 < k) {
-        last = sum_pos(value, m + 1);
+      if (m + 1 < k_) {
+        last = SumPos(value, m + 1);
       } else {
-        for (const Reader& r : final_readers[v]) {
-          const int64_t read = pos(r.op, 0);
-          if (read <= def) undefined = true;
+        for (const Reader& r : final_readers_[v]) {
+          const int64_t read = Pos(r.op, 0);
+          if (read <= def) undefined_ = true;
           last = std::max(last, read);
         }
-        if (final_resident[v]) break;
+        if (final_resident_[v]) break;
       }
       frees.Add(value, last == kNoReader ? def : last);
     }
     return true;
-  };
-  for (size_t v = 0; v < nv; ++v) {
-    const auto value = static_cast<int32_t>(v);
-    if (root[v] != value || def_op[v] < 0 || is_local[v] || !kept_value(value)) continue;
-    const int32_t j = def_op[v];
-    const int32_t c = class_of_[static_cast<size_t>(j)];
-    if (c >= 0) {
-      allocates(2 * c, at.offset[0][static_cast<size_t>(j)], value);
-      allocates(2 * c + 1, at.offset[1][static_cast<size_t>(j)], value);
-    } else {
-      allocates(op_kind[static_cast<size_t>(j)], 0, value);
-    }
-    if (!resident[v]) {
-      const int64_t copies = per_op(j) ? k : 1;
-      for (int64_t m = 0; m < copies; ++m) {
-        int64_t last = kNoReader;
-        for (const Reader& r : readers[v]) last = std::max(last, read_at(r, m));
-        frees.Add(value, last == kNoReader ? pos(j, m) : last);
+  }
+
+  // The reads of the parameters' buffers (resident) are checked too.
+  void CheckParamReads() {
+    for (const auto& prm : x_.fn_.params()) {
+      if (!KeptValue(prm->id())) continue;
+      const int64_t copies = PerValue(prm->id()) ? k_ : 1;
+      for (const Reader& r : readers_[static_cast<size_t>(prm->id())]) {
+        for (int64_t m = 0; m < copies; ++m) ReadAt(r, m);
       }
     }
-    // A summed root's sums free its copy 0 and each other: one family.
-    if (c_.summed[v] && k > 1 && !add_sums(value)) return std::nullopt;
-    frees.EndFamily();
   }
-  for (size_t v = 0; v < nv; ++v) {
-    if (c_.summed[v] && kept_value(static_cast<int32_t>(v)) && k > 1 && !sums_done[v]) {
-      if (!add_sums(static_cast<int32_t>(v))) return std::nullopt;
-      frees.EndFamily();
-    }
-  }
-  frees.Finish(changes);
-  p.change_begin.assign(1, 0);
-  for (const auto& list : changes) {
-    p.changes.insert(p.changes.end(), list.begin(), list.end());
-    p.change_begin.push_back(static_cast<int32_t>(p.changes.size()));
-  }
-  // The reads of the parameters' buffers (resident) are checked too.
-  for (const auto& prm : fn_.params()) {
-    if (!kept_value(prm->id())) continue;
-    const int64_t copies = per_value(prm->id()) ? k : 1;
-    for (const Reader& r : readers[static_cast<size_t>(prm->id())]) {
-      for (int64_t m = 0; m < copies; ++m) read_at(r, m);
-    }
-  }
-  if (undefined) return std::nullopt;
-  if (restricted_) p.whole_num_ops = WholeOps();
-  return p;
+
+  const Expander& x_;
+  const std::vector<std::unique_ptr<Op>>& ops_;
+  const int64_t k_;
+  const size_t nv_;
+  SegmentedProgram p_;
+  // Positions.
+  int64_t total_ = 0;
+  std::vector<int64_t> start_;                  // per segment (Expander's numbering)
+  std::vector<std::vector<int32_t>> of_class_;  // [class][microbatch]: its segment
+  std::vector<std::vector<int32_t>> of_op_;     // [op][microbatch]: a one-op segment
+  std::vector<int32_t> offset_[2];              // [b][op]: offset in its class kind
+  std::vector<int32_t> sum_offset_;             // [value]: its sum's offset in the b = 1 kind
+  std::vector<int32_t> op_kind_;                // [op]: its one-op kind, or -1
+  std::vector<int32_t> def_op_;                 // [value]: the op writing it, or -1
+  // Buffers.
+  std::vector<int32_t> root_;
+  std::vector<char> final_sum_;  // root_[v] is a summed value whose last sum v views
+  std::vector<std::vector<Reader>> readers_, final_readers_;
+  std::vector<char> resident_, final_resident_, is_local_;
+  std::vector<std::vector<SegmentedProgram::KindChange>> changes_;
+  bool undefined_ = false;  // an op reads a value before it is written
+};
+
+}  // namespace segment_writer
+
+std::optional<SegmentedProgram> Expander::Segmented(const std::vector<size_t>& order) const {
+  return segment_writer::SegmentWriter(*this).Write(order);
 }
 
 }  // namespace distir::sharding
