@@ -11,6 +11,7 @@
 #include "ir/op_registry.h"
 #include "sharding/expander.h"
 #include "sharding/microbatch_classes.h"
+#include "sharding/order_view.h"
 #include "sharding/replicate.h"
 #include "sharding/segment_view.h"
 #include "sharding/task_order.h"
@@ -443,34 +444,54 @@ StatusOr<ExpandedProgram> ExpandMicrobatches(const Function& fn, int64_t microba
   return x;
 }
 
-StatusOr<std::optional<ExpandedProgram>> ExpandMicrobatchesInOrder(
-    const Function& fn, int64_t microbatches, const std::vector<std::string>& batch_params,
-    PipelineSchedule schedule, int64_t virtual_stages, const std::vector<char>* keep_devices) {
+namespace {
+
+// The expander of `fn` and the exchange order of its template's task
+// segments (segment_view.h); nullopt where the segments or the order do not
+// apply.
+struct OrderedSegments {
+  std::unique_ptr<Expander> expander;
+  std::vector<size_t> order;
+};
+
+StatusOr<std::optional<OrderedSegments>> OrderSegments(const Function& fn, int64_t microbatches,
+                                                       const std::vector<std::string>& batch_params,
+                                                       PipelineSchedule schedule,
+                                                       int64_t virtual_stages,
+                                                       const std::vector<char>* keep_devices) {
   DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Expander> expander,
                           MakeExpander(fn, microbatches, batch_params, keep_devices));
   std::optional<SegmentOrderView::Parts> parts = expander->Segments();
-  if (!parts.has_value()) return std::optional<ExpandedProgram>();
+  if (!parts.has_value()) return std::optional<OrderedSegments>();
   const SegmentOrderView segments(std::move(*parts));
-  const std::optional<std::vector<size_t>> order =
+  std::optional<std::vector<size_t>> order =
       ExchangeSegmentOrder(segments, schedule, virtual_stages);
-  if (!order.has_value()) return std::optional<ExpandedProgram>();
-  std::optional<ExpandedProgram> x = expander->RunInOrder(*order);
-  if (x.has_value()) MarkPart(*x, *expander, keep_devices);
+  if (!order.has_value()) return std::optional<OrderedSegments>();
+  return std::optional<OrderedSegments>(OrderedSegments{std::move(expander), std::move(*order)});
+}
+
+}  // namespace
+
+StatusOr<std::optional<ExpandedProgram>> ExpandMicrobatchesInOrder(
+    const Function& fn, int64_t microbatches, const std::vector<std::string>& batch_params,
+    PipelineSchedule schedule, int64_t virtual_stages, const std::vector<char>* keep_devices) {
+  DISTIR_ASSIGN_OR_RETURN(
+      std::optional<OrderedSegments> ordered,
+      OrderSegments(fn, microbatches, batch_params, schedule, virtual_stages, keep_devices));
+  if (!ordered.has_value()) return std::optional<ExpandedProgram>();
+  std::optional<ExpandedProgram> x = ordered->expander->RunInOrder(ordered->order);
+  if (x.has_value()) MarkPart(*x, *ordered->expander, keep_devices);
   return x;
 }
 
 StatusOr<std::optional<SegmentedProgram>> ExpandMicrobatchSegments(
     const Function& fn, int64_t microbatches, const std::vector<std::string>& batch_params,
     PipelineSchedule schedule, int64_t virtual_stages, const std::vector<char>* keep_devices) {
-  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Expander> expander,
-                          MakeExpander(fn, microbatches, batch_params, keep_devices));
-  std::optional<SegmentOrderView::Parts> parts = expander->Segments();
-  if (!parts.has_value()) return std::optional<SegmentedProgram>();
-  const SegmentOrderView segments(std::move(*parts));
-  const std::optional<std::vector<size_t>> order =
-      ExchangeSegmentOrder(segments, schedule, virtual_stages);
-  if (!order.has_value()) return std::optional<SegmentedProgram>();
-  std::optional<SegmentedProgram> x = expander->Segmented(*order);
+  DISTIR_ASSIGN_OR_RETURN(
+      std::optional<OrderedSegments> ordered,
+      OrderSegments(fn, microbatches, batch_params, schedule, virtual_stages, keep_devices));
+  if (!ordered.has_value()) return std::optional<SegmentedProgram>();
+  std::optional<SegmentedProgram> x = ordered->expander->Segmented(ordered->order);
   if (x.has_value() && keep_devices != nullptr) x->keep_device = *keep_devices;
   return x;
 }

@@ -1,7 +1,9 @@
 // Task segments: the ops of an expanded pipelined program
 // (ir/expanded_program.h) grouped by the task instance they run in, so that
 // the pipeline orderings (task_order.h, exchange_order.h) order K x tasks
-// segments instead of K x ops ops (issue #18, docs/cost_model.md §3.2).
+// segments instead of K x ops ops (issue #18, docs/cost_model.md §3.2). The
+// segments are found from the template (replicate.h's
+// ExpandMicrobatchesInOrder), without the program.
 //
 // A segment is either every op of one task instance (stage or chunk,
 // microbatch, forward or backward) that is not a Send, in program order, or
@@ -9,10 +11,8 @@
 // task's ops together, in program order, between its communication points,
 // and places the Sends by the tasks that produce and read them; so ordering
 // the segments and writing each one's ops in program order gives exactly the
-// op order that ordering the ops gives (task_order.cc uses it only where the
-// exchange order applies, and falls back to ordering the ops otherwise). The
-// view reads every op once; the orderings over the ops read each several
-// times, through the template's IR (a third of a grid point's search time).
+// op order that ordering the ops gives (where the exchange order applies;
+// elsewhere the program is written, then its ops ordered).
 //
 // A SegmentOrderView offers what order_view.h's views offer, per segment:
 // the values it reads from other segments (parameters left out), the values it
@@ -27,9 +27,6 @@
 #include <utility>
 #include <vector>
 
-#include "ir/expanded_program.h"
-#include "ir/function.h"
-#include "sharding/order_view.h"
 #include "sharding/pipeline_task.h"
 #include "support/status.h"
 
@@ -37,8 +34,7 @@ namespace distir::sharding {
 
 class SegmentOrderView {
  public:
-  /// What the view holds, for a builder that finds the segments another way
-  /// (replicate.h finds them from the template, without the program).
+  /// What the view holds (replicate.h finds it from the template).
   struct Parts {
     std::vector<std::optional<TaskTag>> tasks;  ///< per segment: the task of its ops
     std::vector<int32_t> send_result;           ///< per segment: a Send's result, else -1
@@ -50,13 +46,7 @@ class SegmentOrderView {
     int num_values = 0;                                ///< value ids are below it
   };
 
-  /// The segments of `x`, copies of the ops of `tmpl`, whose op k runs in
-  /// task `tasks[k]`. Segments are numbered by their first op.
-  /// REQUIRES: tasks.size() == x.num_ops(); x and tmpl outlive the view.
-  SegmentOrderView(const ExpandedProgram& x, const Function& tmpl,
-                   const std::vector<std::optional<TaskTag>>& tasks);
-  /// Segments found by another builder. OpOrder() is then unavailable, and
-  /// the errors name no op.
+  /// The segments; the errors name no op.
   explicit SegmentOrderView(Parts parts) : p_(std::move(parts)) {}
 
   /// The task of each segment: that of its ops.
@@ -88,30 +78,13 @@ class SegmentOrderView {
   }
   int32_t SendTarget(size_t s) const { return p_.send_target[s]; }
   int32_t SendResult(size_t s) const { return p_.send_result[s]; }
-  /// The errors of ExpandedOrderView, naming the segment's first op.
+  /// The errors of ExpandedOrderView, naming the segment.
   Status ReadsTooEarly(size_t s, int32_t v) const;
   Status NotInSchedule(size_t s) const;
 
-  /// The ops of the program in the order that runs the segments in `order`,
-  /// each segment's ops in program order. REQUIRES: `order` lists segments;
-  /// the view was built from a program.
-  std::vector<size_t> OpOrder(const std::vector<size_t>& order) const;
-
  private:
-  size_t Op(size_t s) const { return static_cast<size_t>(op_[static_cast<size_t>(op_begin_[s])]); }
-  void Group(const std::vector<std::optional<TaskTag>>& tasks, std::vector<int32_t>& segment);
-  void Link(const ExpandedProgram& x, const std::vector<int32_t>& segment);
-  void Devices();
-
   Parts p_;
-  std::optional<ExpandedOrderView> ops_;  // the program's, when built from one
-  std::vector<int32_t> op_begin_, op_;    // CSR: each segment's ops, in program order
 };
-
-/// The CSR of `entries` by row, each row's entries in their order:
-/// `row_of[i]` is the row of entries[i] (< rows).
-void FillRows(size_t rows, const std::vector<int32_t>& row_of, const std::vector<int32_t>& entries,
-              std::vector<int32_t>& begin, std::vector<int32_t>& out);
 
 /// Whether `t` is the task of an op the schedule places: a forward or
 /// backward task of a stage and microbatch.

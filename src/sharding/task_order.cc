@@ -237,25 +237,6 @@ std::optional<std::vector<size_t>> ExchangeSegmentOrder(const SegmentOrderView& 
   return ExchangeTaskOrder(segments, segments.tasks(), **keys, virtual_stages);
 }
 
-namespace {
-
-// TaskOrder's exchange order of `program`, found over its task segments
-// (segment_view.h): the same op order where the exchange order applies;
-// nullopt where it does not (or the segments name an error), for the caller
-// to order the ops one by one.
-std::optional<std::vector<size_t>> SegmentOrder(const ExpandedProgram& program,
-                                                const Function& tmpl,
-                                                const std::vector<std::optional<TaskTag>>& tasks,
-                                                PipelineSchedule schedule, int64_t virtual_stages) {
-  const SegmentOrderView segments(program, tmpl, tasks);
-  std::optional<std::vector<size_t>> order =
-      ExchangeSegmentOrder(segments, schedule, virtual_stages);
-  if (!order.has_value()) return std::nullopt;
-  return segments.OpOrder(*order);
-}
-
-}  // namespace
-
 Status FunctionOrderView::ReadsTooEarly(size_t i, int32_t v) const {
   const Op& op = *fn_.ops()[i];
   for (const Value* in : op.inputs()) {
@@ -322,14 +303,7 @@ Status OrderByTasks(Function& fn, const std::vector<std::optional<TaskTag>>& tas
 
 Status OrderExpandedByTasks(ExpandedProgram& program, const Function& tmpl,
                             const std::vector<std::optional<TaskTag>>& tasks,
-                            PipelineSchedule schedule, int64_t virtual_stages, bool by_segments) {
-  if (by_segments) {
-    if (std::optional<std::vector<size_t>> order =
-            SegmentOrder(program, tmpl, tasks, schedule, virtual_stages)) {
-      program.PermuteOps(*order);
-      return Status::Ok();
-    }
-  }
+                            PipelineSchedule schedule, int64_t virtual_stages) {
   DISTIR_ASSIGN_OR_RETURN(
       std::optional<std::vector<size_t>> order,
       TaskOrder(ExpandedOrderView(program, tmpl), tasks, schedule, virtual_stages));

@@ -49,15 +49,12 @@ Status OrderByTasks(Function& fn, const std::vector<std::optional<TaskTag>>& tas
 
 /// The same order for `program`, copies of the ops of `tmpl`
 /// (ir/expanded_program.h), with `tasks` the task of each of its ops: the
-/// order OrderByTasks gives the function those copies describe. With
-/// `by_segments`, the exchange order is found over the program's task
-/// segments (segment_view.h: the same order, a fraction of the work), and
-/// over its ops only where it does not apply; without, always over the ops
-/// (for tests that compare the two).
+/// order OrderByTasks gives the function those copies describe. (Where the
+/// exchange order applies, ExpandMicrobatchesInOrder writes the copies in
+/// that order from the template's task segments instead: replicate.h.)
 Status OrderExpandedByTasks(ExpandedProgram& program, const Function& tmpl,
                             const std::vector<std::optional<TaskTag>>& tasks,
-                            PipelineSchedule schedule, int64_t virtual_stages = 1,
-                            bool by_segments = true);
+                            PipelineSchedule schedule, int64_t virtual_stages = 1);
 
 /// The exchange order of task segments (segment_view.h), over the segments:
 /// the order OrderExpandedByTasks gives the program they describe, segment by

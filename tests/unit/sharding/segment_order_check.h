@@ -1,6 +1,8 @@
-// Checks that ordering a grid point's expansion over its task segments
-// (sharding/segment_view.h) gives the op order that ordering its ops gives,
-// op for op, for the whole program and for replica 0's part of it.
+// Checks that writing a grid point's expansion in order from its template's
+// task segments (sharding/segment_view.h, ExpandMicrobatchesInOrder) gives
+// the program that expanding it and ordering its ops gives, op for op, and
+// that simulating it from kinds of segments gives the same figures, for the
+// whole program and for replica 0's part of it.
 
 #pragma once
 
@@ -20,13 +22,11 @@
 namespace distir::sharding {
 
 // The expansion of template `t` at `grid`'s K (restricted to `keep` unless
-// null), ordered over segments or over ops; nullopt where the restricted
-// part cannot be cut out (FailedPrecondition, as the search then simulates
-// the whole).
+// null), ordered over its ops; nullopt where the restricted part cannot be
+// cut out (FailedPrecondition, as the search then simulates the whole).
 inline std::optional<ExpandedProgram> OrderedExpansion(const GridTemplate& t,
                                                        const GridOptions& grid,
-                                                       const std::vector<char>* keep,
-                                                       bool by_segments) {
+                                                       const std::vector<char>* keep) {
   const Function& tmpl = *t.module.entry();
   std::vector<std::optional<TaskTag>> tasks;
   StatusOr<ExpandedProgram> x = ExpandMicrobatches(tmpl, grid.microbatches, t.local, tasks, keep);
@@ -34,8 +34,7 @@ inline std::optional<ExpandedProgram> OrderedExpansion(const GridTemplate& t,
     return std::nullopt;
   EXPECT_TRUE(x.ok()) << x.status().ToString();
   if (!x.ok()) return std::nullopt;
-  const Status s =
-      OrderExpandedByTasks(*x, tmpl, tasks, grid.schedule, grid.virtual_stages, by_segments);
+  const Status s = OrderExpandedByTasks(*x, tmpl, tasks, grid.schedule, grid.virtual_stages);
   EXPECT_TRUE(s.ok()) << s.ToString();
   return std::move(*x);
 }
@@ -88,8 +87,8 @@ inline std::optional<ExpandedProgram> InOrderExpansion(const GridTemplate& t,
   return x.ok() ? std::move(*x) : std::nullopt;
 }
 
-// Ordering over segments gives the program that ordering over ops gives, and
-// so does writing it in order from the template where that applies.
+// Writing the program in order from the template, where that applies, gives
+// the program that ordering the expansion's ops gives.
 // `devices_per_replica`: T P, the devices of data-parallel replica 0 (ids
 // [0, T P)); 0: no replica to cut out.
 inline void ExpectSegmentOrderAsOps(const GridTemplate& t, const GridOptions& grid,
@@ -98,8 +97,7 @@ inline void ExpectSegmentOrderAsOps(const GridTemplate& t, const GridOptions& gr
   const std::vector<char> keep(static_cast<size_t>(std::max(devices_per_replica, 0)), 1);
   if (devices_per_replica > 0) parts.push_back(&keep);
   for (const std::vector<char>* part : parts) {
-    const std::optional<ExpandedProgram> by_ops = OrderedExpansion(t, grid, part, false);
-    ExpectSameProgram(OrderedExpansion(t, grid, part, true), by_ops);
+    const std::optional<ExpandedProgram> by_ops = OrderedExpansion(t, grid, part);
     if (std::optional<ExpandedProgram> in_order = InOrderExpansion(t, grid, part))
       ExpectSameProgram(by_ops, in_order);
   }
