@@ -17,11 +17,12 @@ SRC=$(realpath "$2")
 source "$(dirname "$0")/../testing/shell_prelude.sh" resume
 trap 'pkill -KILL -f "$WORK/" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
-# 4 batches of the paper's GPT-2 1.6B grid: 300 configurations, about 4 s on 2
+# 10 batches of the paper's GPT-2 1.6B grid: 750 configurations, about 4 s on 2
 # ranks, so that there is time to kill it part-way (the MLP grid, at 200
 # configurations/s, sometimes ended between two polls, and so did 2 batches
-# once a template's configurations went to one rank).
-TOTAL=300
+# once a template's configurations went to one rank; 4 batches, 1.7 s on 2
+# ranks once templates were built faster, ended before a SIGKILL took effect).
+TOTAL=750
 EXP=$WORK/mlp.yaml
 cat > "$EXP" <<EOF
 name: resume-test
@@ -29,7 +30,7 @@ model: gpt2-1.6b
 hardware: $SRC/configs/hardware/dgx2-v100.yaml
 world_size: 16
 space:
-  batch: [64, 128, 256, 512]
+  batch: {pow2: [6, 15]}
   dp: all
   tp: all
   pp: all
