@@ -384,69 +384,81 @@ bool Evaluator::SimulateExpandedInto(const Config& c, const Function& program,
   if (key.empty()) return false;
   StatusOr<const std::vector<sharding::ParamRule>*> rules = CheckSharded(o, replicas);
   if (!rules.ok()) return false;  // the full path reports it
-  const sharding::GridOptions grid = Grid(o);
+  const TemplatePoint point{c, program, o, Grid(o), **rules, replicas};
+  // Training replicas that sit alike on the nodes: replica 0 stands for all
+  // (docs/cost_model.md §3.2), its template built alone; where its part
+  // cannot be cut out, from the whole template.
+  const std::vector<char> keep = options_.replica_symmetry
+                                     ? ReplicaZeroDevices(o, e_.hardware.devices_per_node)
+                                     : std::vector<char>{};
+  if (!keep.empty() && part_refused_key_ != key) {
+    if (std::optional<bool> done = SimulateTemplateInto(point, &keep, key, r)) return *done;
+    part_refused_key_ = key;
+  }
+  return SimulateTemplateInto(point, nullptr, key, r).value_or(false);
+}
+
+std::optional<bool> Evaluator::SimulateTemplateInto(const TemplatePoint& p,
+                                                    const std::vector<char>* keep,
+                                                    const std::string& key, ConfigResult& r) {
+  // FailedPrecondition: the template cannot say the program, or not its part.
+  auto refused = [&]() { return keep != nullptr ? std::optional<bool>() : false; };
   auto fail = [&](const Status& s) {
     r.status =
         s.code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid : ConfigStatus::kError;
     r.reason = s.message();
     return true;
   };
-  if (template_.has_value() && template_key_ == key) {
+  const std::string template_key = keep != nullptr ? key + " part" : key;
+  if (template_.has_value() && template_key_ == template_key) {
     // The checks that depend on K, which building the template ran for its own K.
-    if (Status s = sharding::CheckGridPoint(program, grid, **rules); !s.ok()) return fail(s);
+    if (Status s = sharding::CheckGridPoint(p.program, p.grid, p.rules); !s.ok()) return fail(s);
   } else {
     template_.reset();
     template_key_.clear();
-    StatusOr<sharding::GridTemplate> built = sharding::DistributedTemplate(program, grid, **rules);
+    StatusOr<sharding::GridTemplate> built =
+        sharding::DistributedTemplate(p.program, p.grid, p.rules, keep);
     if (!built.ok()) {
-      if (built.status().code() == StatusCode::kFailedPrecondition) return false;
+      if (built.status().code() == StatusCode::kFailedPrecondition) return refused();
       return fail(built.status());
     }
     template_ = std::move(built).value();
-    template_key_ = key;
+    template_key_ = template_key;
   }
-  if (SimulateSegmentedInto(c, grid, o, replicas, r)) return true;
-  // Training replicas that sit alike on the nodes: replica 0 stands for all
-  // (docs/cost_model.md §3.2); where its part cannot be cut out, the whole.
-  StatusOr<ExpandedProgram> x =
-      options_.replica_symmetry
-          ? ExpandReplicaZero(*template_, grid, o, e_.hardware.devices_per_node)
-          : sharding::ExpandTemplate(*template_, grid);
-  if (!x.ok()) {
-    if (x.status().code() == StatusCode::kFailedPrecondition) return false;
-    return fail(x.status());
-  }
-  const Module& m = template_->module;
+  Status unexpanded;
   StatusOr<sim::SimulationResult> simulated =
-      sim::SimulateExpanded(m, *m.entry(), *x, costs_, SearchSimulateOptions(c.batch));
-  const bool one_replica = !x->keep_device.empty();
-  if (simulated.ok() && one_replica) *simulated = AllReplicas(std::move(*simulated), o);
-  Record(std::move(simulated), c.batch, replicas, /*expanded=*/true, r);
-  if (one_replica && r.evaluation == Evaluation::kExpanded)
+      SimulateTemplate(p.grid, keep, p.config.batch, unexpanded);
+  if (!unexpanded.ok()) {
+    if (unexpanded.code() == StatusCode::kFailedPrecondition) return refused();
+    return fail(unexpanded);
+  }
+  if (simulated.ok() && keep != nullptr) *simulated = AllReplicas(std::move(*simulated), p.o);
+  Record(std::move(simulated), p.config.batch, p.replicas, /*expanded=*/true, r);
+  if (keep != nullptr && r.evaluation == Evaluation::kExpanded)
     r.evaluation = Evaluation::kOneReplicaExpanded;
   return true;
 }
 
-bool Evaluator::SimulateSegmentedInto(const Config& c, const sharding::GridOptions& grid,
-                                      const ParallelOptions& o, int64_t replicas, ConfigResult& r) {
-  const sim::SimulateOptions so = SearchSimulateOptions(c.batch);
-  if (!options_.composed_segments) return false;
-  StatusOr<std::optional<SegmentedProgram>> x =
-      options_.replica_symmetry
-          ? SegmentReplicaZero(*template_, grid, o, e_.hardware.devices_per_node)
-          : sharding::SegmentTemplate(*template_, grid);
-  // Where it cannot be written so, or fails, the copies say why.
-  if (!x.ok() || !x->has_value()) return false;
+StatusOr<sim::SimulationResult> Evaluator::SimulateTemplate(const sharding::GridOptions& grid,
+                                                            const std::vector<char>* keep,
+                                                            int64_t batch, Status& unexpanded) {
   const Module& m = template_->module;
-  StatusOr<sim::SimulationResult> simulated =
-      sim::SimulateSegmented(m, *m.entry(), **x, costs_, so);
-  if (!simulated.ok() && simulated.status().code() == StatusCode::kUnimplemented) return false;
-  const bool one_replica = !(*x)->keep_device.empty();
-  if (simulated.ok() && one_replica) *simulated = AllReplicas(std::move(*simulated), o);
-  Record(std::move(simulated), c.batch, replicas, /*expanded=*/true, r);
-  if (one_replica && r.evaluation == Evaluation::kExpanded)
-    r.evaluation = Evaluation::kOneReplicaExpanded;
-  return true;
+  const sim::SimulateOptions so = SearchSimulateOptions(batch);
+  if (options_.composed_segments) {
+    // Where the kinds cannot be written or composed, the copies say why.
+    StatusOr<std::optional<SegmentedProgram>> x = sharding::SegmentTemplate(*template_, grid, keep);
+    if (x.ok() && x->has_value()) {
+      StatusOr<sim::SimulationResult> composed =
+          sim::SimulateSegmented(m, *m.entry(), **x, costs_, so);
+      if (composed.ok() || composed.status().code() != StatusCode::kUnimplemented) return composed;
+    }
+  }
+  StatusOr<ExpandedProgram> x = sharding::ExpandTemplate(*template_, grid, keep);
+  if (!x.ok()) {
+    unexpanded = x.status();
+    return x.status();
+  }
+  return sim::SimulateExpanded(m, *m.entry(), *x, costs_, so);
 }
 
 sim::SimulateOptions Evaluator::SearchSimulateOptions(int64_t batch) const {

@@ -229,12 +229,27 @@ class Evaluator {
   /// SimulateSharded distributes them.
   bool SimulateExpandedInto(const Config& c, const Function& program, const ParallelOptions& o,
                             int64_t replicas, ConfigResult& r);
-  /// SimulateExpandedInto's simulation composed per kind of segment from
-  /// template_ (options_.composed_segments); false (nothing recorded) where
-  /// it does not apply: a program SegmentTemplate cannot write, or an error
-  /// (the copies then report it).
-  bool SimulateSegmentedInto(const Config& c, const sharding::GridOptions& grid,
-                             const ParallelOptions& o, int64_t replicas, ConfigResult& r);
+  /// A grid point simulated from a template (SimulateExpandedInto's arguments).
+  struct TemplatePoint {
+    const Config& config;
+    const Function& program;
+    const ParallelOptions& o;
+    sharding::GridOptions grid;
+    const std::vector<sharding::ParamRule>& rules;
+    int64_t replicas;
+  };
+  /// SimulateExpandedInto from the template of the devices `keep` marks
+  /// (replica 0's part, built alone; null: all), cached under `key`: true
+  /// when recorded, false where the template cannot say the whole program,
+  /// nullopt where it cannot say the part.
+  std::optional<bool> SimulateTemplateInto(const TemplatePoint& p, const std::vector<char>* keep,
+                                           const std::string& key, ConfigResult& r);
+  /// template_'s program for `keep` simulated: composed per kind of segment
+  /// (options_.composed_segments) where that applies, else from its copies;
+  /// `unexpanded` gets the error where the copies cannot be written.
+  StatusOr<sim::SimulationResult> SimulateTemplate(const sharding::GridOptions& grid,
+                                                   const std::vector<char>* keep, int64_t batch,
+                                                   Status& unexpanded);
   /// The world-size and tensor-parallel rules of the sharding path; its rules.
   StatusOr<const std::vector<sharding::ParamRule>*> CheckSharded(const ParallelOptions& o,
                                                                  int64_t replicas) const;
@@ -269,6 +284,8 @@ class Evaluator {
   /// The last grid point's template and its TemplateKey (expanded simulation).
   std::optional<sharding::GridTemplate> template_;
   std::string template_key_;
+  /// The last TemplateKey whose replica-0 part could not be cut out.
+  std::string part_refused_key_;
 };
 
 }  // namespace distir::search

@@ -2,6 +2,7 @@
 // program ReplicateMicrobatches builds, as copies of the template's ops
 // (ir/expanded_program.h), without their IR.
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <set>
@@ -77,7 +78,6 @@ void Expander::Flatten() {
 }
 
 void Expander::Clone(size_t i, int64_t m) {
-  ++whole_ops_;
   if (restricted_ && kept_op_[i] == 0) return;
   const bool per = c_.per_op[i];
   int32_t* row = per ? per_[static_cast<size_t>(m)].data() : nullptr;
@@ -105,7 +105,6 @@ void Expander::Accumulate(const Op& op, int64_t m) {
   for (const auto& r : op.results()) {
     if (!c_.summed[r->id()]) continue;
     if (restricted_ && kept_value_[r->id()] == 0) {
-      whole_ops_ += m > 0 ? 1 : 0;  // the sum the whole program has
       continue;
     }
     const int32_t v = per_[static_cast<size_t>(m)][r->id()];
@@ -113,7 +112,6 @@ void Expander::Accumulate(const Op& op, int64_t m) {
       shared_[r->id()] = v;
       continue;
     }
-    ++whole_ops_;
     const int32_t sum = x_.AddValue(r->id(), /*sum=*/true);
     const int32_t ins[] = {shared_[r->id()], v};
     const int32_t outs[] = {sum};
@@ -348,14 +346,19 @@ SegmentOrderView::Parts Expander::SegmentParts() const {
 // per-microbatch one, K - 1 sums of each summed result.
 int64_t Expander::WholeOps() const {
   const auto& ops = fn_.ops();
-  auto whole = static_cast<int64_t>(ops.size());
+  const bool images = images_ != nullptr && images_->size() == ops.size();
+  double whole = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
-    if (!c_.per_op[i]) continue;
+    // Microbatch 0's op, and for a per-microbatch op K - 1 more with their sums.
     int64_t copies = 1;
-    for (const auto& r : ops[i]->results()) copies += c_.summed[r->id()] ? 1 : 0;
-    whole += copies * (k_ - 1);
+    if (c_.per_op[i]) {
+      int64_t per_copy = 1;
+      for (const auto& r : ops[i]->results()) per_copy += c_.summed[r->id()] ? 1 : 0;
+      copies += per_copy * (k_ - 1);
+    }
+    whole += static_cast<double>(copies) * (images ? (*images_)[i] : 1.0);
   }
-  return whole;
+  return std::llround(whole);
 }
 
 std::optional<ExpandedProgram> Expander::RunInOrder(const std::vector<size_t>& order) {
@@ -388,7 +391,6 @@ std::optional<ExpandedProgram> Expander::RunInOrder(const std::vector<size_t>& o
   }
   if (undefined_read_ || out_of_order) return std::nullopt;
   EmitReturns();
-  whole_ops_ = WholeOps();
   return std::move(x_);
 }
 
@@ -412,7 +414,8 @@ namespace {
 // The expansion of `fn` into K copies, restricted to `keep_devices` if given.
 StatusOr<std::unique_ptr<Expander>> MakeExpander(const Function& fn, int64_t microbatches,
                                                  const std::vector<std::string>& batch_params,
-                                                 const std::vector<char>* keep_devices) {
+                                                 const std::vector<char>* keep_devices,
+                                                 const std::vector<double>* op_images) {
   if (microbatches < 1)
     return InvalidArgument() << "microbatches must be >= 1, got " << microbatches;
   std::set<std::string> batch(batch_params.begin(), batch_params.end());
@@ -420,6 +423,7 @@ StatusOr<std::unique_ptr<Expander>> MakeExpander(const Function& fn, int64_t mic
   DISTIR_RETURN_IF_ERROR(ClassifyTemplate(fn, batch, c));
   auto expander = std::make_unique<Expander>(fn, microbatches, std::move(c));
   if (keep_devices != nullptr) DISTIR_RETURN_IF_ERROR(expander->Restrict(*keep_devices));
+  expander->SetImages(op_images);
   return expander;
 }
 
@@ -427,7 +431,7 @@ StatusOr<std::unique_ptr<Expander>> MakeExpander(const Function& fn, int64_t mic
 void MarkPart(ExpandedProgram& x, const Expander& expander, const std::vector<char>* keep_devices) {
   if (keep_devices == nullptr) return;
   x.keep_device = *keep_devices;
-  x.whole_num_ops = expander.whole_ops();
+  x.whole_num_ops = expander.WholeOps();
 }
 
 }  // namespace
@@ -435,9 +439,10 @@ void MarkPart(ExpandedProgram& x, const Expander& expander, const std::vector<ch
 StatusOr<ExpandedProgram> ExpandMicrobatches(const Function& fn, int64_t microbatches,
                                              const std::vector<std::string>& batch_params,
                                              std::vector<std::optional<TaskTag>>& tasks,
-                                             const std::vector<char>* keep_devices) {
+                                             const std::vector<char>* keep_devices,
+                                             const std::vector<double>* op_images) {
   DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Expander> expander,
-                          MakeExpander(fn, microbatches, batch_params, keep_devices));
+                          MakeExpander(fn, microbatches, batch_params, keep_devices, op_images));
   ExpandedProgram x = expander->Run();
   MarkPart(x, *expander, keep_devices);
   tasks = std::move(expander->tasks());
@@ -458,9 +463,10 @@ StatusOr<std::optional<OrderedSegments>> OrderSegments(const Function& fn, int64
                                                        const std::vector<std::string>& batch_params,
                                                        PipelineSchedule schedule,
                                                        int64_t virtual_stages,
-                                                       const std::vector<char>* keep_devices) {
+                                                       const std::vector<char>* keep_devices,
+                                                       const std::vector<double>* op_images) {
   DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Expander> expander,
-                          MakeExpander(fn, microbatches, batch_params, keep_devices));
+                          MakeExpander(fn, microbatches, batch_params, keep_devices, op_images));
   std::optional<SegmentOrderView::Parts> parts = expander->Segments();
   if (!parts.has_value()) return std::optional<OrderedSegments>();
   const SegmentOrderView segments(std::move(*parts));
@@ -474,10 +480,11 @@ StatusOr<std::optional<OrderedSegments>> OrderSegments(const Function& fn, int64
 
 StatusOr<std::optional<ExpandedProgram>> ExpandMicrobatchesInOrder(
     const Function& fn, int64_t microbatches, const std::vector<std::string>& batch_params,
-    PipelineSchedule schedule, int64_t virtual_stages, const std::vector<char>* keep_devices) {
-  DISTIR_ASSIGN_OR_RETURN(
-      std::optional<OrderedSegments> ordered,
-      OrderSegments(fn, microbatches, batch_params, schedule, virtual_stages, keep_devices));
+    PipelineSchedule schedule, int64_t virtual_stages, const std::vector<char>* keep_devices,
+    const std::vector<double>* op_images) {
+  DISTIR_ASSIGN_OR_RETURN(std::optional<OrderedSegments> ordered,
+                          OrderSegments(fn, microbatches, batch_params, schedule, virtual_stages,
+                                        keep_devices, op_images));
   if (!ordered.has_value()) return std::optional<ExpandedProgram>();
   std::optional<ExpandedProgram> x = ordered->expander->RunInOrder(ordered->order);
   if (x.has_value()) MarkPart(*x, *ordered->expander, keep_devices);
@@ -486,10 +493,11 @@ StatusOr<std::optional<ExpandedProgram>> ExpandMicrobatchesInOrder(
 
 StatusOr<std::optional<SegmentedProgram>> ExpandMicrobatchSegments(
     const Function& fn, int64_t microbatches, const std::vector<std::string>& batch_params,
-    PipelineSchedule schedule, int64_t virtual_stages, const std::vector<char>* keep_devices) {
-  DISTIR_ASSIGN_OR_RETURN(
-      std::optional<OrderedSegments> ordered,
-      OrderSegments(fn, microbatches, batch_params, schedule, virtual_stages, keep_devices));
+    PipelineSchedule schedule, int64_t virtual_stages, const std::vector<char>* keep_devices,
+    const std::vector<double>* op_images) {
+  DISTIR_ASSIGN_OR_RETURN(std::optional<OrderedSegments> ordered,
+                          OrderSegments(fn, microbatches, batch_params, schedule, virtual_stages,
+                                        keep_devices, op_images));
   if (!ordered.has_value()) return std::optional<SegmentedProgram>();
   std::optional<SegmentedProgram> x = ordered->expander->Segmented(ordered->order);
   if (x.has_value() && keep_devices != nullptr) x->keep_device = *keep_devices;

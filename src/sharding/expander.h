@@ -33,10 +33,14 @@ class Expander {
   /// FailedPrecondition where another op mixes kept and other devices, or a
   /// value spans both.
   Status Restrict(const std::vector<char>& keep);
+  /// The template is the part of a program on some devices
+  /// (PartitionShardingsPart): `images` (per template op; kept by the
+  /// caller) says how many of the whole's ops each stands for.
+  void SetImages(const std::vector<double>* images) { images_ = images; }
   ExpandedProgram Run();
   std::vector<std::optional<TaskTag>>& tasks() { return tasks_; }
-  int64_t whole_ops() const { return whole_ops_; }
-  /// The ops of the unrestricted program Run() writes.
+  /// The ops of the unrestricted program Run() writes (of the whole program
+  /// the template is part of, with SetImages).
   int64_t WholeOps() const;
 
   /// The task segments (segment_view.h) of the program Run() emits, found
@@ -93,7 +97,7 @@ class Expander {
   bool restricted_ = false;
   std::vector<char> kept_value_;           // by template value id (when restricted_)
   std::vector<char> kept_op_;              // by template op id (when restricted_)
-  int64_t whole_ops_ = 0;                  // ops of the unrestricted program
+  const std::vector<double>* images_ = nullptr;  // SetImages
   std::vector<std::vector<int32_t>> per_;  // [microbatch][template value id] (Reserve())
   std::vector<int32_t> shared_;            // shared values; sums of per-microbatch ones
   ExpandedProgram x_;

@@ -183,15 +183,22 @@ Status Annotate(Module& module, const std::string& function, const GridOptions& 
 }
 
 // Partition's names of the microbatch parameters `global` (partition.cc:
-// `<name>.<device>` on each device of the parameter's mesh).
+// `<name>.<device>` on each device of the parameter's mesh; on those `keep`
+// marks, if given).
 std::vector<std::string> LocalNames(const Module& module, const Function& fn,
-                                    const std::vector<std::string>& global) {
+                                    const std::vector<std::string>& global,
+                                    const std::vector<char>* keep) {
   std::vector<std::string> local;
   for (const auto& p : fn.params()) {
     if (std::find(global.begin(), global.end(), p->name()) == global.end()) continue;
     if (p->sharding() == nullptr) continue;
     const Mesh* mesh = module.LookupMesh(p->sharding()->mesh);
-    for (const DeviceId& d : mesh->devices()) local.push_back(p->name() + "." + d.ToString());
+    for (const DeviceId& d : mesh->devices()) {
+      if (keep != nullptr &&
+          (d.value() >= static_cast<int32_t>(keep->size()) || (*keep)[d.value()] == 0))
+        continue;
+      local.push_back(p->name() + "." + d.ToString());
+    }
   }
   return local;
 }
@@ -224,9 +231,11 @@ bool ReplicatesMicrobatches(const GridOptions& grid) {
 namespace {
 
 // The partitioned template of microbatch 0 (replicate.h), with its tasks;
-// its local microbatch parameters go to `local`.
+// its local microbatch parameters go to `local`. With `part`, only on its
+// devices (PartitionShardingsPart).
 Status DistributeTemplate(Module& module, const std::string& function, const GridOptions& grid,
-                          const std::vector<ParamRule>& rules, std::vector<std::string>& local) {
+                          const std::vector<ParamRule>& rules, std::vector<std::string>& local,
+                          DevicePart* part = nullptr) {
   std::vector<std::string> mb;
   DISTIR_RETURN_IF_ERROR(Annotate(module, function, grid, rules, /*first_only=*/true, mb));
   DISTIR_RETURN_IF_ERROR(PropagateShardings(module, function));
@@ -235,8 +244,9 @@ Status DistributeTemplate(Module& module, const std::string& function, const Gri
   if (grid.regather_linear_inputs) RegatherLinearInputs(module, function);
   DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function, "dp", grid.virtual_stages,
                                           grid.ScatterAxis()));
-  local = LocalNames(module, *module.Lookup(function), mb);
-  DISTIR_RETURN_IF_ERROR(PartitionShardings(module, function));
+  local = LocalNames(module, *module.Lookup(function), mb, part ? &part->keep : nullptr);
+  DISTIR_RETURN_IF_ERROR(part ? PartitionShardingsPart(module, function, *part)
+                              : PartitionShardings(module, function));
   InheritTasks(*module.Lookup(function));
   return Status::Ok();
 }
@@ -258,28 +268,54 @@ bool ExpandsFromTemplate(const GridOptions& grid) {
 }
 
 StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOptions& grid,
-                                           const std::vector<ParamRule>& rules) {
+                                           const std::vector<ParamRule>& rules,
+                                           const std::vector<char>* keep_devices) {
   if (!ExpandsFromTemplate(grid))
     return FailedPrecondition() << "the grid point is not built from a template of one microbatch";
   GridTemplate out;
   out.module.AddFunction(CloneFunction(seq));
-  DISTIR_RETURN_IF_ERROR(DistributeTemplate(out.module, seq.name(), grid, rules, out.local));
+  if (keep_devices == nullptr) {
+    DISTIR_RETURN_IF_ERROR(DistributeTemplate(out.module, seq.name(), grid, rules, out.local));
+    return out;
+  }
+  DevicePart part{*keep_devices, {}};
+  DISTIR_RETURN_IF_ERROR(DistributeTemplate(out.module, seq.name(), grid, rules, out.local, &part));
+  out.keep_device = std::move(part.keep);
+  out.op_images = std::move(part.images);
   return out;
 }
+
+namespace {
+
+// The devices to expand a template for: `keep_devices`, which a template of
+// a part needs; FailedPrecondition where it has none.
+StatusOr<const std::vector<char>*> PartOf(const GridTemplate& t,
+                                          const std::vector<char>* keep_devices) {
+  if (!t.keep_device.empty() && keep_devices == nullptr)
+    return FailedPrecondition() << "the template holds only part of the devices";
+  return keep_devices;
+}
+
+const std::vector<double>* ImagesOf(const GridTemplate& t) {
+  return t.keep_device.empty() ? nullptr : &t.op_images;
+}
+
+}  // namespace
 
 StatusOr<ExpandedProgram> ExpandTemplate(const GridTemplate& t, const GridOptions& grid,
                                          const std::vector<char>* keep_devices) {
   const Function& tmpl = *t.module.entry();
+  DISTIR_ASSIGN_OR_RETURN(const std::vector<char>* keep, PartOf(t, keep_devices));
   // Written in the schedule's order where the order of its task segments
   // applies (replicate.h); else expanded, then ordered op by op.
   DISTIR_ASSIGN_OR_RETURN(std::optional<ExpandedProgram> ordered,
                           ExpandMicrobatchesInOrder(tmpl, grid.microbatches, t.local, grid.schedule,
-                                                    grid.virtual_stages, keep_devices));
+                                                    grid.virtual_stages, keep, ImagesOf(t)));
   if (ordered.has_value()) return std::move(*ordered);
   std::vector<std::optional<TaskTag>> tasks;
   DISTIR_ASSIGN_OR_RETURN(
       ExpandedProgram program,
-      ExpandMicrobatches(tmpl, grid.microbatches, t.local, tasks, keep_devices));
+      ExpandMicrobatches(tmpl, grid.microbatches, t.local, tasks, keep, ImagesOf(t)));
   DISTIR_RETURN_IF_ERROR(
       OrderExpandedByTasks(program, tmpl, tasks, grid.schedule, grid.virtual_stages));
   return program;
@@ -288,8 +324,9 @@ StatusOr<ExpandedProgram> ExpandTemplate(const GridTemplate& t, const GridOption
 StatusOr<std::optional<SegmentedProgram>> SegmentTemplate(const GridTemplate& t,
                                                           const GridOptions& grid,
                                                           const std::vector<char>* keep_devices) {
+  DISTIR_ASSIGN_OR_RETURN(const std::vector<char>* keep, PartOf(t, keep_devices));
   return ExpandMicrobatchSegments(*t.module.entry(), grid.microbatches, t.local, grid.schedule,
-                                  grid.virtual_stages, keep_devices);
+                                  grid.virtual_stages, keep, ImagesOf(t));
 }
 
 StatusOr<ExpandedGrid> DistributedExpansion(const Function& seq, const GridOptions& grid,

@@ -132,6 +132,11 @@ Status CheckGridPoint(const Function& fn, const GridOptions& grid,
 struct GridTemplate {
   Module module;
   std::vector<std::string> local;
+  /// Built for some devices only (PartitionShardingsPart): nonzero by device
+  /// id for those; empty: every device. `op_images`: per op of the entry, how
+  /// many ops of the whole program it stands for.
+  std::vector<char> keep_device;
+  std::vector<double> op_images;
 };
 
 /// True when the search can simulate the grid point from a template of one
@@ -140,16 +145,23 @@ struct GridTemplate {
 /// any K, K = 1 included (the template is then the program).
 bool ExpandsFromTemplate(const GridOptions& grid);
 
-/// The template of the grid point. Errors: FailedPrecondition unless
-/// ExpandsFromTemplate(grid); those of the passes.
+/// The template of the grid point; with `keep_devices`, only its part on
+/// those devices (PartitionShardingsPart: one data-parallel replica built for
+/// all, docs/cost_model.md §3.2), which ExpandTemplate and SegmentTemplate
+/// then expand for those devices only. Errors: FailedPrecondition unless
+/// ExpandsFromTemplate(grid), or where the part cannot be cut out; those of
+/// the passes.
 StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOptions& grid,
-                                           const std::vector<ParamRule>& rules);
+                                           const std::vector<ParamRule>& rules,
+                                           const std::vector<char>* keep_devices = nullptr);
 
 /// The program DistributeGridReplicated builds from template `t` with
 /// grid.microbatches microbatches, as copies of its ops in the same order.
-/// With `keep_devices`, only its part on those devices (ExpandMicrobatches).
+/// With `keep_devices`, only its part on those devices (ExpandMicrobatches);
+/// a template of a part (GridTemplate::keep_device) needs them.
 /// Errors: FailedPrecondition where the template cannot express it (or the
-/// part cannot be cut out); those of the task order.
+/// part cannot be cut out, or a part template is asked for the whole); those
+/// of the task order.
 StatusOr<ExpandedProgram> ExpandTemplate(const GridTemplate& t, const GridOptions& grid,
                                          const std::vector<char>* keep_devices = nullptr);
 

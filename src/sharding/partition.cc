@@ -33,7 +33,9 @@ DenseTensor I64Vector(const std::vector<int64_t>& v) {
 
 class Partitioner {
  public:
-  Partitioner(const Module& module, const Function& fn) : module_(module), fn_(fn) {}
+  /// With `part`, only its kept devices (PartitionShardingsPart).
+  Partitioner(const Module& module, const Function& fn, DevicePart* part = nullptr)
+      : module_(module), fn_(fn), part_(part) {}
 
   StatusOr<std::unique_ptr<Function>> Run();
 
@@ -53,6 +55,23 @@ class Partitioner {
     return v.sharding()->LocalShape(m, v.type().shape(), m.Coords(dev));
   }
   Value* Local(const Value* v, int dev) const { return local_[v->id()][dev]; }
+  // Whether device `dev` of mesh `m` is emitted (all are without part_).
+  bool KeptOn(const Mesh& m, int dev) const {
+    if (part_ == nullptr) return true;
+    const int32_t id = m.devices()[dev].value();
+    return id < static_cast<int32_t>(part_->keep.size()) && part_->keep[id] != 0;
+  }
+  bool Kept(int dev) const { return KeptOn(mesh(), dev); }
+  // For a loop over the op mesh's devices: each op emitted stands for
+  // N / kept of the whole program's.
+  void ImagePerDevice();
+  Value* LocalOrGhost(const Value& v, int dev, const std::vector<int64_t>& shape,
+                      const std::string& name);
+  Value* LocalOrGhost(const Value& v, int dev) {
+    return LocalOrGhost(v, dev, LocalShape(v, dev), LocalName(v, dev));
+  }
+  // The groups of `axes` with a kept device; image_ set for them.
+  std::vector<std::vector<int>> KeptGroups(const std::vector<std::string>& axes);
   Value* Constant(int dev, DenseTensor t, const std::string& base);
   Op* Emit(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
            const std::vector<std::string>& names, const Op& origin);
@@ -84,6 +103,8 @@ class Partitioner {
 
   const Module& module_;
   const Function& fn_;
+  DevicePart* part_;
+  double image_ = 1;  // what each op emitted now stands for (DevicePart::images)
   const Mesh* mesh_ = nullptr;
   std::unique_ptr<Function> out_;
   std::vector<std::vector<Value*>> local_;  // by global value id, per device
@@ -93,7 +114,36 @@ Value* Partitioner::Constant(int dev, DenseTensor t, const std::string& base) {
   AttrMap attrs = {{"value", Attribute(std::move(t))}, {"device", Attribute(Device(dev))}};
   Op* op = out_->AddOp(OpKind::kConstant, {}, std::move(attrs),
                        {out_->UniqueName(base + "." + Device(dev).ToString())});
+  if (part_ != nullptr) part_->images.push_back(image_);
   return op->result(0);
+}
+
+void Partitioner::ImagePerDevice() {
+  int kept = 0;
+  for (int dev = 0; dev < num_devices(); ++dev) kept += Kept(dev) ? 1 : 0;
+  image_ = kept == 0 ? 0 : static_cast<double>(num_devices()) / kept;
+}
+
+// A kept collective's operand on a device left out is a parameter of its
+// local type there: the collective keeps every participant (and its cost).
+Value* Partitioner::LocalOrGhost(const Value& v, int dev, const std::vector<int64_t>& shape,
+                                 const std::string& name) {
+  Value*& local = local_[v.id()][dev];
+  if (local == nullptr) {
+    local = out_->AddParam(out_->UniqueName(name.empty() ? "ghost" : name),
+                           Type::Tensor(v.type().dtype(), shape, Device(dev)), v.loc());
+  }
+  return local;
+}
+
+std::vector<std::vector<int>> Partitioner::KeptGroups(const std::vector<std::string>& axes) {
+  std::vector<std::vector<int>> groups = Groups(axes);
+  const size_t all = groups.size();
+  std::erase_if(groups, [&](const std::vector<int>& g) {
+    return std::none_of(g.begin(), g.end(), [&](int dev) { return Kept(dev); });
+  });
+  image_ = groups.empty() ? 0 : static_cast<double>(all) / static_cast<double>(groups.size());
+  return groups;
 }
 
 Op* Partitioner::Emit(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
@@ -108,6 +158,7 @@ Op* Partitioner::Emit(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
   if (const Attribute* task = origin.FindAttr("task");
       origin.kind() == OpKind::kMeshAllGather && task != nullptr)
     attrs["task"] = *task;
+  if (part_ != nullptr) part_->images.push_back(image_);
   return out_->AddOp(kind, std::move(inputs), std::move(attrs), unique, origin.loc());
 }
 
@@ -198,11 +249,11 @@ Status Partitioner::EmitCollective(const Op& op) {
     attrs["concat_axis"] = Attribute(op.GetInt("concat_axis", 0));
   }
   bool then_slice = uneven_rs || uneven_a2a;
-  for (const std::vector<int>& group : Groups(axes)) {
+  for (const std::vector<int>& group : KeptGroups(axes)) {
     std::vector<Value*> inputs;
     std::vector<std::string> names;
     for (int dev : group) {
-      inputs.push_back(Local(in, dev));
+      inputs.push_back(LocalOrGhost(*in, dev));
       names.push_back(then_slice ? LocalName(res, dev) + ".whole" : LocalName(res, dev));
     }
     Op* c = Emit(global, std::move(inputs), attrs, names, op);
@@ -215,7 +266,9 @@ Status Partitioner::EmitCollective(const Op& op) {
   int dim = uneven_rs ? axis : split;
   for (const std::string& a : axes) std::erase(whole.dims[dim], a);
   if (!whole.offsets.empty()) whole.offsets[dim].clear();
+  ImagePerDevice();
   for (int dev = 0; dev < num_devices(); ++dev) {
+    if (!Kept(dev)) continue;
     std::vector<int64_t> coords = mesh().Coords(dev);
     Box have = ShardBox(whole, mesh(), res.type().shape(), coords);
     Box want = ShardBox(*res.sharding(), mesh(), res.type().shape(), coords);
@@ -237,7 +290,13 @@ Status Partitioner::EmitTransfer(const Op& op) {
   const Value* in = op.input(0);
   const Value& res = *op.result(0);
   const Mesh& from = MeshOfValue(*in);
+  ImagePerDevice();
   for (int dev = 0; dev < num_devices(); ++dev) {
+    if (KeptOn(from, dev) != Kept(dev))
+      return FailedPrecondition(op.loc())
+             << op.Name() << " sends from " << from.devices()[dev] << " to " << Device(dev)
+             << ": one is kept, the other not";
+    if (!Kept(dev)) continue;
     DeviceId src = from.devices()[dev];
     if (src == Device(dev)) {
       local_[res.id()][dev] = Local(in, dev);
@@ -255,7 +314,9 @@ Status Partitioner::EmitTransfer(const Op& op) {
 Status Partitioner::EmitCompute(const Op& op) {
   if (op.kind() == OpKind::kRange && !op.result(0)->sharding()->IsReplicated())
     return Unimplemented(op.loc()) << "a sharded Range is not supported yet";
+  ImagePerDevice();
   for (int dev = 0; dev < num_devices(); ++dev) {
+    if (!Kept(dev)) continue;
     std::vector<Value*> inputs;
     for (int i = 0; i < op.num_inputs(); ++i) inputs.push_back(Local(op.input(i), dev));
     AttrMap attrs = op.attrs();
@@ -428,19 +489,34 @@ Status Partitioner::EmitLogSumExpReduce(const Op& op) {
   const std::vector<std::string>& axes = op.FindAttr("axes")->AsStrings();
   const int64_t rank = in->type().rank();
   const std::string base = res.name().empty() ? "lse" : res.name();
-  for (const std::vector<int>& group : Groups(axes)) {
+  const std::vector<std::vector<int>> groups = KeptGroups(axes);
+  const double group_image = image_;
+  for (const std::vector<int>& group : groups) {
     std::vector<Value*> pieces;
     std::vector<std::string> names;
     for (int dev : group) {
-      pieces.push_back(Emit(OpKind::kUnsqueeze, {Local(in, dev)},
-                            {{"axes", Attribute(std::vector<int64_t>{rank})}},
-                            {base + ".piece." + Device(dev).ToString()}, op)
-                           ->result(0));
+      const std::string piece = base + ".piece." + Device(dev).ToString();
+      if (Kept(dev)) {
+        ImagePerDevice();
+        pieces.push_back(Emit(OpKind::kUnsqueeze, {Local(in, dev)},
+                              {{"axes", Attribute(std::vector<int64_t>{rank})}}, {piece}, op)
+                             ->result(0));
+      } else {
+        // The piece a device left out would gather (LocalOrGhost).
+        std::vector<int64_t> shape = LocalShape(*in, dev);
+        shape.push_back(1);
+        pieces.push_back(out_->AddParam(out_->UniqueName(piece),
+                                        Type::Tensor(in->type().dtype(), shape, Device(dev)),
+                                        in->loc()));
+      }
       names.push_back(base + ".pieces." + Device(dev).ToString());
     }
+    image_ = group_image;
     Op* gather =
         Emit(OpKind::kAllGather, std::move(pieces), {{"axis", Attribute(rank)}}, names, op);
+    ImagePerDevice();
     for (size_t i = 0; i < group.size(); ++i) {
+      if (!Kept(group[i])) continue;
       local_[res.id()][group[i]] = Emit(OpKind::kLogSumExp, {gather->result(static_cast<int>(i))},
                                         {}, {LocalName(res, group[i])}, op)
                                        ->result(0);
@@ -462,7 +538,9 @@ Status Partitioner::PartitionOp(const Op& op) {
     case OpKind::kShard:
       return FailedPrecondition(op.loc()) << "Shard op left: materialise the program first";
     case OpKind::kMeshSlice:
+      ImagePerDevice();
       for (int dev = 0; dev < num_devices(); ++dev) {
+        if (!Kept(dev)) continue;
         DISTIR_RETURN_IF_ERROR(EmitSlice(op, op.input(0), static_cast<int>(op.GetInt("axis", 0)),
                                          dev, local_[op.result(0)->id()][dev]));
       }
@@ -489,6 +567,7 @@ StatusOr<std::unique_ptr<Function>> Partitioner::Run() {
     mesh_ = &MeshOfValue(*p);
     local_[p->id()].resize(num_devices());
     for (int dev = 0; dev < num_devices(); ++dev) {
+      if (!Kept(dev)) continue;
       Type t = Type::Tensor(p->type().dtype(), LocalShape(*p, dev), Device(dev));
       local_[p->id()][dev] = out_->AddParam(LocalName(*p, dev), t, p->loc());
     }
@@ -496,20 +575,28 @@ StatusOr<std::unique_ptr<Function>> Partitioner::Run() {
   for (const auto& op : fn_.ops()) DISTIR_RETURN_IF_ERROR(PartitionOp(*op));
   std::vector<Value*> returns;
   for (const Value* v : fn_.returns()) {
-    for (Value* local : local_[v->id()]) returns.push_back(local);
+    const std::vector<Value*>& locals = local_[v->id()];
+    for (size_t dev = 0; dev < locals.size(); ++dev) {
+      if (KeptOn(MeshOfValue(*v), static_cast<int>(dev))) returns.push_back(locals[dev]);
+    }
   }
   out_->SetReturns(std::move(returns), fn_.return_loc());
   return std::move(out_);
 }
 
-// Every local type must be what the value's sharding says for its device.
-Status CheckLocalTypes(const Module& module, const Function& global, const Function& local) {
+// Every local type must be what the value's sharding says for its device
+// (of the devices `keep` marks, if given).
+Status CheckLocalTypes(const Module& module, const Function& global, const Function& local,
+                       const std::vector<char>* keep) {
   size_t next = 0;
   for (size_t i = 0; i < global.returns().size(); ++i) {
     const Value& g = *global.returns()[i];
     const Mesh& mesh = *module.LookupMesh(g.sharding()->mesh);
     const size_t n = static_cast<size_t>(mesh.num_devices());
     for (size_t dev = 0; dev < n; ++dev) {
+      const int32_t id = mesh.devices()[dev].value();
+      if (keep != nullptr && (id >= static_cast<int32_t>(keep->size()) || (*keep)[id] == 0))
+        continue;
       const Value& l = *local.returns()[next++];
       std::vector<int64_t> want =
           g.sharding()->LocalShape(mesh, g.type().shape(), mesh.Coords(static_cast<int64_t>(dev)));
@@ -530,7 +617,18 @@ Status PartitionShardings(Module& module, std::string function) {
   DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> local, Partitioner(module, *fn).Run());
   std::unique_ptr<Function> global = module.ReplaceFunction(std::move(local));
   DISTIR_RETURN_IF_ERROR(InferTypes(module));
-  return CheckLocalTypes(module, *global, *module.Lookup(function));
+  return CheckLocalTypes(module, *global, *module.Lookup(function), nullptr);
+}
+
+Status PartitionShardingsPart(Module& module, std::string function, DevicePart& part) {
+  part.images.clear();
+  Function* fn = module.Lookup(function);
+  if (fn == nullptr) return NotFound() << "no function @" << function << " to partition";
+  if (MeshOf(module, *fn) == nullptr) return Status::Ok();
+  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> local, Partitioner(module, *fn, &part).Run());
+  std::unique_ptr<Function> global = module.ReplaceFunction(std::move(local));
+  DISTIR_RETURN_IF_ERROR(InferTypes(module));
+  return CheckLocalTypes(module, *global, *module.Lookup(function), &part.keep);
 }
 
 }  // namespace distir::sharding

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ir/function.h"
 #include "support/status.h"
@@ -32,5 +33,24 @@ namespace distir::sharding {
 /// unchanged. Errors (Unimplemented, naming the op): reductions other than
 /// sum across devices, a sharded Range, ops whose local form is not known.
 Status PartitionShardings(Module& module, std::string function);
+
+/// The part of the per-device program on some devices (DevicePart::keep),
+/// for a simulation that stands one data-parallel replica for all
+/// (docs/cost_model.md §3.2) without building the others: only the kept
+/// devices' ops and parameters are emitted, and a collective whose group
+/// holds a kept device is emitted whole, its other members' operands being
+/// parameters of their local types (so it is costed over all its
+/// participants, as sharding::ExpandMicrobatches' restriction keeps it).
+/// `images` gets, per op of the result, how many ops of the whole program it
+/// stands for (the whole's count of that global op over the part's: N / kept
+/// for per-device ops, groups / groups emitted for collectives), so that
+/// their sum over the part is the whole program's op count. Errors: those of
+/// PartitionShardings; FailedPrecondition where a transfer joins a kept and
+/// another device.
+struct DevicePart {
+  std::vector<char> keep;  ///< by device id: nonzero for the devices emitted
+  std::vector<double> images;
+};
+Status PartitionShardingsPart(Module& module, std::string function, DevicePart& part);
 
 }  // namespace distir::sharding

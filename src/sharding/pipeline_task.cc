@@ -26,16 +26,21 @@ void InheritTasks(Function& fn) {
                   [](const auto& op) { return op->FindAttr("task") != nullptr; }))
     return;
   // What only update ops read (the reduction of an accumulated gradient) is
-  // update work: it runs after every task, as the step's gradient sync.
+  // update work: it runs after every task, as the step's gradient sync. A
+  // result nobody reads does not count (a collective's result on a device a
+  // partial partition leaves out, partition.h).
   std::vector<int> users(fn.num_values(), 0), update_users(fn.num_values(), 0);
   std::vector<const Op*> an_update_user(fn.num_values(), nullptr);
   for (auto it = fn.ops().rbegin(); it != fn.ops().rend(); ++it) {
     Op& op = **it;
     if (op.FindAttr("task") == nullptr && op.num_results() > 0) {
       bool all_update = true;
-      for (const auto& r : op.results())
-        all_update = all_update && users[r->id()] > 0 && users[r->id()] == update_users[r->id()];
-      if (all_update) SetTask(op, *GetTask(*an_update_user[op.result(0)->id()]));
+      const Op* update = nullptr;
+      for (const auto& r : op.results()) {
+        all_update = all_update && users[r->id()] == update_users[r->id()];
+        if (update == nullptr) update = an_update_user[r->id()];
+      }
+      if (all_update && update != nullptr) SetTask(op, *GetTask(*update));
     }
     std::optional<TaskTag> t = GetTask(op);
     for (const Value* v : op.inputs()) {

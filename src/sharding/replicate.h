@@ -67,14 +67,18 @@ Status ReplicateMicrobatches(Module& module, std::string function, int64_t micro
 /// costs and buffers. With `keep_devices` (by device id), only the part of
 /// it on those devices: the ops that touch one, a collective with only its
 /// operands and results there (ExpandedProgram::keep_device; the replica
-/// symmetry of docs/cost_model.md §3.2). Errors: FailedPrecondition where
+/// symmetry of docs/cost_model.md §3.2). With `op_images` (per op of `fn`,
+/// a template that is itself a part, PartitionShardingsPart's images), the
+/// op count of the whole (ExpandedProgram::whole_num_ops) weighs each op by
+/// its images. Errors: FailedPrecondition where
 /// ReplicateMicrobatches refuses (K = 1 included: a call, a shared op reading
 /// a microbatch early), or, with `keep_devices`, where an op other than a
 /// collective or a value joins kept and other devices.
 StatusOr<ExpandedProgram> ExpandMicrobatches(const Function& fn, int64_t microbatches,
                                              const std::vector<std::string>& batch_params,
                                              std::vector<std::optional<TaskTag>>& tasks,
-                                             const std::vector<char>* keep_devices = nullptr);
+                                             const std::vector<char>* keep_devices = nullptr,
+                                             const std::vector<double>* op_images = nullptr);
 
 /// The names ReplicateMicrobatches gives the results of the ops of `program`,
 /// ExpandMicrobatches' (or ExpandMicrobatchesInOrder's) whole program of
@@ -100,7 +104,8 @@ std::optional<std::vector<std::string>> CopyNames(const Function& fn, int64_t mi
 StatusOr<std::optional<ExpandedProgram>> ExpandMicrobatchesInOrder(
     const Function& fn, int64_t microbatches, const std::vector<std::string>& batch_params,
     PipelineSchedule schedule, int64_t virtual_stages,
-    const std::vector<char>* keep_devices = nullptr);
+    const std::vector<char>* keep_devices = nullptr,
+    const std::vector<double>* op_images = nullptr);
 
 /// The program ExpandMicrobatchesInOrder writes, as kinds of segments and
 /// their order (ir/segmented_program.h: each task of a stage, microbatch 0
@@ -113,6 +118,7 @@ StatusOr<std::optional<ExpandedProgram>> ExpandMicrobatchesInOrder(
 StatusOr<std::optional<SegmentedProgram>> ExpandMicrobatchSegments(
     const Function& fn, int64_t microbatches, const std::vector<std::string>& batch_params,
     PipelineSchedule schedule, int64_t virtual_stages,
-    const std::vector<char>* keep_devices = nullptr);
+    const std::vector<char>* keep_devices = nullptr,
+    const std::vector<double>* op_images = nullptr);
 
 }  // namespace distir::sharding

@@ -103,6 +103,28 @@ inline void ExpectSegmentOrderAsOps(const GridTemplate& t, const GridOptions& gr
   }
 }
 
+// The same figures, bit for bit: times, op counts, per-device busy, idle
+// and memory (by kind).
+inline void ExpectSameFigures(const sim::SimulationResult& a, const sim::SimulationResult& b) {
+  EXPECT_EQ(a.iteration_time_s, b.iteration_time_s);
+  EXPECT_EQ(a.num_ops, b.num_ops);
+  EXPECT_EQ(a.fits_in_memory, b.fits_in_memory);
+  EXPECT_EQ(a.batch_size, b.batch_size);
+  EXPECT_EQ(a.throughput, b.throughput);
+  EXPECT_EQ(a.devices.size(), b.devices.size());
+  for (size_t d = 0; d < std::min(a.devices.size(), b.devices.size()); ++d) {
+    const sim::DeviceResult& x = a.devices[d];
+    const sim::DeviceResult& y = b.devices[d];
+    EXPECT_EQ(x.device, y.device) << d;
+    EXPECT_EQ(x.compute_s, y.compute_s) << d;
+    EXPECT_EQ(x.communication_s, y.communication_s) << d;
+    EXPECT_EQ(x.idle_s, y.idle_s) << d;
+    EXPECT_EQ(x.peak_memory_bytes, y.peak_memory_bytes) << "device " << d;
+    EXPECT_EQ(x.memory_at_peak, y.memory_at_peak) << "device " << d;
+    EXPECT_EQ(x.peak_memory_by_kind, y.peak_memory_by_kind) << "device " << d;
+  }
+}
+
 // The simulation composed per kind of segment (SegmentTemplate,
 // sim::SimulateSegmented) equals the copies' simulated op by op
 // (ExpandTemplate, sim::SimulateExpanded): the same peaks, op counts and
@@ -143,25 +165,52 @@ inline int ExpectComposedAsExpanded(const GridTemplate& t, const GridOptions& gr
     EXPECT_TRUE(b.ok()) << b.status().ToString();
     if (!a.ok() || !b.ok()) continue;
     ++composed;
-    EXPECT_EQ(a->iteration_time_s, b->iteration_time_s);
-    EXPECT_EQ(a->num_ops, b->num_ops);
-    EXPECT_EQ(a->fits_in_memory, b->fits_in_memory);
-    EXPECT_EQ(a->batch_size, b->batch_size);
-    EXPECT_EQ(a->throughput, b->throughput);
-    EXPECT_EQ(a->devices.size(), b->devices.size());
-    for (size_t d = 0; d < std::min(a->devices.size(), b->devices.size()); ++d) {
-      const sim::DeviceResult& x = a->devices[d];
-      const sim::DeviceResult& y = b->devices[d];
-      EXPECT_EQ(x.device, y.device) << d;
-      EXPECT_EQ(x.compute_s, y.compute_s) << d;
-      EXPECT_EQ(x.communication_s, y.communication_s) << d;
-      EXPECT_EQ(x.idle_s, y.idle_s) << d;
-      EXPECT_EQ(x.peak_memory_bytes, y.peak_memory_bytes) << "device " << d;
-      EXPECT_EQ(x.memory_at_peak, y.memory_at_peak) << "device " << d;
-      EXPECT_EQ(x.peak_memory_by_kind, y.peak_memory_by_kind) << "device " << d;
-    }
+    ExpectSameFigures(*a, *b);
   }
   return composed;
+}
+
+// Replica 0's part of the grid point built alone (DistributedTemplate with
+// its devices, sharding/partition.h's PartitionShardingsPart) simulates as
+// the same part cut out of the whole template `whole`: the same figures bit
+// for bit, the whole program's op count included, from the copies and,
+// where they apply, from kinds of segments. Both cut out, or neither.
+// Returns whether the part was built and cut out (the search then uses it).
+inline bool ExpectPartAsWhole(const Function& seq, const GridTemplate& whole,
+                              const GridOptions& grid, const std::vector<ParamRule>& rules,
+                              sim::CostModel& costs, int devices_per_replica,
+                              const sim::MemoryClassifier& kinds = {}) {
+  const std::vector<char> keep(static_cast<size_t>(devices_per_replica), 1);
+  StatusOr<GridTemplate> part = DistributedTemplate(seq, grid, rules, &keep);
+  if (!part.ok() && part.status().code() == StatusCode::kFailedPrecondition) return false;
+  EXPECT_TRUE(part.ok()) << part.status().ToString();
+  if (!part.ok()) return false;
+  EXPECT_LT(part->module.entry()->ops().size(), whole.module.entry()->ops().size());
+  StatusOr<ExpandedProgram> from_whole = ExpandTemplate(whole, grid, &keep);
+  StatusOr<ExpandedProgram> from_part = ExpandTemplate(*part, grid, &keep);
+  EXPECT_EQ(from_whole.ok(), from_part.ok())
+      << from_whole.status().ToString() << " / " << from_part.status().ToString();
+  if (!from_whole.ok() || !from_part.ok()) return false;
+  sim::SimulateOptions options;
+  options.record_trace = false;
+  options.record_memory_timeline = false;
+  options.memory_kind = kinds;
+  StatusOr<sim::SimulationResult> a =
+      sim::SimulateExpanded(whole.module, *whole.module.entry(), *from_whole, costs, options);
+  StatusOr<sim::SimulationResult> b =
+      sim::SimulateExpanded(part->module, *part->module.entry(), *from_part, costs, options);
+  EXPECT_TRUE(a.ok() && b.ok()) << a.status().ToString() << " / " << b.status().ToString();
+  if (!a.ok() || !b.ok()) return false;
+  ExpectSameFigures(*a, *b);
+  StatusOr<std::optional<SegmentedProgram>> segments = SegmentTemplate(*part, grid, &keep);
+  EXPECT_TRUE(segments.ok()) << segments.status().ToString();
+  if (segments.ok() && segments->has_value()) {
+    StatusOr<sim::SimulationResult> c =
+        sim::SimulateSegmented(part->module, *part->module.entry(), **segments, costs, options);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    if (c.ok()) ExpectSameFigures(*a, *c);
+  }
+  return true;
 }
 
 }  // namespace distir::sharding

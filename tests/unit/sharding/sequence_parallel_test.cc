@@ -173,6 +173,11 @@ TEST_P(ExpandedTransformerTest, ExpandedSimulatesAsBuilt) {
   EXPECT_EQ(
       ExpectComposedAsExpanded(t, grid, costs, static_cast<int>(c.tp * c.pp), TransformerKind) > 0,
       c.vpp == 1 || c.microbatches > 2);
+  // Replica 0's template built alone, as the search builds it (D > 1).
+  if (c.dp > 1) {
+    EXPECT_TRUE(ExpectPartAsWhole(*seq.entry(), t, grid, rules, costs,
+                                  static_cast<int>(c.tp * c.pp), TransformerKind));
+  }
   ASSERT_OK_AND_ASSIGN(sim::SimulationResult a,
                        sim::Simulate(built, *built.entry(), costs, options));
   ASSERT_OK_AND_ASSIGN(sim::SimulationResult b, sim::SimulateExpanded(x.module, *x.module.entry(),

@@ -305,6 +305,11 @@ TEST_P(ExpandTest, ExpandedSimulatesAsBuilt) {
   EXPECT_GT(ExpectComposedAsExpanded(t, grid, costs, static_cast<int>(GetParam().tp * grid.pp),
                                      KindByName),
             0);
+  // Replica 0's template built alone, as the search builds it (D > 1).
+  if (GetParam().dp > 1) {
+    EXPECT_TRUE(ExpectPartAsWhole(*seq.entry(), t, grid, rules, costs,
+                                  static_cast<int>(GetParam().tp * grid.pp), KindByName));
+  }
   ASSERT_OK_AND_ASSIGN(sim::SimulationResult a,
                        sim::Simulate(built, *built.entry(), costs, options));
   ASSERT_OK_AND_ASSIGN(sim::SimulationResult b, sim::SimulateExpanded(x.module, *x.module.entry(),
