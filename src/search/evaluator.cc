@@ -98,27 +98,23 @@ std::vector<char> ReplicaZeroDevices(const ParallelOptions& o, int devices_per_n
   return std::vector<char>(static_cast<size_t>(o.tp * o.pp), 1);
 }
 
-StatusOr<ExpandedProgram> ExpandReplicaZero(const sharding::GridTemplate& t,
-                                            const sharding::GridOptions& grid,
-                                            const ParallelOptions& o, int devices_per_node) {
+StatusOr<sharding::ExpandedGrid> ExpandedReplicaZero(const Function& seq,
+                                                     const sharding::GridOptions& grid,
+                                                     const std::vector<sharding::ParamRule>& rules,
+                                                     const ParallelOptions& o,
+                                                     int devices_per_node) {
   const std::vector<char> keep = ReplicaZeroDevices(o, devices_per_node);
-  if (keep.empty()) return sharding::ExpandTemplate(t, grid);
-  StatusOr<ExpandedProgram> x = sharding::ExpandTemplate(t, grid, &keep);
-  if (x.status().code() == StatusCode::kFailedPrecondition)
-    return sharding::ExpandTemplate(t, grid);
-  return x;
-}
-
-StatusOr<std::optional<SegmentedProgram>> SegmentReplicaZero(const sharding::GridTemplate& t,
-                                                             const sharding::GridOptions& grid,
-                                                             const ParallelOptions& o,
-                                                             int devices_per_node) {
-  const std::vector<char> keep = ReplicaZeroDevices(o, devices_per_node);
-  if (keep.empty()) return sharding::SegmentTemplate(t, grid);
-  StatusOr<std::optional<SegmentedProgram>> x = sharding::SegmentTemplate(t, grid, &keep);
-  if (x.status().code() == StatusCode::kFailedPrecondition)
-    return sharding::SegmentTemplate(t, grid);
-  return x;
+  if (!keep.empty()) {
+    StatusOr<sharding::GridTemplate> t = sharding::DistributedTemplate(seq, grid, rules, &keep);
+    StatusOr<ExpandedProgram> x =
+        t.ok() ? sharding::ExpandTemplate(*t, grid, &keep) : StatusOr<ExpandedProgram>(t.status());
+    if (x.ok()) return sharding::ExpandedGrid{std::move(t->module), std::move(x).value()};
+    if (x.status().code() != StatusCode::kFailedPrecondition) return x.status();
+  }
+  DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate t,
+                          sharding::DistributedTemplate(seq, grid, rules));
+  DISTIR_ASSIGN_OR_RETURN(ExpandedProgram x, sharding::ExpandTemplate(t, grid));
+  return sharding::ExpandedGrid{std::move(t.module), std::move(x)};
 }
 
 // The result of replica 0 as the whole program's: device d has the figures of

@@ -129,20 +129,16 @@ struct EvaluatorOptions {
 /// stands for all (docs/cost_model.md §3.2); empty otherwise.
 std::vector<char> ReplicaZeroDevices(const ParallelOptions& o, int devices_per_node);
 
-/// The grid point's program from template `t` with replica 0's part only
-/// where ReplicaZeroDevices gives one and it can be cut out
-/// (ExpandedProgram::keep_device set), else the whole program.
-StatusOr<ExpandedProgram> ExpandReplicaZero(const sharding::GridTemplate& t,
-                                            const sharding::GridOptions& grid,
-                                            const ParallelOptions& o, int devices_per_node);
-
-/// SegmentTemplate's program of the grid point from template `t`, replica
-/// 0's part only as ExpandReplicaZero has it; nullopt where it cannot be
-/// written so.
-StatusOr<std::optional<SegmentedProgram>> SegmentReplicaZero(const sharding::GridTemplate& t,
-                                                             const sharding::GridOptions& grid,
-                                                             const ParallelOptions& o,
-                                                             int devices_per_node);
+/// The grid point's template and program, built for replica 0's devices
+/// alone where ReplicaZeroDevices gives them and the part can be cut out
+/// (sharding::DistributedTemplate with them; ExpandedProgram::keep_device
+/// set), else whole. Errors: those of DistributedTemplate and ExpandTemplate
+/// for the whole (FailedPrecondition: it is not built from a template).
+StatusOr<sharding::ExpandedGrid> ExpandedReplicaZero(const Function& seq,
+                                                     const sharding::GridOptions& grid,
+                                                     const std::vector<sharding::ParamRule>& rules,
+                                                     const ParallelOptions& o,
+                                                     int devices_per_node);
 
 /// The simulation of replica 0 (ReplicaZeroDevices) as that of all D
 /// replicas: device d gets the figures of device d mod T P.

@@ -316,15 +316,13 @@ StatusOr<std::optional<sharding::ExpandedGrid>> ExpandedTransformer(
   if (Status fits = search::CheckMemoryEstimate(bytes, ops, f.max_memory); !fits.ok()) {
     return fits.Prefix(f.model + " " + DescribeParallelOptions(o) + " is too large: it ");
   }
-  // Replica 0 stands for all D where they sit alike (the search's rule);
-  // where its part cannot be cut out, the whole program.
-  DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate t,
-                          sharding::DistributedTemplate(*seq.entry(), grid.grid, grid.rules));
-  StatusOr<ExpandedProgram> x = search::ExpandReplicaZero(t, grid.grid, o, hw.devices_per_node);
+  // Replica 0 stands for all D where they sit alike (the search's rule),
+  // built alone; where its part cannot be cut out, the whole program.
+  StatusOr<sharding::ExpandedGrid> x =
+      search::ExpandedReplicaZero(*seq.entry(), grid.grid, grid.rules, o, hw.devices_per_node);
   if (!x.ok() && x.status().code() == StatusCode::kFailedPrecondition) return NotExpanded();
   if (!x.ok()) return x.status();
-  return std::optional<sharding::ExpandedGrid>(
-      sharding::ExpandedGrid{std::move(t.module), std::move(x).value()});
+  return std::optional<sharding::ExpandedGrid>(std::move(x).value());
 }
 
 // Model mode: the named model at the requested batch, distributed by the
