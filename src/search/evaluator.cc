@@ -262,11 +262,19 @@ bool Evaluator::RejectTooLarge(const Function& seq, const ParallelOptions& o, bo
   if (expanded) {
     ParallelOptions one = o;
     one.microbatches = 1;
-    // With replica 0 standing for all (ReplicaZeroDevices), its copies only.
+    // With replica 0 standing for all (ReplicaZeroDevices), its template and
+    // copies only.
     const bool replica_zero =
         options_.replica_symmetry && !ReplicaZeroDevices(o, e_.hardware.devices_per_node).empty();
-    const double copies = replica_zero ? ops / static_cast<double>(o.dp) : ops;
-    bytes = EstimateExpandedMemoryBytes(copies, EstimateProgramOps(seq, one, one_replica));
+    const double built = replica_zero ? static_cast<double>(o.dp) : 1.0;
+    const double copies = ops / built;
+    const double template_ops = EstimateProgramOps(seq, one, one_replica) / built;
+    // From kinds of segments where they apply; where they do not,
+    // SimulateTemplate checks the copies' estimate before writing them.
+    bytes = options_.composed_segments
+                ? EstimateSegmentedMemoryBytes(copies, template_ops,
+                                               static_cast<double>(seq.ops().size()))
+                : EstimateExpandedMemoryBytes(copies, template_ops);
   }
   Status fits = CheckMemoryEstimate(bytes, ops, options_.max_memory_bytes);
   if (fits.ok()) return false;
@@ -426,6 +434,11 @@ std::optional<bool> Evaluator::SimulateTemplateInto(const TemplatePoint& p,
       SimulateTemplate(p.grid, keep, p.config.batch, unexpanded);
   if (!unexpanded.ok()) {
     if (unexpanded.code() == StatusCode::kFailedPrecondition) return refused();
+    if (unexpanded.code() == StatusCode::kResourceExhausted) {
+      r.status = ConfigStatus::kTooLarge;
+      r.reason = unexpanded.message();
+      return true;
+    }
     return fail(unexpanded);
   }
   if (simulated.ok() && keep != nullptr) *simulated = AllReplicas(std::move(*simulated), p.o);
@@ -448,6 +461,15 @@ StatusOr<sim::SimulationResult> Evaluator::SimulateTemplate(const sharding::Grid
           sim::SimulateSegmented(m, *m.entry(), **x, costs_, so);
       if (composed.ok() || composed.status().code() != StatusCode::kUnimplemented) return composed;
     }
+  }
+  if (options_.composed_segments) {
+    // Estimated before building as kinds of segments: the copies' own
+    // estimate (at most K copies of every template op) before writing them.
+    const auto template_ops = static_cast<double>(m.entry()->ops().size());
+    const double copies = template_ops * static_cast<double>(grid.microbatches);
+    unexpanded = CheckMemoryEstimate(EstimateExpandedMemoryBytes(copies, template_ops), copies,
+                                     options_.max_memory_bytes);
+    if (!unexpanded.ok()) return unexpanded;
   }
   StatusOr<ExpandedProgram> x = sharding::ExpandTemplate(*template_, grid, keep);
   if (!x.ok()) {

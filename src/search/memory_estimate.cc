@@ -27,6 +27,11 @@ double EstimateExpandedMemoryBytes(double ops, double template_ops) {
   return kBaseMemoryBytes + template_ops * kMemoryBytesPerOp + ops * kExpandedMemoryBytesPerOp;
 }
 
+double EstimateSegmentedMemoryBytes(double ops, double template_ops, double sequential_ops) {
+  return kBaseMemoryBytes + sequential_ops * kGlobalViewMemoryBytesPerOp +
+         2 * template_ops * kMemoryBytesPerOp + ops * kSegmentedMemoryBytesPerOp;
+}
+
 Status CheckMemoryEstimate(double estimate_bytes, double ops, int64_t limit_bytes) {
   if (limit_bytes <= 0 || estimate_bytes <= static_cast<double>(limit_bytes)) {
     return Status::Ok();

@@ -39,6 +39,16 @@ inline constexpr double kStreamedTraceMemoryBytesPerOp = 256;
 /// 2.00 GB built whole) and 128 (Megatron's 1T on 512 GPUs, T 8 P 64 K 512,
 /// 9.05e7 ops: 11.6 GB peak).
 inline constexpr double kExpandedMemoryBytesPerOp = 192;
+/// Per op of a program simulated from kinds of segments
+/// (ir/segmented_program.h, docs/cost_model.md §3.3): measured 1.7 on
+/// GPT-3 175B on 1024 A100s (T 8, micro batch 1: P 16, 2.4e7 ops of replica
+/// 0, 296 MB peak; P 64, 9.8e7 ops, 420 MB).
+inline constexpr double kSegmentedMemoryBytesPerOp = 8;
+/// Per op of the sequential model, for the passes on its global view that
+/// build a template (microbatches, stages, recomputation, shardings): up to
+/// 16 KiB measured as what the template and the copies leave unexplained
+/// (37-144 MB on GPT-3 175B's 8971 ops, the most with P 8 and v 2-3).
+inline constexpr double kGlobalViewMemoryBytesPerOp = 24576;
 /// The default limit's share of the machine's memory (MachineMemoryBytes()).
 inline constexpr double kDefaultMemoryFraction = 0.8;
 
@@ -58,6 +68,16 @@ double EstimateMemoryBytes(double ops, bool with_trace);
 /// one microbatch (EstimateProgramOps with K = 1 ops, built as IR):
 /// kBaseMemoryBytes + template ops kMemoryBytesPerOp + ops kExpandedMemoryBytesPerOp.
 double EstimateExpandedMemoryBytes(double ops, double template_ops);
+
+/// The same simulated from kinds of segments (the search's default), with the
+/// template built for the devices simulated (`template_ops` of them) from a
+/// sequential model of `sequential_ops` ops: kBaseMemoryBytes +
+/// sequential ops kGlobalViewMemoryBytesPerOp + 2 template ops
+/// kMemoryBytesPerOp + ops kSegmentedMemoryBytesPerOp (the factor 2: the
+/// template's ops and the kinds and costs the simulation keeps of them).
+/// Measured 1.6-3.2 times below it on six GPT-3 175B points on 1024 A100s
+/// (docs/configs.md, "Memory of distir itself").
+double EstimateSegmentedMemoryBytes(double ops, double template_ops, double sequential_ops);
 
 /// ResourceExhausted when `estimate_bytes` is above `limit_bytes` (0: no limit),
 /// e.g. "needs about 26.10 GiB of memory to build and simulate its program of

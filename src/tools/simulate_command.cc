@@ -308,11 +308,11 @@ StatusOr<std::optional<sharding::ExpandedGrid>> ExpandedTransformer(
   const double ops = search::EstimateProgramOps(*seq.entry(), o, /*one_replica=*/false);
   ParallelOptions one = o;
   one.microbatches = 1;
-  // With replica 0 standing for all, its copies only (the template is whole).
+  // With replica 0 standing for all, its template and copies only.
   const std::vector<char> keep = search::ReplicaZeroDevices(o, hw.devices_per_node);
-  const double copies = keep.empty() ? ops : ops / static_cast<double>(o.dp);
+  const double built = keep.empty() ? 1.0 : static_cast<double>(o.dp);
   const double bytes = search::EstimateExpandedMemoryBytes(
-      copies, search::EstimateProgramOps(*seq.entry(), one, /*one_replica=*/false));
+      ops / built, search::EstimateProgramOps(*seq.entry(), one, /*one_replica=*/false) / built);
   if (Status fits = search::CheckMemoryEstimate(bytes, ops, f.max_memory); !fits.ok()) {
     return fits.Prefix(f.model + " " + DescribeParallelOptions(o) + " is too large: it ");
   }

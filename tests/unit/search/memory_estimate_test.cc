@@ -62,17 +62,17 @@ TEST(MemoryEstimateTest, DefaultIsAShareOfTheMachine) {
   EXPECT_NEAR(static_cast<double>(DefaultMaxMemory(4)), 0.2 * static_cast<double>(*machine), 1.0);
 }
 
-// An mlp-tiny grid (42 sequential ops) under a limit that only the D = 1
-// programs fit: the others are too-large, with the estimate, and never built.
+// An mlp-tiny grid (42 sequential ops) under a limit that only the T = 1
+// program fits: T = 8 is too-large, with the estimate, and never built.
 TEST(MemoryEstimateTest, ConfigurationsAboveTheLimitAreTooLarge) {
   StatusOr<Experiment> e = ParseExperiment(
       "name: t\nmodel: mlp-tiny\nhardware: ../hardware/dgx2-v100.yaml\nworld_size: 8\n"
-      "space:\n  batch: [32]\n  dp: [1, 8]\n  tp: [1]\n  pp: [1]\n"
+      "space:\n  batch: [32]\n  dp: [1]\n  tp: [1, 8]\n  pp: [1]\n"
       "constraints: {world: at_most}\n",
       SourcePath("configs/experiments/t.yaml"));
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EvaluatorOptions options;
-  options.max_memory_bytes = static_cast<int64_t>(kBaseMemoryBytes) + 200 * 768;
+  options.max_memory_bytes = static_cast<int64_t>(kBaseMemoryBytes) + 1600 * 1024;
   Evaluator evaluator(*e, options);
   const std::vector<Config> configs = EnumerateConfigs(*e);
   ASSERT_EQ(configs.size(), 2u);
@@ -81,11 +81,12 @@ TEST(MemoryEstimateTest, ConfigurationsAboveTheLimitAreTooLarge) {
   const ConfigResult eight = evaluator.Evaluate(configs[1]);
   EXPECT_EQ(eight.status, ConfigStatus::kTooLarge);
   EXPECT_STREQ(StatusName(eight.status), "too-large");
-  // 8 * (1.25 * 42 + 4 + 42) = 788 ops, as copies of a template
-  // (EstimateExpandedMemoryBytes).
+  // 8 * (1.25 * 42 + 4 + 42) = 788 ops, from kinds of segments of a template
+  // of as many (EstimateSegmentedMemoryBytes): 64 MiB + 42 x 24 KiB +
+  // 2 x 788 x 768 B + 788 x 8 B.
   EXPECT_EQ(eight.reason,
-            "needs about 64.60 MiB of memory to build and simulate its program of about 788 ops, "
-            "above the limit of 64.15 MiB (--max-memory)");
+            "needs about 66.14 MiB of memory to build and simulate its program of about 788 ops, "
+            "above the limit of 65.56 MiB (--max-memory)");
   EXPECT_EQ(evaluator.PredictedCost(configs[1]), 0);
 }
 
