@@ -74,13 +74,10 @@ const char* EvaluationName(Evaluation evaluation) {
       return "expanded";
     case Evaluation::kOneReplicaExpanded:
       return "one-replica expanded";
+    case Evaluation::kRepresentativesExpanded:
+      return "representatives expanded";
   }
   return "?";
-}
-
-bool ReplicasSitAlike(int64_t replica_devices, int devices_per_node) {
-  const int64_t node = std::max(1, devices_per_node);
-  return node % replica_devices == 0 || replica_devices % node == 0;
 }
 
 bool SimulatesOneReplica(const Experiment& e, const Config& c) {
@@ -91,50 +88,26 @@ bool SimulatesOneReplica(const Experiment& e, const Config& c) {
   return ReplicasSitAlike(o.tp * o.pp, e.hardware.devices_per_node);
 }
 
-// Device d of the world [dp, pp, tp] is (dp index * P + pp index) * T + tp
-// index (sharding/stage_meshes.h): replica r holds [r P T, (r + 1) P T).
-std::vector<char> ReplicaZeroDevices(const ParallelOptions& o, int devices_per_node) {
-  if (o.dp <= 1 || !ReplicasSitAlike(o.tp * o.pp, devices_per_node)) return {};
-  return std::vector<char>(static_cast<size_t>(o.tp * o.pp), 1);
-}
-
-StatusOr<sharding::ExpandedGrid> ExpandedReplicaZero(const Function& seq,
-                                                     const sharding::GridOptions& grid,
-                                                     const std::vector<sharding::ParamRule>& rules,
-                                                     const ParallelOptions& o,
-                                                     int devices_per_node) {
-  const std::vector<char> keep = ReplicaZeroDevices(o, devices_per_node);
-  if (!keep.empty()) {
-    StatusOr<sharding::GridTemplate> t = sharding::DistributedTemplate(seq, grid, rules, &keep);
-    StatusOr<ExpandedProgram> x =
-        t.ok() ? sharding::ExpandTemplate(*t, grid, &keep) : StatusOr<ExpandedProgram>(t.status());
-    if (x.ok()) return sharding::ExpandedGrid{std::move(t->module), std::move(x).value()};
+StatusOr<sharding::ExpandedGrid> ExpandedRepresentatives(
+    const Function& seq, const sharding::GridOptions& grid,
+    const std::vector<sharding::ParamRule>& rules, const ParallelOptions& o, int devices_per_node,
+    Representatives& used) {
+  for (Representatives& reps : RepresentativesOf(o, devices_per_node)) {
+    StatusOr<sharding::GridTemplate> t =
+        sharding::DistributedTemplate(seq, grid, rules, &reps.keep, reps.EvenAxis());
+    StatusOr<ExpandedProgram> x = t.ok() ? sharding::ExpandTemplate(*t, grid, &reps.keep)
+                                         : StatusOr<ExpandedProgram>(t.status());
+    if (x.ok()) {
+      used = std::move(reps);
+      return sharding::ExpandedGrid{std::move(t->module), std::move(x).value()};
+    }
     if (x.status().code() != StatusCode::kFailedPrecondition) return x.status();
   }
+  used = Representatives{};
   DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate t,
                           sharding::DistributedTemplate(seq, grid, rules));
   DISTIR_ASSIGN_OR_RETURN(ExpandedProgram x, sharding::ExpandTemplate(t, grid));
   return sharding::ExpandedGrid{std::move(t.module), std::move(x)};
-}
-
-// The result of replica 0 as the whole program's: device d has the figures of
-// device d mod P T, and every replica's devices are listed.
-sim::SimulationResult AllReplicas(sim::SimulationResult one, const ParallelOptions& o) {
-  const int64_t block = o.tp * o.pp;
-  std::vector<const sim::DeviceResult*> of(static_cast<size_t>(block), nullptr);
-  for (const sim::DeviceResult& d : one.devices) {
-    if (d.device.value() < block) of[static_cast<size_t>(d.device.value())] = &d;
-  }
-  std::vector<sim::DeviceResult> all;
-  all.reserve(static_cast<size_t>(block * o.dp));
-  for (int64_t id = 0; id < block * o.dp; ++id) {
-    const sim::DeviceResult* rep = of[static_cast<size_t>(id % block)];
-    if (rep == nullptr) continue;
-    all.push_back(*rep);
-    all.back().device = DeviceId(static_cast<int32_t>(id));
-  }
-  one.devices = std::move(all);
-  return one;
 }
 
 double EstimatedCost(const Experiment& e, const Config& c) {
@@ -389,22 +362,26 @@ bool Evaluator::SimulateExpandedInto(const Config& c, const Function& program,
   StatusOr<const std::vector<sharding::ParamRule>*> rules = CheckSharded(o, replicas);
   if (!rules.ok()) return false;  // the full path reports it
   const TemplatePoint point{c, program, o, Grid(o), **rules, replicas};
-  // Training replicas that sit alike on the nodes: replica 0 stands for all
-  // (docs/cost_model.md §3.2), its template built alone; where its part
-  // cannot be cut out, from the whole template.
-  const std::vector<char> keep = options_.replica_symmetry
-                                     ? ReplicaZeroDevices(o, e_.hardware.devices_per_node)
-                                     : std::vector<char>{};
-  if (!keep.empty() && part_refused_key_ != key) {
-    if (std::optional<bool> done = SimulateTemplateInto(point, &keep, key, r)) return *done;
-    part_refused_key_ = key;
+  // Training replicas, and tensor-parallel ranks, that sit alike on the
+  // nodes: a few stand for all (representatives.h, docs/cost_model.md §3.2),
+  // their template built alone; where their part cannot be cut out, the next
+  // way, and last the whole template.
+  if (options_.replica_symmetry) {
+    for (const Representatives& reps : RepresentativesOf(o, e_.hardware.devices_per_node)) {
+      const std::string part_key =
+          key + " part tp" + std::to_string(reps.tp) + " replica" + std::to_string(reps.replica);
+      if (refused_parts_.count(part_key) != 0) continue;
+      if (std::optional<bool> done = SimulateTemplateInto(point, &reps, part_key, r)) return *done;
+      refused_parts_.insert(part_key);
+    }
   }
   return SimulateTemplateInto(point, nullptr, key, r).value_or(false);
 }
 
 std::optional<bool> Evaluator::SimulateTemplateInto(const TemplatePoint& p,
-                                                    const std::vector<char>* keep,
+                                                    const Representatives* reps,
                                                     const std::string& key, ConfigResult& r) {
+  const std::vector<char>* keep = reps != nullptr ? &reps->keep : nullptr;
   // FailedPrecondition: the template cannot say the program, or not its part.
   auto refused = [&]() { return keep != nullptr ? std::optional<bool>() : false; };
   auto fail = [&](const Status& s) {
@@ -413,21 +390,20 @@ std::optional<bool> Evaluator::SimulateTemplateInto(const TemplatePoint& p,
     r.reason = s.message();
     return true;
   };
-  const std::string template_key = keep != nullptr ? key + " part" : key;
-  if (template_.has_value() && template_key_ == template_key) {
+  if (template_.has_value() && template_key_ == key) {
     // The checks that depend on K, which building the template ran for its own K.
     if (Status s = sharding::CheckGridPoint(p.program, p.grid, p.rules); !s.ok()) return fail(s);
   } else {
     template_.reset();
     template_key_.clear();
-    StatusOr<sharding::GridTemplate> built =
-        sharding::DistributedTemplate(p.program, p.grid, p.rules, keep);
+    StatusOr<sharding::GridTemplate> built = sharding::DistributedTemplate(
+        p.program, p.grid, p.rules, keep, reps != nullptr ? reps->EvenAxis() : "");
     if (!built.ok()) {
       if (built.status().code() == StatusCode::kFailedPrecondition) return refused();
       return fail(built.status());
     }
     template_ = std::move(built).value();
-    template_key_ = template_key;
+    template_key_ = key;
   }
   Status unexpanded;
   StatusOr<sim::SimulationResult> simulated =
@@ -441,10 +417,13 @@ std::optional<bool> Evaluator::SimulateTemplateInto(const TemplatePoint& p,
     }
     return fail(unexpanded);
   }
-  if (simulated.ok() && keep != nullptr) *simulated = AllReplicas(std::move(*simulated), p.o);
+  if (simulated.ok() && reps != nullptr)
+    *simulated = AllDevices(std::move(*simulated), *reps, p.o.dp * p.o.pp * p.o.tp);
   Record(std::move(simulated), p.config.batch, p.replicas, /*expanded=*/true, r);
-  if (keep != nullptr && r.evaluation == Evaluation::kExpanded)
-    r.evaluation = Evaluation::kOneReplicaExpanded;
+  if (reps != nullptr && r.evaluation == Evaluation::kExpanded) {
+    r.evaluation =
+        reps->tp > 0 ? Evaluation::kRepresentativesExpanded : Evaluation::kOneReplicaExpanded;
+  }
   return true;
 }
 

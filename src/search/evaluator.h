@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "io/results_file.h"
 #include "search/experiment.h"
 #include "search/grid.h"
+#include "search/representatives.h"
 #include "sharding/annotate.h"
 #include "sharding/grid.h"
 #include "sim/cost_model.h"
@@ -55,6 +57,9 @@ enum class Evaluation : int8_t {
   kOneReplica = 2,
   kExpanded = 3,
   kOneReplicaExpanded = 4,
+  /// Replica 0's tensor-parallel ranks 0 and 1 standing for all
+  /// (representatives.h), copies of the template.
+  kRepresentativesExpanded = 5,
 };
 
 /// "", "full", "one-replica", "expanded", "one-replica expanded".
@@ -83,11 +88,6 @@ struct ConfigResult {
 /// are those of replica 0's twin: the iteration time and peak memory are equal
 /// bit for bit, and the op count is D times one replica's.
 bool SimulatesOneReplica(const Experiment& e, const Config& c);
-
-/// Replicas of `replica_devices` devices sit alike on nodes of
-/// `devices_per_node`: one divides the other, so every replica's links are of
-/// the same kinds as replica 0's.
-bool ReplicasSitAlike(int64_t replica_devices, int devices_per_node);
 
 /// Relative cost of simulating `c`, for load balancing: proportional to the
 /// simulated program's op count, D T K (layers + 2), without D when one
@@ -122,27 +122,16 @@ struct EvaluatorOptions {
   int64_t max_memory_bytes = 0;
 };
 
-/// The devices of data-parallel replica 0 of a sharding-path program (by
-/// id: replica r holds [r T P, (r + 1) T P) of the world [dp, pp, tp]),
-/// where `o`'s D > 1 replicas of T P devices sit alike on nodes of
-/// `devices_per_node` (T P divides it or it divides T P): replica 0 then
-/// stands for all (docs/cost_model.md §3.2); empty otherwise.
-std::vector<char> ReplicaZeroDevices(const ParallelOptions& o, int devices_per_node);
-
-/// The grid point's template and program, built for replica 0's devices
-/// alone where ReplicaZeroDevices gives them and the part can be cut out
-/// (sharding::DistributedTemplate with them; ExpandedProgram::keep_device
-/// set), else whole. Errors: those of DistributedTemplate and ExpandTemplate
-/// for the whole (FailedPrecondition: it is not built from a template).
-StatusOr<sharding::ExpandedGrid> ExpandedReplicaZero(const Function& seq,
-                                                     const sharding::GridOptions& grid,
-                                                     const std::vector<sharding::ParamRule>& rules,
-                                                     const ParallelOptions& o,
-                                                     int devices_per_node);
-
-/// The simulation of replica 0 (ReplicaZeroDevices) as that of all D
-/// replicas: device d gets the figures of device d mod T P.
-sim::SimulationResult AllReplicas(sim::SimulationResult one, const ParallelOptions& o);
+/// The grid point's template and program, built for the fewest devices that
+/// stand for all (RepresentativesOf's first whose part can be built and cut
+/// out; ExpandedProgram::keep_device set), else whole; `used` gets the
+/// representatives (keep empty: whole). Errors: those of DistributedTemplate
+/// and ExpandTemplate for the whole (FailedPrecondition: it is not built from
+/// a template).
+StatusOr<sharding::ExpandedGrid> ExpandedRepresentatives(
+    const Function& seq, const sharding::GridOptions& grid,
+    const std::vector<sharding::ParamRule>& rules, const ParallelOptions& o, int devices_per_node,
+    Representatives& used);
 
 class Evaluator {
  public:
@@ -234,11 +223,11 @@ class Evaluator {
     const std::vector<sharding::ParamRule>& rules;
     int64_t replicas;
   };
-  /// SimulateExpandedInto from the template of the devices `keep` marks
-  /// (replica 0's part, built alone; null: all), cached under `key`: true
-  /// when recorded, false where the template cannot say the whole program,
-  /// nullopt where it cannot say the part.
-  std::optional<bool> SimulateTemplateInto(const TemplatePoint& p, const std::vector<char>* keep,
+  /// SimulateExpandedInto from the template of the devices `reps` keeps
+  /// (built alone; null: all), cached under `key`: true when recorded, false
+  /// where the template cannot say the whole program, nullopt where it
+  /// cannot say the part.
+  std::optional<bool> SimulateTemplateInto(const TemplatePoint& p, const Representatives* reps,
                                            const std::string& key, ConfigResult& r);
   /// template_'s program for `keep` simulated: composed per kind of segment
   /// (options_.composed_segments) where that applies, else from its copies;
@@ -280,8 +269,8 @@ class Evaluator {
   /// The last grid point's template and its TemplateKey (expanded simulation).
   std::optional<sharding::GridTemplate> template_;
   std::string template_key_;
-  /// The last TemplateKey whose replica-0 part could not be cut out.
-  std::string part_refused_key_;
+  /// The template keys of parts (representatives) that could not be cut out.
+  std::set<std::string> refused_parts_;
 };
 
 }  // namespace distir::search

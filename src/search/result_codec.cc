@@ -69,7 +69,7 @@ std::optional<size_t> UnpackResult(const char* p, size_t size, ConfigResult& r) 
   for (int64_t& bytes : r.step.memory_at_peak) get(&bytes, 8);
   int8_t evaluation = 0;
   get(&evaluation, 1);
-  if (evaluation < 0 || evaluation > static_cast<int8_t>(Evaluation::kOneReplicaExpanded))
+  if (evaluation < 0 || evaluation > static_cast<int8_t>(Evaluation::kRepresentativesExpanded))
     return std::nullopt;
   r.evaluation = static_cast<Evaluation>(evaluation);
   return at;

@@ -269,7 +269,8 @@ bool ExpandsFromTemplate(const GridOptions& grid) {
 
 StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOptions& grid,
                                            const std::vector<ParamRule>& rules,
-                                           const std::vector<char>* keep_devices) {
+                                           const std::vector<char>* keep_devices,
+                                           std::string even_axis) {
   if (!ExpandsFromTemplate(grid))
     return FailedPrecondition() << "the grid point is not built from a template of one microbatch";
   GridTemplate out;
@@ -278,7 +279,7 @@ StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOption
     DISTIR_RETURN_IF_ERROR(DistributeTemplate(out.module, seq.name(), grid, rules, out.local));
     return out;
   }
-  DevicePart part{*keep_devices, {}};
+  DevicePart part{*keep_devices, std::move(even_axis), {}};
   DISTIR_RETURN_IF_ERROR(DistributeTemplate(out.module, seq.name(), grid, rules, out.local, &part));
   out.keep_device = std::move(part.keep);
   out.op_images = std::move(part.images);

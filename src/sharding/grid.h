@@ -148,12 +148,14 @@ bool ExpandsFromTemplate(const GridOptions& grid);
 /// The template of the grid point; with `keep_devices`, only its part on
 /// those devices (PartitionShardingsPart: one data-parallel replica built for
 /// all, docs/cost_model.md §3.2), which ExpandTemplate and SegmentTemplate
-/// then expand for those devices only. Errors: FailedPrecondition unless
-/// ExpandsFromTemplate(grid), or where the part cannot be cut out; those of
-/// the passes.
+/// then expand for those devices only; with `even_axis` too, every value it
+/// splits must split evenly (DevicePart::even_axis). Errors:
+/// FailedPrecondition unless ExpandsFromTemplate(grid), or where the part
+/// cannot be cut out; those of the passes.
 StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOptions& grid,
                                            const std::vector<ParamRule>& rules,
-                                           const std::vector<char>* keep_devices = nullptr);
+                                           const std::vector<char>* keep_devices = nullptr,
+                                           std::string even_axis = "");
 
 /// The program DistributeGridReplicated builds from template `t` with
 /// grid.microbatches microbatches, as copies of its ops in the same order.

@@ -620,11 +620,29 @@ Status PartitionShardings(Module& module, std::string function) {
   return CheckLocalTypes(module, *global, *module.Lookup(function), nullptr);
 }
 
+// FailedPrecondition naming the first value of `fn` that `axis` splits (or
+// holds partial) unevenly.
+Status CheckEvenOver(const Module& module, const Function& fn, const std::string& axis) {
+  auto check = [&](const Value& v) -> Status {
+    const Sharding* s = v.sharding();
+    if (s == nullptr || !s->UsesAxis(axis)) return Status::Ok();
+    if (s->IsEven(*module.LookupMesh(s->mesh), v.type().shape())) return Status::Ok();
+    return FailedPrecondition(v.loc()) << v.Ref() << " is split unevenly: the devices along "
+                                       << axis << " hold pieces of different shapes";
+  };
+  for (const auto& p : fn.params()) DISTIR_RETURN_IF_ERROR(check(*p));
+  for (const auto& op : fn.ops()) {
+    for (const auto& r : op->results()) DISTIR_RETURN_IF_ERROR(check(*r));
+  }
+  return Status::Ok();
+}
+
 Status PartitionShardingsPart(Module& module, std::string function, DevicePart& part) {
   part.images.clear();
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to partition";
   if (MeshOf(module, *fn) == nullptr) return Status::Ok();
+  if (!part.even_axis.empty()) DISTIR_RETURN_IF_ERROR(CheckEvenOver(module, *fn, part.even_axis));
   DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> local, Partitioner(module, *fn, &part).Run());
   std::unique_ptr<Function> global = module.ReplaceFunction(std::move(local));
   DISTIR_RETURN_IF_ERROR(InferTypes(module));

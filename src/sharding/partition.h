@@ -44,11 +44,16 @@ Status PartitionShardings(Module& module, std::string function);
 /// `images` gets, per op of the result, how many ops of the whole program it
 /// stands for (the whole's count of that global op over the part's: N / kept
 /// for per-device ops, groups / groups emitted for collectives), so that
-/// their sum over the part is the whole program's op count. Errors: those of
-/// PartitionShardings; FailedPrecondition where a transfer joins a kept and
-/// another device.
+/// their sum over the part is the whole program's op count. With `even_axis`,
+/// every value that axis splits (or holds partial) must split evenly: the
+/// devices along it then hold pieces of the same shapes, so that some of them
+/// can stand for the others (the tensor-parallel ranks of docs/cost_model.md
+/// §3.2). Errors: those of PartitionShardings; FailedPrecondition where a
+/// transfer joins a kept and another device, or a value is uneven over
+/// `even_axis`.
 struct DevicePart {
   std::vector<char> keep;  ///< by device id: nonzero for the devices emitted
+  std::string even_axis;   ///< "": none
   std::vector<double> images;
 };
 Status PartitionShardingsPart(Module& module, std::string function, DevicePart& part);

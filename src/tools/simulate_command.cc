@@ -294,8 +294,9 @@ Status CheckWorld(const ParallelOptions& o, const sim::HardwareProfile& hw) {
 using MaybeExpanded = StatusOr<std::optional<sharding::ExpandedGrid>>;
 MaybeExpanded NotExpanded() { return std::optional<sharding::ExpandedGrid>(); }
 
-StatusOr<std::optional<sharding::ExpandedGrid>> ExpandedTransformer(
-    const SimulateFlags& f, const sim::HardwareProfile& hw) {
+StatusOr<std::optional<sharding::ExpandedGrid>> ExpandedTransformer(const SimulateFlags& f,
+                                                                    const sim::HardwareProfile& hw,
+                                                                    search::Representatives& used) {
   if (!f.trace.empty() || !f.emit_ir.empty() || hw.overlap.comm_stream) return NotExpanded();
   DISTIR_ASSIGN_OR_RETURN(ModelSpec spec, SpecOf(f));
   const ParallelOptions& o = f.parallel;
@@ -316,10 +317,10 @@ StatusOr<std::optional<sharding::ExpandedGrid>> ExpandedTransformer(
   if (Status fits = search::CheckMemoryEstimate(bytes, ops, f.max_memory); !fits.ok()) {
     return fits.Prefix(f.model + " " + DescribeParallelOptions(o) + " is too large: it ");
   }
-  // Replica 0 stands for all D where they sit alike (the search's rule),
-  // built alone; where its part cannot be cut out, the whole program.
-  StatusOr<sharding::ExpandedGrid> x =
-      search::ExpandedReplicaZero(*seq.entry(), grid.grid, grid.rules, o, hw.devices_per_node);
+  // A few devices stand for all where they sit alike (the search's rule),
+  // built alone; where their part cannot be cut out, the whole program.
+  StatusOr<sharding::ExpandedGrid> x = search::ExpandedRepresentatives(
+      *seq.entry(), grid.grid, grid.rules, o, hw.devices_per_node, used);
   if (!x.ok() && x.status().code() == StatusCode::kFailedPrecondition) return NotExpanded();
   if (!x.ok()) return x.status();
   return std::optional<sharding::ExpandedGrid>(std::move(x).value());
@@ -405,7 +406,8 @@ void PrintMetrics(const search::StepMetrics& m, std::ostream& os) {
 }
 
 int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
-  StatusOr<std::optional<sharding::ExpandedGrid>> expanded = ExpandedTransformer(f, hw);
+  search::Representatives reps;
+  StatusOr<std::optional<sharding::ExpandedGrid>> expanded = ExpandedTransformer(f, hw, reps);
   if (!expanded.ok()) return ReportError(expanded.status());
   StatusOr<Module> built =
       expanded->has_value() ? std::move((*expanded)->module) : BuildDistributed(f, hw);
@@ -430,7 +432,8 @@ int SimulateModel(const SimulateFlags& f, const sim::HardwareProfile& hw) {
           : sim::Simulate(m, *m.entry(), costs, options);
   if (!result.ok()) return ReportError(result.status());
   if (expanded->has_value() && !(*expanded)->program.keep_device.empty())
-    *result = search::AllReplicas(std::move(*result), f.parallel);
+    *result =
+        search::AllDevices(std::move(*result), reps, f.parallel.dp * f.parallel.pp * f.parallel.tp);
   if (Status finite = CheckFinite(*result, hw); !finite.ok()) return ReportError(finite);
   if (!f.trace.empty()) {
     Status written = WriteOutputAtomically(f.trace, [&](std::ostream& out) {

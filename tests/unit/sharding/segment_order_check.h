@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ir/expanded_program.h"
@@ -103,6 +104,15 @@ inline void ExpectSegmentOrderAsOps(const GridTemplate& t, const GridOptions& gr
   }
 }
 
+// What the search records: no trace, no memory timeline; memory by `kinds`.
+inline sim::SimulateOptions FigureOptions(const sim::MemoryClassifier& kinds) {
+  sim::SimulateOptions options;
+  options.record_trace = false;
+  options.record_memory_timeline = false;
+  options.memory_kind = kinds;
+  return options;
+}
+
 // The same figures, bit for bit: times, op counts, per-device busy, idle
 // and memory (by kind).
 inline void ExpectSameFigures(const sim::SimulationResult& a, const sim::SimulationResult& b) {
@@ -138,10 +148,7 @@ inline int ExpectComposedAsExpanded(const GridTemplate& t, const GridOptions& gr
   std::vector<const std::vector<char>*> parts{nullptr};
   const std::vector<char> keep(static_cast<size_t>(std::max(devices_per_replica, 0)), 1);
   if (devices_per_replica > 0) parts.push_back(&keep);
-  sim::SimulateOptions options;
-  options.record_trace = false;
-  options.record_memory_timeline = false;
-  options.memory_kind = kinds;
+  const sim::SimulateOptions options = FigureOptions(kinds);
   int composed = 0;
   const Function& tmpl = *t.module.entry();
   for (const std::vector<char>* part : parts) {
@@ -170,6 +177,36 @@ inline int ExpectComposedAsExpanded(const GridTemplate& t, const GridOptions& gr
   return composed;
 }
 
+// The template of `keep`'s devices built alone (DistributedTemplate, with
+// pieces even over `even_axis`); nullopt where it cannot be
+// (FailedPrecondition) or fails.
+inline std::optional<GridTemplate> BuiltPart(const Function& seq, const GridOptions& grid,
+                                             const std::vector<ParamRule>& rules,
+                                             const std::vector<char>& keep,
+                                             const std::string& even_axis = "") {
+  StatusOr<GridTemplate> part = DistributedTemplate(seq, grid, rules, &keep, even_axis);
+  if (!part.ok() && part.status().code() == StatusCode::kFailedPrecondition) return std::nullopt;
+  EXPECT_TRUE(part.ok()) << part.status().ToString();
+  if (!part.ok()) return std::nullopt;
+  return std::move(*part);
+}
+
+// Template `t`'s copies (of `keep`'s devices unless null) simulated op by
+// op; nullopt where they cannot be written or fail.
+inline std::optional<sim::SimulationResult> SimulatedCopies(const GridTemplate& t,
+                                                            const GridOptions& grid,
+                                                            const std::vector<char>* keep,
+                                                            sim::CostModel& costs,
+                                                            const sim::MemoryClassifier& kinds) {
+  StatusOr<ExpandedProgram> x = ExpandTemplate(t, grid, keep);
+  if (!x.ok()) return std::nullopt;
+  StatusOr<sim::SimulationResult> s =
+      sim::SimulateExpanded(t.module, *t.module.entry(), *x, costs, FigureOptions(kinds));
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  if (!s.ok()) return std::nullopt;
+  return std::move(*s);
+}
+
 // Replica 0's part of the grid point built alone (DistributedTemplate with
 // its devices, sharding/partition.h's PartitionShardingsPart) simulates as
 // the same part cut out of the whole template `whole`: the same figures bit
@@ -181,34 +218,62 @@ inline bool ExpectPartAsWhole(const Function& seq, const GridTemplate& whole,
                               sim::CostModel& costs, int devices_per_replica,
                               const sim::MemoryClassifier& kinds = {}) {
   const std::vector<char> keep(static_cast<size_t>(devices_per_replica), 1);
-  StatusOr<GridTemplate> part = DistributedTemplate(seq, grid, rules, &keep);
-  if (!part.ok() && part.status().code() == StatusCode::kFailedPrecondition) return false;
-  EXPECT_TRUE(part.ok()) << part.status().ToString();
-  if (!part.ok()) return false;
+  std::optional<GridTemplate> part = BuiltPart(seq, grid, rules, keep);
+  if (!part.has_value()) return false;
   EXPECT_LT(part->module.entry()->ops().size(), whole.module.entry()->ops().size());
-  StatusOr<ExpandedProgram> from_whole = ExpandTemplate(whole, grid, &keep);
-  StatusOr<ExpandedProgram> from_part = ExpandTemplate(*part, grid, &keep);
-  EXPECT_EQ(from_whole.ok(), from_part.ok())
-      << from_whole.status().ToString() << " / " << from_part.status().ToString();
-  if (!from_whole.ok() || !from_part.ok()) return false;
-  sim::SimulateOptions options;
-  options.record_trace = false;
-  options.record_memory_timeline = false;
-  options.memory_kind = kinds;
-  StatusOr<sim::SimulationResult> a =
-      sim::SimulateExpanded(whole.module, *whole.module.entry(), *from_whole, costs, options);
-  StatusOr<sim::SimulationResult> b =
-      sim::SimulateExpanded(part->module, *part->module.entry(), *from_part, costs, options);
-  EXPECT_TRUE(a.ok() && b.ok()) << a.status().ToString() << " / " << b.status().ToString();
-  if (!a.ok() || !b.ok()) return false;
+  std::optional<sim::SimulationResult> a = SimulatedCopies(whole, grid, &keep, costs, kinds);
+  std::optional<sim::SimulationResult> b = SimulatedCopies(*part, grid, &keep, costs, kinds);
+  EXPECT_EQ(a.has_value(), b.has_value());
+  if (!a.has_value() || !b.has_value()) return false;
   ExpectSameFigures(*a, *b);
   StatusOr<std::optional<SegmentedProgram>> segments = SegmentTemplate(*part, grid, &keep);
   EXPECT_TRUE(segments.ok()) << segments.status().ToString();
   if (segments.ok() && segments->has_value()) {
-    StatusOr<sim::SimulationResult> c =
-        sim::SimulateSegmented(part->module, *part->module.entry(), **segments, costs, options);
+    StatusOr<sim::SimulationResult> c = sim::SimulateSegmented(
+        part->module, *part->module.entry(), **segments, costs, FigureOptions(kinds));
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     if (c.ok()) ExpectSameFigures(*a, *c);
+  }
+  return true;
+}
+
+// Tensor-parallel ranks 0 and 1 standing for a stage's T (search/
+// representatives.h): the template built for them alone (with pieces even
+// over tp) simulates every device of the whole program as its
+// representative, bit for bit: device d as d - r + min(r, 1), r = d mod T;
+// the iteration time and the whole op count as the whole program's. Returns
+// whether the part was built and cut out.
+inline bool ExpectTensorRanksAsWhole(const Function& seq, const GridTemplate& whole,
+                                     const GridOptions& grid, const std::vector<ParamRule>& rules,
+                                     sim::CostModel& costs, int64_t world, int64_t tp,
+                                     const sim::MemoryClassifier& kinds = {}) {
+  std::vector<char> keep(static_cast<size_t>(world));
+  for (int64_t d = 0; d < world; ++d) keep[static_cast<size_t>(d)] = d % tp < 2;
+  std::optional<GridTemplate> part = BuiltPart(seq, grid, rules, keep, "tp");
+  if (!part.has_value()) return false;
+  std::optional<sim::SimulationResult> a = SimulatedCopies(whole, grid, nullptr, costs, kinds);
+  std::optional<sim::SimulationResult> b = SimulatedCopies(*part, grid, &keep, costs, kinds);
+  EXPECT_TRUE(a.has_value());
+  if (!a.has_value() || !b.has_value()) return false;
+  EXPECT_EQ(a->iteration_time_s, b->iteration_time_s);
+  EXPECT_EQ(a->num_ops, b->num_ops);
+  EXPECT_EQ(a->throughput, b->throughput);
+  EXPECT_EQ(a->fits_in_memory, b->fits_in_memory);
+  std::vector<const sim::DeviceResult*> rep(static_cast<size_t>(world), nullptr);
+  for (const sim::DeviceResult& y : b->devices) rep[static_cast<size_t>(y.device.value())] = &y;
+  EXPECT_EQ(a->devices.size(), static_cast<size_t>(world));
+  for (const sim::DeviceResult& x : a->devices) {
+    const int64_t d = x.device.value();
+    const sim::DeviceResult* y =
+        rep[static_cast<size_t>(d - d % tp + std::min<int64_t>(d % tp, 1))];
+    EXPECT_NE(y, nullptr) << d;
+    if (y == nullptr) continue;
+    EXPECT_EQ(x.compute_s, y->compute_s) << d;
+    EXPECT_EQ(x.communication_s, y->communication_s) << d;
+    EXPECT_EQ(x.idle_s, y->idle_s) << d;
+    EXPECT_EQ(x.peak_memory_bytes, y->peak_memory_bytes) << "device " << d;
+    EXPECT_EQ(x.memory_at_peak, y->memory_at_peak) << "device " << d;
+    EXPECT_EQ(x.peak_memory_by_kind, y->peak_memory_by_kind) << "device " << d;
   }
   return true;
 }

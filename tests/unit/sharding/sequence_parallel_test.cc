@@ -178,6 +178,11 @@ TEST_P(ExpandedTransformerTest, ExpandedSimulatesAsBuilt) {
     EXPECT_TRUE(ExpectPartAsWhole(*seq.entry(), t, grid, rules, costs,
                                   static_cast<int>(c.tp * c.pp), TransformerKind));
   }
+  // Tensor-parallel ranks 0 and 1 for the T of each stage (T > 2).
+  if (c.tp > 2) {
+    EXPECT_TRUE(ExpectTensorRanksAsWhole(*seq.entry(), t, grid, rules, costs, c.dp * c.tp * c.pp,
+                                         c.tp, TransformerKind));
+  }
   ASSERT_OK_AND_ASSIGN(sim::SimulationResult a,
                        sim::Simulate(built, *built.entry(), costs, options));
   ASSERT_OK_AND_ASSIGN(sim::SimulationResult b, sim::SimulateExpanded(x.module, *x.module.entry(),
@@ -200,7 +205,9 @@ INSTANTIATE_TEST_SUITE_P(
                       ExpandCase{"gpt-tiny", 1, 2, 2, 2, 4, RecomputeKind::kSelective, 0},
                       ExpandCase{"gpt-tiny", 2, 1, 2, 2, 2, RecomputeKind::kFull, 1},
                       ExpandCase{"llama-tiny", 2, 2, 2, 1, 2, RecomputeKind::kSelective, 1},
-                      ExpandCase{"llama-tiny", 1, 2, 4, 1, 8, RecomputeKind::kFull, 0}));
+                      ExpandCase{"llama-tiny", 1, 2, 4, 1, 8, RecomputeKind::kFull, 0},
+                      ExpandCase{"gpt-tiny", 2, 4, 1, 1, 2, RecomputeKind::kSelective, 1},
+                      ExpandCase{"llama-tiny", 1, 4, 2, 2, 4, RecomputeKind::kFull, 0}));
 
 // The collectives of the partitioned gpt-tiny step at T = 2 (8 blocks), by
 // kind and by the value they reduce or gather (layer numbers dropped).

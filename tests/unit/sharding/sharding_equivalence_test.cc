@@ -310,6 +310,12 @@ TEST_P(ExpandTest, ExpandedSimulatesAsBuilt) {
     EXPECT_TRUE(ExpectPartAsWhole(*seq.entry(), t, grid, rules, costs,
                                   static_cast<int>(GetParam().tp * grid.pp), KindByName));
   }
+  // Tensor-parallel ranks 0 and 1 for the T of each stage (T > 2).
+  if (GetParam().tp > 2) {
+    EXPECT_TRUE(ExpectTensorRanksAsWhole(*seq.entry(), t, grid, rules, costs,
+                                         GetParam().dp * GetParam().tp * grid.pp, GetParam().tp,
+                                         KindByName));
+  }
   ASSERT_OK_AND_ASSIGN(sim::SimulationResult a,
                        sim::Simulate(built, *built.entry(), costs, options));
   ASSERT_OK_AND_ASSIGN(sim::SimulationResult b, sim::SimulateExpanded(x.module, *x.module.entry(),
