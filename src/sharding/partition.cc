@@ -91,7 +91,7 @@ class Partitioner {
   Status EmitCollective(const Op& op);
   Status EmitSlice(const Op& op, const Value* in, int dim, int dev, Value*& out_value);
   Status EmitTransfer(const Op& op);
-  std::vector<std::vector<int>> Groups(const std::vector<std::string>& axes) const;
+  const std::vector<std::vector<int>>& Groups(const std::vector<std::string>& axes);
   bool EvenOver(const Value& v, int dim) const;
   bool OnPartialOrigin(const Sharding& s, int dev) const {
     std::vector<int64_t> coords = mesh_->Coords(dev);
@@ -108,6 +108,8 @@ class Partitioner {
   const Mesh* mesh_ = nullptr;
   std::unique_ptr<Function> out_;
   std::vector<std::vector<Value*>> local_;  // by global value id, per device
+  // Groups(), by mesh and axes.
+  std::map<std::pair<const Mesh*, std::vector<std::string>>, std::vector<std::vector<int>>> groups_;
 };
 
 Value* Partitioner::Constant(int dev, DenseTensor t, const std::string& base) {
@@ -165,7 +167,10 @@ Op* Partitioner::Emit(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
 // Devices grouped by their coordinates off `axes`; each group ordered by the
 // shard index over `axes` (the first axis major), which is the order in which
 // an all-gather concatenates and a reduce-scatter hands out pieces.
-std::vector<std::vector<int>> Partitioner::Groups(const std::vector<std::string>& axes) const {
+const std::vector<std::vector<int>>& Partitioner::Groups(const std::vector<std::string>& axes) {
+  // Every collective of a mesh over the same axes has the same groups.
+  std::vector<std::vector<int>>& groups = groups_[{mesh_, axes}];
+  if (!groups.empty()) return groups;
   std::map<std::vector<int64_t>, std::vector<std::pair<int64_t, int>>> by_key;
   for (int dev = 0; dev < num_devices(); ++dev) {
     std::vector<int64_t> coords = mesh().Coords(dev);
@@ -179,7 +184,6 @@ std::vector<std::vector<int>> Partitioner::Groups(const std::vector<std::string>
       index = index * mesh().AxisSize(a) + coords[mesh().AxisIndex(a)];
     by_key[key].emplace_back(index, dev);
   }
-  std::vector<std::vector<int>> groups;
   for (auto& [key, members] : by_key) {
     std::sort(members.begin(), members.end());
     std::vector<int> g;
@@ -328,9 +332,8 @@ Status Partitioner::EmitCompute(const Op& op) {
         continue;
       }
       case OpKind::kConstant: {
-        std::vector<DenseTensor> pieces =
-            ShardDense(attrs.at("value").AsTensor(), *r0.sharding(), mesh());
-        attrs["value"] = Attribute(pieces[dev]);
+        attrs["value"] =
+            Attribute(ShardDenseOn(attrs.at("value").AsTensor(), *r0.sharding(), mesh(), dev));
         attrs["device"] = Attribute(Device(dev));
         break;
       }

@@ -79,23 +79,26 @@ Box ShardBox(const Sharding& s, const Mesh& mesh, const std::vector<int64_t>& sh
   return box;
 }
 
+DenseTensor ShardDenseOn(const DenseTensor& global, const Sharding& s, const Mesh& mesh,
+                         int64_t dev) {
+  std::vector<int64_t> coords = mesh.Coords(dev);
+  DenseTensor piece = SliceDense(global, ShardBox(s, mesh, global.shape, coords));
+  // A partial sum (log-sum-exp): the whole value on one device of each
+  // group, the reduction's identity 0 (-inf) elsewhere.
+  if (s.is_partial() && !OnPartialOrigin(s, mesh, coords)) {
+    if (s.partial_kind == ReductionKind::kSum)
+      std::fill(piece.values.begin(), piece.values.end(), 0.0);
+    if (s.partial_kind == ReductionKind::kLogSumExp)
+      std::fill(piece.values.begin(), piece.values.end(), -std::numeric_limits<double>::infinity());
+  }
+  return piece;
+}
+
 std::vector<DenseTensor> ShardDense(const DenseTensor& global, const Sharding& s,
                                     const Mesh& mesh) {
   std::vector<DenseTensor> pieces;
-  for (int64_t dev = 0; dev < mesh.num_devices(); ++dev) {
-    std::vector<int64_t> coords = mesh.Coords(dev);
-    DenseTensor piece = SliceDense(global, ShardBox(s, mesh, global.shape, coords));
-    // A partial sum (log-sum-exp): the whole value on one device of each
-    // group, the reduction's identity 0 (-inf) elsewhere.
-    if (s.is_partial() && !OnPartialOrigin(s, mesh, coords)) {
-      if (s.partial_kind == ReductionKind::kSum)
-        std::fill(piece.values.begin(), piece.values.end(), 0.0);
-      if (s.partial_kind == ReductionKind::kLogSumExp)
-        std::fill(piece.values.begin(), piece.values.end(),
-                  -std::numeric_limits<double>::infinity());
-    }
-    pieces.push_back(std::move(piece));
-  }
+  for (int64_t dev = 0; dev < mesh.num_devices(); ++dev)
+    pieces.push_back(ShardDenseOn(global, s, mesh, dev));
   return pieces;
 }
 

@@ -34,6 +34,10 @@ std::vector<std::pair<int64_t, int64_t>> ShardBox(const Sharding& s, const Mesh&
 std::vector<DenseTensor> ShardDense(const DenseTensor& global, const Sharding& s,
                                     const Mesh& mesh);
 
+/// ShardDense's piece for device `dev` (in the mesh's order) alone.
+DenseTensor ShardDenseOn(const DenseTensor& global, const Sharding& s, const Mesh& mesh,
+                         int64_t dev);
+
 /// The global tensor of `shape` from one piece per device (as ShardDense
 /// makes them). InvalidArgument when a piece has the wrong shape.
 StatusOr<DenseTensor> UnshardDense(const std::vector<DenseTensor>& pieces, const Sharding& s,
