@@ -92,22 +92,24 @@ StatusOr<sharding::ExpandedGrid> ExpandedRepresentatives(
     const Function& seq, const sharding::GridOptions& grid,
     const std::vector<sharding::ParamRule>& rules, const ParallelOptions& o, int devices_per_node,
     Representatives& used) {
-  for (Representatives& reps : RepresentativesOf(o, devices_per_node)) {
-    StatusOr<sharding::GridTemplate> t =
-        sharding::DistributedTemplate(seq, grid, rules, &reps.keep, reps.EvenAxis());
-    StatusOr<ExpandedProgram> x = t.ok() ? sharding::ExpandTemplate(*t, grid, &reps.keep)
-                                         : StatusOr<ExpandedProgram>(t.status());
-    if (x.ok()) {
-      used = std::move(reps);
-      return sharding::ExpandedGrid{std::move(t->module), std::move(x).value()};
+  std::vector<Representatives> ways = RepresentativesOf(o, devices_per_node);
+  for (;;) {
+    std::vector<sharding::DevicePart> parts;
+    for (const Representatives& w : ways) parts.push_back({w.keep, w.EvenAxis(), {}});
+    DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate t,
+                            sharding::DistributedTemplateOfFirst(seq, grid, rules, parts));
+    const auto way = static_cast<size_t>(t.part);
+    StatusOr<ExpandedProgram> x =
+        sharding::ExpandTemplate(t, grid, t.part >= 0 ? &ways[way].keep : nullptr);
+    // A way whose copies cannot be cut out: the template again without it.
+    if (t.part >= 0 && x.status().code() == StatusCode::kFailedPrecondition) {
+      ways.erase(ways.begin() + t.part);
+      continue;
     }
-    if (x.status().code() != StatusCode::kFailedPrecondition) return x.status();
+    DISTIR_RETURN_IF_ERROR(x.status());
+    used = t.part >= 0 ? std::move(ways[way]) : Representatives{};
+    return sharding::ExpandedGrid{std::move(t.module), std::move(x).value()};
   }
-  used = Representatives{};
-  DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate t,
-                          sharding::DistributedTemplate(seq, grid, rules));
-  DISTIR_ASSIGN_OR_RETURN(ExpandedProgram x, sharding::ExpandTemplate(t, grid));
-  return sharding::ExpandedGrid{std::move(t.module), std::move(x)};
 }
 
 double EstimatedCost(const Experiment& e, const Config& c) {
@@ -364,52 +366,66 @@ bool Evaluator::SimulateExpandedInto(const Config& c, const Function& program,
   const TemplatePoint point{c, program, o, Grid(o), **rules, replicas};
   // Training replicas, and tensor-parallel ranks, that sit alike on the
   // nodes: a few stand for all (representatives.h, docs/cost_model.md §3.2),
-  // their template built alone; where their part cannot be cut out, the next
-  // way, and last the whole template.
-  if (options_.replica_symmetry) {
-    for (const Representatives& reps : RepresentativesOf(o, e_.hardware.devices_per_node)) {
-      const std::string part_key =
-          key + " part tp" + std::to_string(reps.tp) + " replica" + std::to_string(reps.replica);
-      if (refused_parts_.count(part_key) != 0) continue;
-      if (std::optional<bool> done = SimulateTemplateInto(point, &reps, part_key, r)) return *done;
-      refused_parts_.insert(part_key);
-    }
+  // their template built alone; the first way whose part can be cut out,
+  // and last the whole template. A way refused when expanding is dropped and
+  // the template built again for the others.
+  std::vector<Representatives> ways;
+  if (options_.replica_symmetry) ways = RepresentativesOf(o, e_.hardware.devices_per_node);
+  for (;;) {
+    std::erase_if(
+        ways, [&](const Representatives& w) { return refused_parts_.count(key + WayKey(w)) != 0; });
+    if (std::optional<bool> done = SimulateTemplateInto(point, ways, key, r)) return *done;
   }
-  return SimulateTemplateInto(point, nullptr, key, r).value_or(false);
+}
+
+std::string Evaluator::WayKey(const Representatives& w) {
+  return " part tp" + std::to_string(w.tp) + " replica" + std::to_string(w.replica);
 }
 
 std::optional<bool> Evaluator::SimulateTemplateInto(const TemplatePoint& p,
-                                                    const Representatives* reps,
+                                                    const std::vector<Representatives>& ways,
                                                     const std::string& key, ConfigResult& r) {
-  const std::vector<char>* keep = reps != nullptr ? &reps->keep : nullptr;
-  // FailedPrecondition: the template cannot say the program, or not its part.
-  auto refused = [&]() { return keep != nullptr ? std::optional<bool>() : false; };
   auto fail = [&](const Status& s) {
     r.status =
         s.code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid : ConfigStatus::kError;
     r.reason = s.message();
     return true;
   };
-  if (template_.has_value() && template_key_ == key) {
+  std::string template_key = key;
+  std::vector<sharding::DevicePart> parts;
+  for (const Representatives& w : ways) {
+    template_key += WayKey(w);
+    parts.push_back(sharding::DevicePart{w.keep, w.EvenAxis(), {}});
+  }
+  if (template_.has_value() && template_key_ == template_key) {
     // The checks that depend on K, which building the template ran for its own K.
     if (Status s = sharding::CheckGridPoint(p.program, p.grid, p.rules); !s.ok()) return fail(s);
   } else {
     template_.reset();
     template_key_.clear();
-    StatusOr<sharding::GridTemplate> built = sharding::DistributedTemplate(
-        p.program, p.grid, p.rules, keep, reps != nullptr ? reps->EvenAxis() : "");
+    StatusOr<sharding::GridTemplate> built =
+        sharding::DistributedTemplateOfFirst(p.program, p.grid, p.rules, std::move(parts));
     if (!built.ok()) {
-      if (built.status().code() == StatusCode::kFailedPrecondition) return refused();
+      // FailedPrecondition: the template cannot say the program.
+      if (built.status().code() == StatusCode::kFailedPrecondition) return false;
       return fail(built.status());
     }
     template_ = std::move(built).value();
-    template_key_ = key;
+    template_key_ = template_key;
   }
+  const Representatives* reps =
+      template_->part >= 0 ? &ways[static_cast<size_t>(template_->part)] : nullptr;
+  const std::vector<char>* keep = reps != nullptr ? &reps->keep : nullptr;
   Status unexpanded;
   StatusOr<sim::SimulationResult> simulated =
       SimulateTemplate(p.grid, keep, p.config.batch, unexpanded);
   if (!unexpanded.ok()) {
-    if (unexpanded.code() == StatusCode::kFailedPrecondition) return refused();
+    // FailedPrecondition: the copies cannot be written, or not the part's.
+    if (unexpanded.code() == StatusCode::kFailedPrecondition) {
+      if (reps == nullptr) return false;
+      refused_parts_.insert(key + WayKey(*reps));
+      return std::nullopt;
+    }
     if (unexpanded.code() == StatusCode::kResourceExhausted) {
       r.status = ConfigStatus::kTooLarge;
       r.reason = unexpanded.message();

@@ -223,12 +223,16 @@ class Evaluator {
     const std::vector<sharding::ParamRule>& rules;
     int64_t replicas;
   };
-  /// SimulateExpandedInto from the template of the devices `reps` keeps
-  /// (built alone; null: all), cached under `key`: true when recorded, false
-  /// where the template cannot say the whole program, nullopt where it
-  /// cannot say the part.
-  std::optional<bool> SimulateTemplateInto(const TemplatePoint& p, const Representatives* reps,
+  /// SimulateExpandedInto from the template of the first of `ways` whose
+  /// part can be built alone (else the whole), cached under `key` and the
+  /// ways: true when recorded, false where the template cannot say the whole
+  /// program, nullopt where that way's copies cannot be cut out (it is then
+  /// in refused_parts_).
+  std::optional<bool> SimulateTemplateInto(const TemplatePoint& p,
+                                           const std::vector<Representatives>& ways,
                                            const std::string& key, ConfigResult& r);
+  /// What a way of representatives adds to a template's key.
+  static std::string WayKey(const Representatives& w);
   /// template_'s program for `keep` simulated: composed per kind of segment
   /// (options_.composed_segments) where that applies, else from its copies;
   /// `unexpanded` gets the error where the copies cannot be written.

@@ -235,7 +235,7 @@ namespace {
 // devices (PartitionShardingsPart).
 Status DistributeTemplate(Module& module, const std::string& function, const GridOptions& grid,
                           const std::vector<ParamRule>& rules, std::vector<std::string>& local,
-                          DevicePart* part = nullptr) {
+                          std::vector<DevicePart>* parts = nullptr, int* chosen = nullptr) {
   std::vector<std::string> mb;
   DISTIR_RETURN_IF_ERROR(Annotate(module, function, grid, rules, /*first_only=*/true, mb));
   DISTIR_RETURN_IF_ERROR(PropagateShardings(module, function));
@@ -244,9 +244,21 @@ Status DistributeTemplate(Module& module, const std::string& function, const Gri
   if (grid.regather_linear_inputs) RegatherLinearInputs(module, function);
   DISTIR_RETURN_IF_ERROR(SplitStageMeshes(module, function, "dp", grid.virtual_stages,
                                           grid.ScatterAxis()));
-  local = LocalNames(module, *module.Lookup(function), mb, part ? &part->keep : nullptr);
-  DISTIR_RETURN_IF_ERROR(part ? PartitionShardingsPart(module, function, *part)
-                              : PartitionShardings(module, function));
+  // The first part that can be partitioned (a refused one leaves the
+  // function as it was), else the whole.
+  for (size_t i = 0; parts != nullptr && i < parts->size(); ++i) {
+    DevicePart& part = (*parts)[i];
+    std::vector<std::string> names = LocalNames(module, *module.Lookup(function), mb, &part.keep);
+    const Status s = PartitionShardingsPart(module, function, part);
+    if (s.code() == StatusCode::kFailedPrecondition) continue;
+    DISTIR_RETURN_IF_ERROR(s);
+    local = std::move(names);
+    *chosen = static_cast<int>(i);
+    InheritTasks(*module.Lookup(function));
+    return Status::Ok();
+  }
+  local = LocalNames(module, *module.Lookup(function), mb, nullptr);
+  DISTIR_RETURN_IF_ERROR(PartitionShardings(module, function));
   InheritTasks(*module.Lookup(function));
   return Status::Ok();
 }
@@ -273,16 +285,33 @@ StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOption
                                            std::string even_axis) {
   if (!ExpandsFromTemplate(grid))
     return FailedPrecondition() << "the grid point is not built from a template of one microbatch";
-  GridTemplate out;
-  out.module.AddFunction(CloneFunction(seq));
   if (keep_devices == nullptr) {
+    GridTemplate out;
+    out.module.AddFunction(CloneFunction(seq));
     DISTIR_RETURN_IF_ERROR(DistributeTemplate(out.module, seq.name(), grid, rules, out.local));
     return out;
   }
-  DevicePart part{*keep_devices, std::move(even_axis), {}};
-  DISTIR_RETURN_IF_ERROR(DistributeTemplate(out.module, seq.name(), grid, rules, out.local, &part));
-  out.keep_device = std::move(part.keep);
-  out.op_images = std::move(part.images);
+  DISTIR_ASSIGN_OR_RETURN(
+      GridTemplate out,
+      DistributedTemplateOfFirst(seq, grid, rules, {DevicePart{*keep_devices, even_axis, {}}}));
+  if (out.part < 0) return FailedPrecondition() << "the part cannot be cut out";
+  return out;
+}
+
+StatusOr<GridTemplate> DistributedTemplateOfFirst(const Function& seq, const GridOptions& grid,
+                                                  const std::vector<ParamRule>& rules,
+                                                  std::vector<DevicePart> parts) {
+  if (!ExpandsFromTemplate(grid))
+    return FailedPrecondition() << "the grid point is not built from a template of one microbatch";
+  GridTemplate out;
+  out.module.AddFunction(CloneFunction(seq));
+  DISTIR_RETURN_IF_ERROR(
+      DistributeTemplate(out.module, seq.name(), grid, rules, out.local, &parts, &out.part));
+  if (out.part >= 0) {
+    DevicePart& part = parts[static_cast<size_t>(out.part)];
+    out.keep_device = std::move(part.keep);
+    out.op_images = std::move(part.images);
+  }
   return out;
 }
 

@@ -26,6 +26,7 @@
 #include "ir/mesh.h"
 #include "ir/segmented_program.h"
 #include "sharding/annotate.h"
+#include "sharding/partition.h"
 #include "support/status_or.h"
 #include "transforms/parallel_options.h"
 
@@ -137,6 +138,8 @@ struct GridTemplate {
   /// many ops of the whole program it stands for.
   std::vector<char> keep_device;
   std::vector<double> op_images;
+  /// DistributedTemplateOfFirst: which of its parts, -1 for the whole.
+  int part = -1;
 };
 
 /// True when the search can simulate the grid point from a template of one
@@ -156,6 +159,14 @@ StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOption
                                            const std::vector<ParamRule>& rules,
                                            const std::vector<char>* keep_devices = nullptr,
                                            std::string even_axis = "");
+
+/// The template of the grid point for the first of `parts` (each a
+/// DevicePart's keep and even_axis; partition.h) that can be partitioned,
+/// else the whole (GridTemplate::part says which); the passes before
+/// partitioning run once. Errors: those of DistributedTemplate for the whole.
+StatusOr<GridTemplate> DistributedTemplateOfFirst(const Function& seq, const GridOptions& grid,
+                                                  const std::vector<ParamRule>& rules,
+                                                  std::vector<DevicePart> parts);
 
 /// The program DistributeGridReplicated builds from template `t` with
 /// grid.microbatches microbatches, as copies of its ops in the same order.
