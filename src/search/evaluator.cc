@@ -94,10 +94,8 @@ StatusOr<sharding::ExpandedGrid> ExpandedRepresentatives(
     Representatives& used) {
   std::vector<Representatives> ways = RepresentativesOf(o, devices_per_node);
   for (;;) {
-    std::vector<sharding::DevicePart> parts;
-    for (const Representatives& w : ways) parts.push_back({w.keep, w.EvenAxis(), {}});
     DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate t,
-                            sharding::DistributedTemplateOfFirst(seq, grid, rules, parts));
+                            sharding::DistributedTemplateOfFirst(seq, grid, rules, PartsOf(ways)));
     const auto way = static_cast<size_t>(t.part);
     StatusOr<ExpandedProgram> x =
         sharding::ExpandTemplate(t, grid, t.part >= 0 ? &ways[way].keep : nullptr);
@@ -238,7 +236,10 @@ bool Evaluator::RejectTooLarge(const Function& seq, const ParallelOptions& o, bo
     ParallelOptions one = o;
     one.microbatches = 1;
     // With replica 0 standing for all (ReplicaZeroDevices), its template and
-    // copies only.
+    // copies only. Priced for all T ranks even where tensor-parallel ranks 0
+    // and 1 would stand for them (RepresentativesOf): that way is refused at
+    // partition time where a piece is uneven over tp, and replica 0 built
+    // instead, so pricing it would let through what replica 0 exceeds.
     const bool replica_zero =
         options_.replica_symmetry && !ReplicaZeroDevices(o, e_.hardware.devices_per_node).empty();
     const double built = replica_zero ? static_cast<double>(o.dp) : 1.0;
@@ -392,11 +393,7 @@ std::optional<bool> Evaluator::SimulateTemplateInto(const TemplatePoint& p,
     return true;
   };
   std::string template_key = key;
-  std::vector<sharding::DevicePart> parts;
-  for (const Representatives& w : ways) {
-    template_key += WayKey(w);
-    parts.push_back(sharding::DevicePart{w.keep, w.EvenAxis(), {}});
-  }
+  for (const Representatives& w : ways) template_key += WayKey(w);
   if (template_.has_value() && template_key_ == template_key) {
     // The checks that depend on K, which building the template ran for its own K.
     if (Status s = sharding::CheckGridPoint(p.program, p.grid, p.rules); !s.ok()) return fail(s);
@@ -404,7 +401,7 @@ std::optional<bool> Evaluator::SimulateTemplateInto(const TemplatePoint& p,
     template_.reset();
     template_key_.clear();
     StatusOr<sharding::GridTemplate> built =
-        sharding::DistributedTemplateOfFirst(p.program, p.grid, p.rules, std::move(parts));
+        sharding::DistributedTemplateOfFirst(p.program, p.grid, p.rules, PartsOf(ways));
     if (!built.ok()) {
       // FailedPrecondition: the template cannot say the program.
       if (built.status().code() == StatusCode::kFailedPrecondition) return false;

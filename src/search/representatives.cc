@@ -38,6 +38,13 @@ std::vector<Representatives> RepresentativesOf(const ParallelOptions& o, int dev
   return out;
 }
 
+std::vector<sharding::DevicePart> PartsOf(const std::vector<Representatives>& ways) {
+  std::vector<sharding::DevicePart> parts;
+  parts.reserve(ways.size());
+  for (const Representatives& w : ways) parts.push_back({w.keep, w.EvenAxis(), {}});
+  return parts;
+}
+
 sim::SimulationResult AllDevices(sim::SimulationResult one, const Representatives& r,
                                  int64_t world) {
   std::vector<const sim::DeviceResult*> of(r.keep.size(), nullptr);

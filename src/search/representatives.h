@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "sharding/partition.h"
 #include "sim/simulator.h"
 #include "transforms/parallel_options.h"
 
@@ -50,6 +51,10 @@ struct Representatives {
 /// T > 2 and T's groups sit alike, then replica 0 where D > 1 and the
 /// replicas sit alike. Empty: the whole world only.
 std::vector<Representatives> RepresentativesOf(const ParallelOptions& o, int devices_per_node);
+
+/// The parts of the world to build a template for, one per way, in order
+/// (sharding::DistributedTemplateOfFirst).
+std::vector<sharding::DevicePart> PartsOf(const std::vector<Representatives>& ways);
 
 /// The simulation of `r.keep`'s devices as that of the whole world of
 /// `world` devices: device d gets the figures of r.Of(d).

@@ -67,6 +67,10 @@ class Partitioner {
   void ImagePerDevice();
   Value* LocalOrGhost(const Value& v, int dev, const std::vector<int64_t>& shape,
                       const std::string& name);
+  // A parameter of `shape` on device `dev` that stands for what a device
+  // left out would contribute to a kept collective (like `of`'s dtype).
+  Value* Ghost(const Value& of, int dev, const std::vector<int64_t>& shape,
+               const std::string& name);
   Value* LocalOrGhost(const Value& v, int dev) {
     return LocalOrGhost(v, dev, LocalShape(v, dev), LocalName(v, dev));
   }
@@ -131,11 +135,14 @@ void Partitioner::ImagePerDevice() {
 Value* Partitioner::LocalOrGhost(const Value& v, int dev, const std::vector<int64_t>& shape,
                                  const std::string& name) {
   Value*& local = local_[v.id()][dev];
-  if (local == nullptr) {
-    local = out_->AddParam(out_->UniqueName(name.empty() ? "ghost" : name),
-                           Type::Tensor(v.type().dtype(), shape, Device(dev)), v.loc());
-  }
+  if (local == nullptr) local = Ghost(v, dev, shape, name);
   return local;
+}
+
+Value* Partitioner::Ghost(const Value& of, int dev, const std::vector<int64_t>& shape,
+                          const std::string& name) {
+  return out_->AddParam(out_->UniqueName(name.empty() ? "ghost" : name),
+                        Type::Tensor(of.type().dtype(), shape, Device(dev)), of.loc());
 }
 
 std::vector<std::vector<int>> Partitioner::KeptGroups(const std::vector<std::string>& axes) {
@@ -508,9 +515,7 @@ Status Partitioner::EmitLogSumExpReduce(const Op& op) {
         // The piece a device left out would gather (LocalOrGhost).
         std::vector<int64_t> shape = LocalShape(*in, dev);
         shape.push_back(1);
-        pieces.push_back(out_->AddParam(out_->UniqueName(piece),
-                                        Type::Tensor(in->type().dtype(), shape, Device(dev)),
-                                        in->loc()));
+        pieces.push_back(Ghost(*in, dev, shape, piece));
       }
       names.push_back(base + ".pieces." + Device(dev).ToString());
     }

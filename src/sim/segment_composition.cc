@@ -40,7 +40,8 @@ struct LiveChange {
   int8_t kind;
 };
 
-MemoryByKind operator+(MemoryByKind a, const MemoryByKind& b) {
+// Bytes by kind of two sets of buffers together.
+MemoryByKind AddByKind(MemoryByKind a, const MemoryByKind& b) {
   for (size_t k = 0; k < a.size(); ++k) a[k] += b[k];
   return a;
 }
@@ -167,7 +168,7 @@ class DeviceMemory {
   /// What a segment left on device d: its kind's net changes.
   void Shift(size_t d, int64_t delta, const MemoryByKind& by_kind) {
     live_[d] += delta;
-    if (kinds_) by_kind_[d] = by_kind_[d] + by_kind;
+    if (kinds_) by_kind_[d] = AddByKind(by_kind_[d], by_kind);
   }
   /// Starts the peaks at the live bytes before the first op.
   void StartPeaks(ComposedMemory& out) const {
@@ -181,7 +182,7 @@ class DeviceMemory {
     const int64_t now = live_[d] + piece.max;
     if (now > out.peak[d]) {
       out.peak[d] = now;
-      if (kinds_) out.at_peak[d] = by_kind_[d] + piece.at_max;
+      if (kinds_) out.at_peak[d] = AddByKind(by_kind_[d], piece.at_max);
     }
     if (!kinds_) return;
     for (size_t q = 0; q < piece.kind_max.size(); ++q) {

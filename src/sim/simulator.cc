@@ -127,6 +127,8 @@ class Simulation {
   void DropDevicesLeftOut(const std::vector<char>& keep);
   void FinishTotals();
   StatusOr<double> SumCost(const Value& summed);
+  /// SumCost of template value `summed` (of `values`), once per value.
+  StatusOr<double> CachedSumCost(int32_t summed, const std::vector<const Value*>& values);
   std::vector<MemoryKind> ExpandedBufferKinds(const BufferPlan& plan,
                                               std::span<const Value* const> values) const;
   void Replay(MemoryTracker& memory);
@@ -151,6 +153,7 @@ class Simulation {
   std::vector<int32_t> value_device_;   // per value id: device id, kManyDevices, kNoLeaves, kNoDevice
   std::vector<char> present_;           // per device id: mentioned by the program
   std::vector<int32_t> stamp_;          // per device id: last op that listed it
+  std::unordered_map<int32_t, double> sum_cost_;  // CachedSumCost, by template value
   std::vector<double> cost_;            // per op
   std::vector<uint8_t> flags_;          // per op: kCommFlag, kCallFlag
   std::vector<int32_t> devices_begin_;  // per op, plus one: into devices_
@@ -289,6 +292,16 @@ StatusOr<double> Simulation::SumCost(const Value& summed) {
   return costs_.OpCost(*add);
 }
 
+StatusOr<double> Simulation::CachedSumCost(int32_t summed,
+                                           const std::vector<const Value*>& values) {
+  auto it = sum_cost_.find(summed);
+  if (it == sum_cost_.end()) {
+    DISTIR_ASSIGN_OR_RETURN(double c, SumCost(*values[summed]));
+    it = sum_cost_.emplace(summed, c).first;
+  }
+  return it->second;
+}
+
 // The expanded program's tables from the template's (Prepare filled them for
 // fn_'s ops), its buffer plan, then the replay of Run.
 StatusOr<SimulationResult> Simulation::RunExpanded() && {
@@ -305,7 +318,6 @@ StatusOr<SimulationResult> Simulation::RunExpanded() && {
   devices_begin_.assign(n + 1, 0);
   devices_.clear();
   devices_.reserve(static_cast<size_t>(n) + static_cast<size_t>(n) / 4);
-  std::unordered_map<int32_t, double> sum_cost;  // by template value summed
   const std::vector<char>& keep = x.keep_device;
   BufferPlanBuilder plan(fn_, x, values);
   for (int k = 0; k < n; ++k) {
@@ -313,12 +325,7 @@ StatusOr<SimulationResult> Simulation::RunExpanded() && {
     const int32_t t = x.op[k];
     if (t == ExpandedProgram::kSum) {
       const int32_t summed = x.value_template[x.Results(k)[0]];
-      auto it = sum_cost.find(summed);
-      if (it == sum_cost.end()) {
-        DISTIR_ASSIGN_OR_RETURN(double c, SumCost(*values[summed]));
-        it = sum_cost.emplace(summed, c).first;
-      }
-      cost_[k] = it->second;
+      DISTIR_ASSIGN_OR_RETURN(cost_[k], CachedSumCost(summed, values));
       AddDevices(*values[summed], -1 - k);
     } else {
       cost_[k] = cost[t];
@@ -367,17 +374,12 @@ StatusOr<SimulationResult> Simulation::RunSegmented() && {
   const std::vector<const Value*> values = ValuesById();
   const std::vector<char>& keep = x.keep_device;
   KindOps ops;
-  std::unordered_map<int32_t, double> sum_cost;  // by template value summed
   for (size_t o = 0; o < x.op.size(); ++o) {
     const int32_t t = x.op[o];
     if (t == SegmentedProgram::kSum) {
       const int32_t summed = x.summed[o];
-      auto it = sum_cost.find(summed);
-      if (it == sum_cost.end()) {
-        DISTIR_ASSIGN_OR_RETURN(double c, SumCost(*values[summed]));
-        it = sum_cost.emplace(summed, c).first;
-      }
-      ops.cost.push_back(it->second);
+      DISTIR_ASSIGN_OR_RETURN(const double c, CachedSumCost(summed, values));
+      ops.cost.push_back(c);
       ops.communication.push_back(0);
       const int32_t d = value_device_[summed];
       if (d < 0) return Unimplemented() << "a running sum of a value on several devices";

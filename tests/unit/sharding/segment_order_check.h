@@ -115,6 +115,16 @@ inline sim::SimulateOptions FigureOptions(const sim::MemoryClassifier& kinds) {
 
 // The same figures, bit for bit: times, op counts, per-device busy, idle
 // and memory (by kind).
+// Device `d`'s figures of two simulations, bit for bit (the device's id apart).
+inline void ExpectSameDevice(const sim::DeviceResult& x, const sim::DeviceResult& y, int64_t d) {
+  EXPECT_EQ(x.compute_s, y.compute_s) << "device " << d;
+  EXPECT_EQ(x.communication_s, y.communication_s) << "device " << d;
+  EXPECT_EQ(x.idle_s, y.idle_s) << "device " << d;
+  EXPECT_EQ(x.peak_memory_bytes, y.peak_memory_bytes) << "device " << d;
+  EXPECT_EQ(x.memory_at_peak, y.memory_at_peak) << "device " << d;
+  EXPECT_EQ(x.peak_memory_by_kind, y.peak_memory_by_kind) << "device " << d;
+}
+
 inline void ExpectSameFigures(const sim::SimulationResult& a, const sim::SimulationResult& b) {
   EXPECT_EQ(a.iteration_time_s, b.iteration_time_s);
   EXPECT_EQ(a.num_ops, b.num_ops);
@@ -123,15 +133,8 @@ inline void ExpectSameFigures(const sim::SimulationResult& a, const sim::Simulat
   EXPECT_EQ(a.throughput, b.throughput);
   EXPECT_EQ(a.devices.size(), b.devices.size());
   for (size_t d = 0; d < std::min(a.devices.size(), b.devices.size()); ++d) {
-    const sim::DeviceResult& x = a.devices[d];
-    const sim::DeviceResult& y = b.devices[d];
-    EXPECT_EQ(x.device, y.device) << d;
-    EXPECT_EQ(x.compute_s, y.compute_s) << d;
-    EXPECT_EQ(x.communication_s, y.communication_s) << d;
-    EXPECT_EQ(x.idle_s, y.idle_s) << d;
-    EXPECT_EQ(x.peak_memory_bytes, y.peak_memory_bytes) << "device " << d;
-    EXPECT_EQ(x.memory_at_peak, y.memory_at_peak) << "device " << d;
-    EXPECT_EQ(x.peak_memory_by_kind, y.peak_memory_by_kind) << "device " << d;
+    EXPECT_EQ(a.devices[d].device, b.devices[d].device) << d;
+    ExpectSameDevice(a.devices[d], b.devices[d], static_cast<int64_t>(d));
   }
 }
 
@@ -267,13 +270,7 @@ inline bool ExpectTensorRanksAsWhole(const Function& seq, const GridTemplate& wh
     const sim::DeviceResult* y =
         rep[static_cast<size_t>(d - d % tp + std::min<int64_t>(d % tp, 1))];
     EXPECT_NE(y, nullptr) << d;
-    if (y == nullptr) continue;
-    EXPECT_EQ(x.compute_s, y->compute_s) << d;
-    EXPECT_EQ(x.communication_s, y->communication_s) << d;
-    EXPECT_EQ(x.idle_s, y->idle_s) << d;
-    EXPECT_EQ(x.peak_memory_bytes, y->peak_memory_bytes) << "device " << d;
-    EXPECT_EQ(x.memory_at_peak, y->memory_at_peak) << "device " << d;
-    EXPECT_EQ(x.peak_memory_by_kind, y->peak_memory_by_kind) << "device " << d;
+    if (y != nullptr) ExpectSameDevice(x, *y, d);
   }
   return true;
 }
