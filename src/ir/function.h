@@ -16,6 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+
 #include "ir/mesh.h"
 #include "ir/op.h"
 
@@ -96,7 +98,10 @@ class Function {
   /// Keys are views of the values' own names: a value's name never changes
   /// and its Value lives as long as the function (no string copied per value:
   /// a tenth of building a large template, docs/cost_model.md §3.3).
-  mutable std::unordered_map<std::string_view, Value*> by_name_;
+  /// An open-addressing table (Abseil's SwissTable): a lookup touches one
+  /// slot array rather than chasing a node per bucket entry, and the index is
+  /// the partitioner's hottest structure (docs/cost_model.md §6).
+  mutable absl::flat_hash_map<std::string_view, Value*> by_name_;
   mutable bool names_indexed_ = kIndexNamesEagerly;
 #ifdef NDEBUG
   static constexpr bool kIndexNamesEagerly = false;
@@ -105,7 +110,7 @@ class Function {
 #endif
   /// Next suffix to try per base name, so that UniqueName stays O(1) amortized
   /// when a builder asks for the same base a million times.
-  mutable std::unordered_map<std::string, int> next_suffix_;
+  mutable absl::flat_hash_map<std::string, int> next_suffix_;
   int next_value_id_ = 0;
 };
 

@@ -1,13 +1,12 @@
 #include "sharding/annotate.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <charconv>
 
 #include "interp/infer_types.h"
 #include "ir/parser.h"
 #include "sharding/rebuilder.h"
+#include "support/glob.h"
 
 namespace distir::sharding {
 
@@ -78,7 +77,7 @@ StatusOr<std::vector<MeshAxis>> ParseMeshAxes(const std::string& text) {
 namespace {
 
 bool Matches(const std::string& pattern, const std::string& name) {
-  return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+  return GlobMatch(pattern, name);
 }
 
 // `rule`'s dims on `mesh`: axes the mesh lacks (size-1 axes) dropped.

@@ -1,0 +1,66 @@
+#include "support/glob.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <string>
+
+namespace distir {
+
+namespace {
+
+bool Plain(std::string_view s) {
+  return std::none_of(s.begin(), s.end(), [](char c) {
+    return c == '[' || c == '\\' || static_cast<unsigned char>(c) >= 0x80 || c == '\0';
+  });
+}
+
+// `*` and `?` only: the greedy match that backs up to the last `*`, which
+// needs to retry only that one (a later `*` subsumes any earlier choice).
+bool Wildcards(std::string_view p, std::string_view s) {
+  size_t i = 0, j = 0;
+  size_t star = std::string_view::npos, resume = 0;
+  while (j < s.size()) {
+    if (i < p.size() && p[i] == '*') {
+      star = i++;
+      resume = j;
+    } else if (i < p.size() && (p[i] == '?' || p[i] == s[j])) {
+      ++i;
+      ++j;
+    } else if (star != std::string_view::npos) {
+      i = star + 1;
+      j = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (i < p.size() && p[i] == '*') ++i;
+  return i == p.size();
+}
+
+// `*`-free `p` against `s` of its length.
+bool Chars(std::string_view p, std::string_view s) {
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] != '?' && p[i] != s[i]) return false;
+  }
+  return true;
+}
+
+// What follows the last `*` has a fixed length, so it matches the end of
+// the name or nothing: checked first, it turns most names away at once.
+bool TailFirst(std::string_view p, std::string_view s) {
+  const size_t last = p.rfind('*');
+  if (last == std::string_view::npos) return p.size() == s.size() && Chars(p, s);
+  const std::string_view tail = p.substr(last + 1);
+  if (tail.size() > s.size() || !Chars(tail, s.substr(s.size() - tail.size()))) return false;
+  return Wildcards(p.substr(0, last + 1), s.substr(0, s.size() - tail.size()));
+}
+
+}  // namespace
+
+bool GlobMatch(std::string_view pattern, std::string_view name) {
+  if (Plain(pattern) && Plain(name)) return TailFirst(pattern, name);
+  return fnmatch(std::string(pattern).c_str(), std::string(name).c_str(), 0) == 0;
+}
+
+}  // namespace distir
