@@ -138,10 +138,38 @@ Status ResultsPerInput(const Op& op, int n) {
                                    << op.num_results() << " results; it needs one per device";
 }
 
+// The devices of a collective of a part of a program that holds some of its
+// participants (attribute `participants`, docs/ir.md): distinct, the inputs'
+// devices among them; the others' pieces are like the inputs' (one shape).
+Status CheckParticipants(const Op& op, Args in) {
+  const Attribute* attr = op.FindAttr("participants");
+  if (attr == nullptr) return Status::Ok();
+  const std::vector<DeviceId>& all = attr->AsDevices();
+  for (auto it = all.begin(); it != all.end(); ++it) {
+    if (std::find(all.begin(), it, *it) != it)
+      return InvalidArgument(op.loc())
+             << OpName(op) << " participants must be distinct, " << *it << " appears twice";
+  }
+  for (int i = 0; i < in.size(); ++i) {
+    if (std::find(all.begin(), all.end(), in[i].device()) == all.end())
+      return InvalidArgument(op.loc()) << OpName(op) << " input " << i << " is on "
+                                       << in[i].device() << ", not one of its participants";
+  }
+  return SameShapes(op, in);
+}
+
+// How many devices take part: the participants where the op names them, else
+// one per input.
+int64_t Members(const Op& op, Args in) {
+  const Attribute* attr = op.FindAttr("participants");
+  return attr != nullptr ? static_cast<int64_t>(attr->AsDevices().size()) : in.size();
+}
+
 // The collective prelude: distinct devices, one shape, one result per input.
 Status CheckCollective(const Op& op, Args in) {
   DISTIR_RETURN_IF_ERROR(DistinctDevices(op, in));
   DISTIR_RETURN_IF_ERROR(SameShapes(op, in));
+  DISTIR_RETURN_IF_ERROR(CheckParticipants(op, in));
   return ResultsPerInput(op, in.size());
 }
 
@@ -179,9 +207,17 @@ Result InferAllReduce(const Op& op, Args in) {
 
 Result InferAllGather(const Op& op, Args in) {
   DISTIR_RETURN_IF_ERROR(DistinctDevices(op, in));
+  DISTIR_RETURN_IF_ERROR(CheckParticipants(op, in));
   DISTIR_RETURN_IF_ERROR(ResultsPerInput(op, in.size()));
-  DISTIR_ASSIGN_OR_RETURN(int64_t axis, RequiredInt(op, "axis"));
-  DISTIR_ASSIGN_OR_RETURN(Shape s, ConcatShape(op, in, axis));
+  DISTIR_ASSIGN_OR_RETURN(int64_t attr, RequiredInt(op, "axis"));
+  if (op.FindAttr("participants") == nullptr) {
+    DISTIR_ASSIGN_OR_RETURN(Shape s, ConcatShape(op, in, attr));
+    return PerInputDevice(in, in[0], s);
+  }
+  // Every participant's piece has the inputs' shape.
+  DISTIR_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(op, attr, in[0].rank()));
+  Shape s = in[0].shape();
+  if (s[axis] != kDynamicDim) s[axis] *= Members(op, in);
   return PerInputDevice(in, in[0], s);
 }
 
@@ -190,7 +226,7 @@ Result InferReduceScatter(const Op& op, Args in) {
   DISTIR_ASSIGN_OR_RETURN(int64_t attr, RequiredInt(op, "axis"));
   DISTIR_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(op, attr, in[0].rank()));
   Shape s = in[0].shape();
-  DISTIR_ASSIGN_OR_RETURN(s[axis], DivideExtent(op, s[axis], in.size(), axis));
+  DISTIR_ASSIGN_OR_RETURN(s[axis], DivideExtent(op, s[axis], Members(op, in), axis));
   return PerInputDevice(in, in[0], s);
 }
 
@@ -201,7 +237,7 @@ Result InferAllToAll(const Op& op, Args in) {
   DISTIR_ASSIGN_OR_RETURN(int64_t split, NormalizeAxis(op, split_attr, in[0].rank()));
   DISTIR_ASSIGN_OR_RETURN(int64_t concat, NormalizeAxis(op, concat_attr, in[0].rank()));
   Shape s = in[0].shape();
-  const int64_t n = in.size();
+  const int64_t n = Members(op, in);
   DISTIR_ASSIGN_OR_RETURN(s[split], DivideExtent(op, s[split], n, split));
   if (s[concat] != kDynamicDim) s[concat] *= n;
   return PerInputDevice(in, in[0], s);

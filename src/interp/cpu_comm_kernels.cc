@@ -48,23 +48,37 @@ StatusOr<int64_t> Axis(const Op& op, const std::string& name, const Type& x) {
   return shape::NormalizeAxis(op, op.GetInt(name, 0), x.rank());
 }
 
+// A collective that names participants it does not hold (a part of a
+// program, docs/ir.md) is for the simulator: the others' pieces are not here.
+Status HoldsEveryParticipant(const Op& op, Args in) {
+  const Attribute* all = op.FindAttr("participants");
+  if (all == nullptr || all->AsDevices().size() == static_cast<size_t>(in.size()))
+    return Status::Ok();
+  return Unimplemented(op.loc()) << OpKindName(op.kind()) << " holds " << in.size() << " of its "
+                                 << all->AsDevices().size()
+                                 << " participants (a part of a program): it cannot be executed";
+}
+
 Result SendKernel(const Op& op, Args in) {
   DISTIR_ASSIGN_OR_RETURN(std::vector<Type> types, ResultTypes(op, in));
   return One(in[0].WithDevice(types[0].device()));
 }
 
 Result AllReduceKernel(const Op& op, Args in) {
+  DISTIR_RETURN_IF_ERROR(HoldsEveryParticipant(op, in));
   DISTIR_ASSIGN_OR_RETURN(std::vector<Type> types, ResultTypes(op, in));
   return Replicate(types, SumAll(in));
 }
 
 Result AllGatherKernel(const Op& op, Args in) {
+  DISTIR_RETURN_IF_ERROR(HoldsEveryParticipant(op, in));
   DISTIR_ASSIGN_OR_RETURN(std::vector<Type> types, ResultTypes(op, in));
   DISTIR_ASSIGN_OR_RETURN(int64_t axis, Axis(op, "axis", in[0].type()));
   return Replicate(types, ConcatAll(in, axis));
 }
 
 Result ReduceScatterKernel(const Op& op, Args in) {
+  DISTIR_RETURN_IF_ERROR(HoldsEveryParticipant(op, in));
   DISTIR_ASSIGN_OR_RETURN(std::vector<Type> types, ResultTypes(op, in));
   DISTIR_ASSIGN_OR_RETURN(int64_t axis, Axis(op, "axis", in[0].type()));
   const DenseTensor sum = SumAll(in);
@@ -78,6 +92,7 @@ Result ReduceScatterKernel(const Op& op, Args in) {
 // Output j is the concatenation along concat_axis of chunk j (along
 // split_axis) of every input, in input order.
 Result AllToAllKernel(const Op& op, Args in) {
+  DISTIR_RETURN_IF_ERROR(HoldsEveryParticipant(op, in));
   DISTIR_ASSIGN_OR_RETURN(std::vector<Type> types, ResultTypes(op, in));
   DISTIR_ASSIGN_OR_RETURN(int64_t split, Axis(op, "split_axis", in[0].type()));
   DISTIR_ASSIGN_OR_RETURN(int64_t concat, Axis(op, "concat_axis", in[0].type()));

@@ -175,6 +175,11 @@ Status Projector::ProjectOp(const Op& op) {
     ProjectSend(op);
     return Status::Ok();
   }
+  if (global_comm && op.FindAttr("participants") != nullptr) {
+    return Unimplemented(op.loc()) << op.Name()
+                                   << " names participants it does not hold (a part of a "
+                                      "program, for the simulator): it cannot be lowered";
+  }
   if (global_comm) {
     ProjectCollective(op);
     return Status::Ok();

@@ -74,6 +74,10 @@ class Partitioner {
   Value* LocalOrGhost(const Value& v, int dev) {
     return LocalOrGhost(v, dev, LocalShape(v, dev), LocalName(v, dev));
   }
+  // Whether a collective of `in` over `group` names its devices left out
+  // (attribute `participants`) instead of writing ghosts for them: in a part
+  // with some of the group left out, where every member's piece has one shape.
+  bool NamesLeftOut(const Value& in, const std::vector<int>& group) const;
   // The groups of `axes` with a kept device; image_ set for them.
   std::vector<std::vector<int>> KeptGroups(const std::vector<std::string>& axes);
   Value* Constant(int dev, DenseTensor t, const std::string& base);
@@ -143,6 +147,13 @@ Value* Partitioner::Ghost(const Value& of, int dev, const std::vector<int64_t>& 
                           const std::string& name) {
   return out_->AddParam(out_->UniqueName(name.empty() ? "ghost" : name),
                         Type::Tensor(of.type().dtype(), shape, Device(dev)), of.loc());
+}
+
+bool Partitioner::NamesLeftOut(const Value& in, const std::vector<int>& group) const {
+  if (part_ == nullptr || std::all_of(group.begin(), group.end(), [&](int d) { return Kept(d); }))
+    return false;
+  const std::vector<int64_t> shape = LocalShape(in, group[0]);
+  return std::all_of(group.begin(), group.end(), [&](int d) { return LocalShape(in, d) == shape; });
 }
 
 std::vector<std::vector<int>> Partitioner::KeptGroups(const std::vector<std::string>& axes) {
@@ -261,15 +272,25 @@ Status Partitioner::EmitCollective(const Op& op) {
   }
   bool then_slice = uneven_rs || uneven_a2a;
   for (const std::vector<int>& group : KeptGroups(axes)) {
+    // Where the pieces are alike, a group's devices left out are named by
+    // `participants` rather than written as ghosts (docs/ir.md).
+    const bool named = !then_slice && NamesLeftOut(*in, group);
     std::vector<Value*> inputs;
     std::vector<std::string> names;
+    std::vector<int> written;
+    std::vector<DeviceId> participants;
     for (int dev : group) {
+      participants.push_back(Device(dev));
+      if (named && !Kept(dev)) continue;
+      written.push_back(dev);
       inputs.push_back(LocalOrGhost(*in, dev));
       names.push_back(then_slice ? LocalName(res, dev) + ".whole" : LocalName(res, dev));
     }
-    Op* c = Emit(global, std::move(inputs), attrs, names, op);
-    for (size_t i = 0; i < group.size(); ++i)
-      local_[res.id()][group[i]] = c->result(static_cast<int>(i));
+    AttrMap group_attrs = attrs;
+    if (named) group_attrs["participants"] = Attribute(std::move(participants));
+    Op* c = Emit(global, std::move(inputs), std::move(group_attrs), names, op);
+    for (size_t i = 0; i < written.size(); ++i)
+      local_[res.id()][written[i]] = c->result(static_cast<int>(i));
   }
   if (!then_slice) return Status::Ok();
   // The whole (reduced or gathered) value: slice each device's piece out of it.

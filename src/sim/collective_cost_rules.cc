@@ -278,6 +278,13 @@ StatusOr<double> PerRankCommunicationTime(const Op& op, const HardwareProfile& h
 }
 
 void AppendPerRankCostKey(const Op& op, std::vector<int64_t>& key) {
+  // A part's collective: its types name the kept participants only.
+  if (const Attribute* all = op.FindAttr("participants")) {
+    key.push_back(-2);
+    key.push_back(static_cast<int64_t>(all->AsDevices().size()));
+    for (DeviceId d : all->AsDevices()) key.push_back(d.value());
+    return;
+  }
   if (op.kind() != OpKind::kSendTo && op.kind() != OpKind::kRecvFrom &&
       op.kind() != OpKind::kCollective) {
     return;

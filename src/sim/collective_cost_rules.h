@@ -68,7 +68,9 @@ StatusOr<double> PerRankCommunicationTime(const Op& op, const HardwareProfile& h
 /// Appends to a cost memo `key` what the cost of a per-rank communication op
 /// depends on beyond its types: its attributes (peer, group, kind, root). The
 /// cost model's memo is keyed by types, and a rank's types name only its own
-/// device. Appends nothing for other ops.
+/// device. The same for a global collective of a part of a program: its
+/// `participants` (docs/ir.md), which its types name only in part. Appends
+/// nothing for other ops.
 void AppendPerRankCostKey(const Op& op, std::vector<int64_t>& key);
 
 }  // namespace distir::sim

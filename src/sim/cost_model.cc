@@ -63,8 +63,11 @@ bool AppendType(const Type& type, bool with_device, std::vector<int64_t>& key) {
 }
 
 // Every device the types of `op` mention, inputs first, in op order, distinct:
-// the participants of a collective (Send: {src, dst}; rooted ops include the root).
+// the participants of a collective (Send: {src, dst}; rooted ops include the
+// root); those of attribute `participants` where the op has it.
 std::vector<DeviceId> Participants(const Op& op) {
+  // A collective of a part of a program names every participant (docs/ir.md).
+  if (const Attribute* all = op.FindAttr("participants")) return all->AsDevices();
   std::vector<DeviceId> out;
   auto add = [&out](const Type& t) {
     for (DeviceId d : t.Devices()) {

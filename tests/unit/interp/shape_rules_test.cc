@@ -414,6 +414,29 @@ TEST(ShapeRulesTest, AllToAllSplitsOneAxisAndConcatenatesAnother) {
   EXPECT_EQ(InferredType(text, "z"), "tensor<4x32xf32, d1>");
 }
 
+// A part of a program's collective holds some of its participants' pieces
+// (docs/ir.md): n is the participants, every piece of the inputs' shape.
+TEST(ShapeRulesTest, APartsCollectiveCountsEveryParticipant) {
+  const std::string a = "%a: tensor<4x16xf32, d1>";
+  EXPECT_EQ(
+      InferredType(Fn(a, "  %y = AllGather(%a) {axis = 0, participants = [d0, d1, d2, d3]}", "%y")),
+      "tensor<16x16xf32, d1>");
+  EXPECT_EQ(
+      InferredType(Fn(a, "  %y = ReduceScatter(%a) {axis = 0, participants = [d0, d1]}", "%y")),
+      "tensor<2x16xf32, d1>");
+  EXPECT_EQ(InferredType(Fn(a,
+                            "  %y = AllToAll(%a) {concat_axis = 1, participants = [d0, d1], "
+                            "split_axis = 0}",
+                            "%y")),
+            "tensor<2x32xf32, d1>");
+  EXPECT_EQ(InferredType(Fn(a, "  %y = AllReduce(%a) {participants = [d1, d5]}", "%y")),
+            "tensor<4x16xf32, d1>");
+  EXPECT_EQ(InferError(Fn(a, "  %y = AllReduce(%a) {participants = [d0, d2]}")),
+            "AllReduce input 0 is on d1, not one of its participants");
+  EXPECT_EQ(InferError(Fn(a, "  %y = AllReduce(%a) {participants = [d1, d1]}")),
+            "AllReduce participants must be distinct, d1 appears twice");
+}
+
 TEST(ShapeRulesTest, BroadcastScatterGatherAndReduce) {
   const std::string bc = Fn(kX, "  %y, %z = Broadcast(%x) {devices = [d1, d2]}", "%z");
   EXPECT_EQ(InferredType(bc, "y"), "tensor<8x16xf32, d1>");

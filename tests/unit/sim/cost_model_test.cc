@@ -106,6 +106,33 @@ TEST(CostModelTest, CollectivesUseTheNcclTestsByteConvention) {
   }
 }
 
+// A part's collective (docs/ir.md) holds the kept members' pieces and names
+// every participant: costed as the whole collective, and memoized apart from
+// one of the same types over other participants.
+TEST(CostModelTest, APartsCollectiveIsCostedOverAllItsParticipants) {
+  HardwareProfile hw = TestHardware();
+  Type full = F32({1024, 1024});  // 4 MiB
+  Type shard = F32({256, 1024});  // 1 MiB
+  testing::OneOp whole = MakeOp(OpKind::kAllReduce, On(full, {0, 8}), On(full, {0, 8}), {});
+  testing::OneOp part =
+      MakeOp(OpKind::kAllReduce, On(full, {0}), On(full, {0}), {{"participants", Devices({0, 8})}});
+  testing::OneOp near =
+      MakeOp(OpKind::kAllReduce, On(full, {0}), On(full, {0}), {{"participants", Devices({0, 1})}});
+  EXPECT_DOUBLE_EQ(CostOf(*part.op, hw), CostOf(*whole.op, hw));
+  CostModel model(hw, nullptr);
+  StatusOr<double> across = model.OpCost(*part.op);
+  StatusOr<double> within = model.OpCost(*near.op);
+  ASSERT_TRUE(across.ok() && within.ok());
+  EXPECT_DOUBLE_EQ(*within,
+                   CollectiveTime(hw, CollectiveKind::kAllReduce, Devices({0, 1}), 4 * kMiB));
+  EXPECT_GT(*across, *within);  // across nodes, not the memo's first entry
+  // AllGather: S is the output, n participants' pieces.
+  testing::OneOp gather = MakeOp(OpKind::kAllGather, On(shard, {1}), On(full, {1}),
+                                 {{"axis", 0}, {"participants", Devices({0, 1, 2, 3})}});
+  EXPECT_DOUBLE_EQ(CostOf(*gather.op, hw),
+                   CollectiveTime(hw, CollectiveKind::kAllGather, Devices({0, 1, 2, 3}), 4 * kMiB));
+}
+
 TEST(CostModelTest, DeviceOutsideTheProfileIsAnError) {
   testing::OneOp send = MakeOp(OpKind::kSend, {F32({4}, 0)}, {F32({4}, 16)},
                                {{"device", DeviceId(16)}});
