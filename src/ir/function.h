@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-
 #include "ir/mesh.h"
 #include "ir/op.h"
 

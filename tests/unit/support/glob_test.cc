@@ -14,15 +14,53 @@ bool Fnmatch(const std::string& p, const std::string& s) {
 }
 
 TEST(GlobTest, WildcardsMatchAsFnmatch) {
-  const std::vector<std::string> patterns = {
-      "", "*", "**", "?", "a", "a*", "*a", "*a*", "a?c", "layers.*.attention.qkv.mm",
-      "layers.*.mlp.fc1", "embedding.weight.grad*", "*.grad", "a*b*c", "a*?", "?*?", "*.*.*",
-      "layers.*.input.grad", "x*y*", "[ab]c", "a\\*", "*\\?", "a[!b]*"};
-  const std::vector<std::string> names = {
-      "", "a", "ab", "abc", "aXc", "ba", "layers.3.attention.qkv.mm",
-      "layers.12.attention.qkv.mm.grad", "layers.3.mlp.fc1", "layers.3.mlp.fc1.mm",
-      "embedding.weight.grad", "embedding.weight.grad.sum", "logits.grad", "aXbYc", "aaa",
-      "x.y.z", "layers.0.input.grad", "xyxy", "ac", "bc", "a*", "q?", "abb", "layers..mlp.fc1"};
+  const std::vector<std::string> patterns = {"",
+                                             "*",
+                                             "**",
+                                             "?",
+                                             "a",
+                                             "a*",
+                                             "*a",
+                                             "*a*",
+                                             "a?c",
+                                             "layers.*.attention.qkv.mm",
+                                             "layers.*.mlp.fc1",
+                                             "embedding.weight.grad*",
+                                             "*.grad",
+                                             "a*b*c",
+                                             "a*?",
+                                             "?*?",
+                                             "*.*.*",
+                                             "layers.*.input.grad",
+                                             "x*y*",
+                                             "[ab]c",
+                                             "a\\*",
+                                             "*\\?",
+                                             "a[!b]*"};
+  const std::vector<std::string> names = {"",
+                                          "a",
+                                          "ab",
+                                          "abc",
+                                          "aXc",
+                                          "ba",
+                                          "layers.3.attention.qkv.mm",
+                                          "layers.12.attention.qkv.mm.grad",
+                                          "layers.3.mlp.fc1",
+                                          "layers.3.mlp.fc1.mm",
+                                          "embedding.weight.grad",
+                                          "embedding.weight.grad.sum",
+                                          "logits.grad",
+                                          "aXbYc",
+                                          "aaa",
+                                          "x.y.z",
+                                          "layers.0.input.grad",
+                                          "xyxy",
+                                          "ac",
+                                          "bc",
+                                          "a*",
+                                          "q?",
+                                          "abb",
+                                          "layers..mlp.fc1"};
   for (const std::string& p : patterns) {
     for (const std::string& s : names) EXPECT_EQ(GlobMatch(p, s), Fnmatch(p, s)) << p << " / " << s;
   }
