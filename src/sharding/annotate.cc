@@ -6,7 +6,6 @@
 #include "interp/infer_types.h"
 #include "ir/parser.h"
 #include "sharding/rebuilder.h"
-#include "support/glob.h"
 
 namespace distir::sharding {
 
@@ -16,15 +15,16 @@ StatusOr<ParamRule> ParseParamRule(const std::string& text) {
     return InvalidArgument() << "sharding rule '" << text
                              << "' must read PATTERN=[{axes}, ...], e.g. w*=[{}, {tp}]";
   ParamRule rule;
-  rule.pattern = text.substr(0, eq);
+  std::string pattern = text.substr(0, eq);
   rule.text = text;
   constexpr std::string_view kUsers = "@users";
-  if (rule.pattern.ends_with(kUsers)) {
+  if (pattern.ends_with(kUsers)) {
     rule.for_users = true;
-    rule.pattern.resize(rule.pattern.size() - kUsers.size());
-    if (rule.pattern.empty())
+    pattern.resize(pattern.size() - kUsers.size());
+    if (pattern.empty())
       return InvalidArgument() << "sharding rule '" << text << "' has no pattern before @users";
   }
+  rule.pattern = GlobPattern(std::move(pattern));
   StatusOr<Sharding> s = ParseShardingText("<@mesh, " + text.substr(eq + 1) + ">", "rule");
   if (!s.ok())
     return InvalidArgument() << "sharding rule '" << text << "': " << s.status().message();
@@ -75,10 +75,6 @@ StatusOr<std::vector<MeshAxis>> ParseMeshAxes(const std::string& text) {
 }
 
 namespace {
-
-bool Matches(const std::string& pattern, const std::string& name) {
-  return GlobMatch(pattern, name);
-}
 
 // `rule`'s dims on `mesh`: axes the mesh lacks (size-1 axes) dropped.
 Sharding OnMesh(const ParamRule& rule, const Mesh& mesh) {
@@ -178,7 +174,7 @@ StatusOr<bool> AnnotateValues(Module& module, const std::string& function,
 
 const ParamRule* MatchRule(const std::vector<ParamRule>& rules, const std::string& name) {
   for (const ParamRule& r : rules) {
-    if (!r.for_users && Matches(r.pattern, name)) return &r;
+    if (!r.for_users && r.pattern.Matches(name)) return &r;
   }
   return nullptr;
 }
@@ -194,7 +190,7 @@ bool RulesUseAxis(const std::vector<ParamRule>& rules, const std::string& axis) 
 
 const ParamRule* MatchUsersRule(const std::vector<ParamRule>& rules, const std::string& name) {
   for (const ParamRule& r : rules) {
-    if (r.for_users && Matches(r.pattern, name)) return &r;
+    if (r.for_users && r.pattern.Matches(name)) return &r;
   }
   return nullptr;
 }

@@ -16,6 +16,7 @@
 
 #include "ir/function.h"
 #include "ir/mesh.h"
+#include "support/glob.h"
 #include "support/status_or.h"
 
 namespace distir::sharding {
@@ -28,7 +29,7 @@ namespace distir::sharding {
 /// layout (Megatron's sequence parallelism), where a plain rule would make
 /// the producer itself compute it so.
 struct ParamRule {
-  std::string pattern;
+  GlobPattern pattern;  ///< of parameter or value names
   std::vector<std::vector<std::string>> dims;
   std::string text;  ///< as written, for messages
   bool for_users = false;

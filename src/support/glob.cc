@@ -48,19 +48,36 @@ bool Chars(std::string_view p, std::string_view s) {
 
 // What follows the last `*` has a fixed length, so it matches the end of
 // the name or nothing: checked first, it turns most names away at once.
-bool TailFirst(std::string_view p, std::string_view s) {
-  const size_t last = p.rfind('*');
+// `last`: the position of p's last `*`, npos if none.
+bool TailFirst(std::string_view p, size_t last, std::string_view s) {
   if (last == std::string_view::npos) return p.size() == s.size() && Chars(p, s);
   const std::string_view tail = p.substr(last + 1);
   if (tail.size() > s.size() || !Chars(tail, s.substr(s.size() - tail.size()))) return false;
   return Wildcards(p.substr(0, last + 1), s.substr(0, s.size() - tail.size()));
 }
 
+bool Fnmatch(std::string_view pattern, std::string_view name) {
+  return fnmatch(std::string(pattern).c_str(), std::string(name).c_str(), 0) == 0;
+}
+
 }  // namespace
 
 bool GlobMatch(std::string_view pattern, std::string_view name) {
-  if (Plain(pattern) && Plain(name)) return TailFirst(pattern, name);
-  return fnmatch(std::string(pattern).c_str(), std::string(name).c_str(), 0) == 0;
+  if (Plain(pattern) && Plain(name)) return TailFirst(pattern, pattern.rfind('*'), name);
+  return Fnmatch(pattern, name);
+}
+
+GlobPattern::GlobPattern(std::string pattern)
+    : pattern_(std::move(pattern)),
+      plain_(Plain(pattern_)),
+      any_char_(pattern_.find('?') != std::string::npos),
+      last_star_(pattern_.rfind('*')) {}
+
+// A plain pattern's literal characters are ASCII and match bytes alike
+// whatever the name holds; only '?' reads the name by character.
+bool GlobPattern::Matches(std::string_view name) const {
+  if (!plain_ || (any_char_ && !Plain(name))) return Fnmatch(pattern_, name);
+  return TailFirst(pattern_, last_star_, name);
 }
 
 }  // namespace distir

@@ -10,11 +10,28 @@
 
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace distir {
 
 /// Whether `name` matches `pattern`: fnmatch(pattern, name, 0) == 0.
 bool GlobMatch(std::string_view pattern, std::string_view name);
+
+/// A pattern read once for many names: GlobPattern(p).Matches(n) ==
+/// GlobMatch(p, n).
+class GlobPattern {
+ public:
+  GlobPattern() = default;
+  explicit GlobPattern(std::string pattern);
+  bool Matches(std::string_view name) const;
+  const std::string& pattern() const { return pattern_; }
+
+ private:
+  std::string pattern_;
+  bool plain_ = true;                     // no bracket, backslash or byte outside ASCII
+  bool any_char_ = false;                 // has '?', which fnmatch reads by character
+  size_t last_star_ = std::string::npos;  // of the last `*`; npos: none
+};
 
 }  // namespace distir

@@ -36,7 +36,8 @@ TEST(GlobTest, WildcardsMatchAsFnmatch) {
                                              "[ab]c",
                                              "a\\*",
                                              "*\\?",
-                                             "a[!b]*"};
+                                             "a[!b]*",
+                                             "layers.?.mlp.fc1"};
   const std::vector<std::string> names = {"",
                                           "a",
                                           "ab",
@@ -60,9 +61,13 @@ TEST(GlobTest, WildcardsMatchAsFnmatch) {
                                           "a*",
                                           "q?",
                                           "abb",
-                                          "layers..mlp.fc1"};
+                                          "layers..mlp.fc1",
+                                          "layers.\xc3\xa9.mlp.fc1"};
   for (const std::string& p : patterns) {
-    for (const std::string& s : names) EXPECT_EQ(GlobMatch(p, s), Fnmatch(p, s)) << p << " / " << s;
+    for (const std::string& s : names) {
+      EXPECT_EQ(GlobMatch(p, s), Fnmatch(p, s)) << p << " / " << s;
+      EXPECT_EQ(GlobPattern(p).Matches(s), Fnmatch(p, s)) << p << " / " << s;
+    }
   }
 }
 
