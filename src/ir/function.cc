@@ -43,6 +43,24 @@ void Function::PermuteOps(const std::vector<size_t>& order) {
   for (size_t i = 0; i < ops_.size(); ++i) ops_[i]->id_ = static_cast<int>(i);
 }
 
+void Function::EraseOps(const std::vector<bool>& dead) {
+  DISTIR_CHECK(dead.size() == ops_.size())
+      << "EraseOps: " << dead.size() << " marks for " << ops_.size() << " ops";
+  size_t kept = 0;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    if (dead[i]) {
+      if (names_indexed_) {
+        for (const auto& r : ops_[i]->results()) by_name_.erase(r->name());
+      }
+      ops_[i].reset();
+      continue;
+    }
+    ops_[i]->id_ = static_cast<int>(kept);
+    ops_[kept++] = std::move(ops_[i]);
+  }
+  ops_.resize(kept);
+}
+
 Op* Function::AppendOp(OpKind kind, std::vector<Value*>&& inputs, AttrMap&& attrs,
                        size_t num_results, SourceLoc&& loc, std::string&& callee) {
   for (Value* in : inputs) DISTIR_CHECK(in != nullptr) << "null input";

@@ -75,6 +75,14 @@ class Function {
   /// op comes after the ops defining its inputs (not checked here).
   void PermuteOps(const std::vector<size_t>& order);
 
+  /// Removes in place the ops at the positions `dead` marks, with their
+  /// results; the others keep their order, and op ids follow positions
+  /// again. Value ids are not reused (num_values() stays). Cheaper than
+  /// rebuilding a large function to drop a few ops.
+  /// REQUIRES: dead.size() == ops().size(); no op left, and no return, reads
+  /// a result of a removed op (not checked here).
+  void EraseOps(const std::vector<bool>& dead);
+
  private:
   // Appends an op without results (AddOp adds them).
   Op* AppendOp(OpKind kind, std::vector<Value*>&& inputs, AttrMap&& attrs, size_t num_results,
