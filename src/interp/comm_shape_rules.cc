@@ -140,7 +140,8 @@ Status ResultsPerInput(const Op& op, int n) {
 
 // The devices of a collective of a part of a program that holds some of its
 // participants (attribute `participants`, docs/ir.md): distinct, the inputs'
-// devices among them; the others' pieces are like the inputs' (one shape).
+// devices among them. (The others' pieces are like the inputs': the callers
+// check that the inputs have one shape.)
 Status CheckParticipants(const Op& op, Args in) {
   const Attribute* attr = op.FindAttr("participants");
   if (attr == nullptr) return Status::Ok();
@@ -155,7 +156,7 @@ Status CheckParticipants(const Op& op, Args in) {
       return InvalidArgument(op.loc()) << OpName(op) << " input " << i << " is on "
                                        << in[i].device() << ", not one of its participants";
   }
-  return SameShapes(op, in);
+  return Status::Ok();
 }
 
 // How many devices take part: the participants where the op names them, else
@@ -215,6 +216,7 @@ Result InferAllGather(const Op& op, Args in) {
     return PerInputDevice(in, in[0], s);
   }
   // Every participant's piece has the inputs' shape.
+  DISTIR_RETURN_IF_ERROR(SameShapes(op, in));
   DISTIR_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(op, attr, in[0].rank()));
   Shape s = in[0].shape();
   if (s[axis] != kDynamicDim) s[axis] *= Members(op, in);

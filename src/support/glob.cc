@@ -63,8 +63,7 @@ bool Fnmatch(std::string_view pattern, std::string_view name) {
 }  // namespace
 
 bool GlobMatch(std::string_view pattern, std::string_view name) {
-  if (Plain(pattern) && Plain(name)) return TailFirst(pattern, pattern.rfind('*'), name);
-  return Fnmatch(pattern, name);
+  return GlobPattern(std::string(pattern)).Matches(name);
 }
 
 GlobPattern::GlobPattern(std::string pattern)
