@@ -128,6 +128,7 @@ void WriteConfigs(Writer& w, hid_t g, const std::vector<ResultRow>& rows) {
   ints("rank", [](const ResultRow& r) { return r.rank; });
   doubles("exposed_communication_s", [](const ResultRow& r) { return r.exposed_communication_s; });
   strings("evaluation", [](const ResultRow& r) { return r.evaluation; });
+  doubles("throughput_bound", [](const ResultRow& r) { return r.throughput_bound; });
 }
 
 // The transformer columns (ResultsFile::has_step_figures).
@@ -179,6 +180,7 @@ Status WriteResultsFile(const std::string& path, const ResultsFile& f) {
   w.AttrText(file, "model", f.model);
   w.AttrText(file, "hardware", f.hardware);
   w.Attr(file, "memory_limit_bytes", H5T_NATIVE_INT64, f.memory_limit_bytes);
+  if (f.optimum_gap) w.Attr(file, "optimum_gap", H5T_NATIVE_DOUBLE, *f.optimum_gap);
   hid_t exp = w.Group("/experiment");
   w.Text(exp, "yaml", f.experiment_yaml);
   w.Text(exp, "hardware_yaml", f.hardware_yaml);
@@ -223,6 +225,9 @@ struct Columns {
   std::vector<int8_t> sequence_parallel;
   // Optional: absent in files written before the column (issue #18).
   std::vector<std::string> evaluation;
+  // Optional: absent in files written before the throughput bound (issue #18).
+  std::vector<double> throughput_bound;
+  bool has_throughput_bound = false;
   bool has_exposed = false, has_step = false, has_megatron = false, has_sp = false;
   bool has_evaluation = false;
   std::vector<int8_t> recompute, fits;
@@ -258,6 +263,9 @@ Status ReadVersion(const Hdf5Reader& r) {
 Status ReadMetadata(const Hdf5Reader& r, ResultsFile& out) {
   if (r.HasAttr("/", "memory_limit_bytes")) {
     DISTIR_ASSIGN_OR_RETURN(out.memory_limit_bytes, r.ReadIntAttr("/", "memory_limit_bytes"));
+  }
+  if (r.HasAttr("/", "optimum_gap")) {
+    DISTIR_ASSIGN_OR_RETURN(out.optimum_gap, r.ReadDoubleAttr("/", "optimum_gap"));
   }
   DISTIR_RETURN_IF_ERROR(ReadOptionalAttr(r, "tool_version", out.tool_version));
   DISTIR_RETURN_IF_ERROR(ReadOptionalAttr(r, "git_revision", out.git_revision));
@@ -299,6 +307,9 @@ Status ReadColumns(const Hdf5Reader& r, Columns& c) {
   }
   if ((c.has_evaluation = r.Has("/configs/evaluation"))) {
     DISTIR_ASSIGN_OR_RETURN(c.evaluation, r.ReadStrings("/configs/evaluation"));
+  }
+  if ((c.has_throughput_bound = r.Has("/configs/throughput_bound"))) {
+    DISTIR_ASSIGN_OR_RETURN(c.throughput_bound, r.ReadDoubles("/configs/throughput_bound"));
   }
   if ((c.has_step = r.Has("/configs/tokens_per_s"))) {
     DISTIR_ASSIGN_OR_RETURN(c.tokens_per_s, r.ReadDoubles("/configs/tokens_per_s"));
@@ -349,6 +360,7 @@ Status CheckColumns(const std::string& path, const Columns& c, const std::vector
   }
   if (c.has_sp) optional.push_back(c.sequence_parallel.size());
   if (c.has_evaluation) optional.push_back(c.evaluation.size());
+  if (c.has_throughput_bound) optional.push_back(c.throughput_bound.size());
   if (c.has_step) {
     for (size_t size : {c.tokens_per_s.size(), c.tflops_per_gpu.size(), c.mfu.size()})
       optional.push_back(size);
@@ -481,6 +493,7 @@ std::vector<ResultRow> BuildRows(const Columns& c) {
     if (c.has_exposed) r.exposed_communication_s = c.exposed[i];
     if (c.has_sp) r.sequence_parallel = c.sequence_parallel[i] != 0;
     if (c.has_evaluation) r.evaluation = c.evaluation[i];
+    if (c.has_throughput_bound) r.throughput_bound = c.throughput_bound[i];
     if (c.has_megatron) {
       r.virtual_stages = c.virtual_stages[i];
       r.recompute_selective = c.recompute_kind[i] == "selective";

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,10 @@ struct ResultRow {
   /// expanded", "" when it was not (search/evaluator.h Evaluation); "" in
   /// files without the column.
   std::string evaluation;
+  /// Samples/s that no simulation of this configuration can exceed
+  /// (search/throughput_bound.h); 0 where none is known, and in files without
+  /// the column.
+  double throughput_bound = 0;
 
   bool operator==(const ResultRow&) const = default;
 };
@@ -101,6 +106,12 @@ struct ResultsFile {
   /// training step); older files and other models have none.
   bool has_step_figures = false;
   std::vector<int64_t> ranking;  ///< row indices, best first
+  /// Attribute optimum_gap: the best configuration of the whole space is at
+  /// most this fraction above the throughput of ranking[0], by the bounds of
+  /// the configurations not simulated (search/throughput_bound.h OptimumGap);
+  /// 0 when every configuration that could be better was simulated. Absent
+  /// (nullopt) when not known.
+  std::optional<double> optimum_gap;
   std::vector<TraceRecord> traces;
   // Run facts (group /run; they differ from run to run).
   int64_t ranks = 1;

@@ -14,9 +14,11 @@
 #include "search/memory_estimate.h"
 #include "search/model_grid.h"
 #include "search/step_metrics.h"
+#include "search/throughput_bound.h"
 #include "sharding/annotate.h"
 #include "sharding/grid.h"
 #include "sharding/replicate.h"
+#include "sim/work_floor.h"
 #include "support/byte_size.h"
 #include "support/checked_math.h"
 
@@ -197,6 +199,18 @@ double Evaluator::PredictedCost(const Config& c) {
       RejectTooLarge(*p->seq, p->o, p->one_replica, unused, !TemplateKey(c).empty()))
     return 0;
   return EstimatedCost(e_, c);
+}
+
+double Evaluator::ThroughputBound(const Config& c) {
+  if (!c.invalid.empty()) return 0;
+  auto it = work_floor_.find(c.batch);
+  if (it == work_floor_.end()) {
+    StatusOr<const Function*> seq = Sequential(c.batch);
+    std::optional<double> floor;
+    if (seq.ok()) floor = sim::MatrixWorkFloorS(**seq, e_.hardware.device);
+    it = work_floor_.emplace(c.batch, floor).first;
+  }
+  return it->second ? ThroughputUpperBound(*it->second, c.batch, c.options) : 0;
 }
 
 Status Evaluator::CheckPoint(const Function& seq, const ParallelOptions& o,

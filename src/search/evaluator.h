@@ -149,6 +149,13 @@ class Evaluator {
   /// of c's batch if it is not cached yet (Evaluate() would).
   double PredictedCost(const Config& c);
 
+  /// search/throughput_bound.h's ThroughputUpperBound of `c`, from the
+  /// matrix-work floor of its sequential step (sim/work_floor.h, cached per
+  /// batch): no distribution of it runs faster. 0 where none is known: `c`
+  /// invalid at enumeration, the model not built for its batch, or a matrix
+  /// op the profile times without a rate ceiling (a fitted negative term).
+  double ThroughputBound(const Config& c);
+
   /// Why `c` is invalid, without building its program: Config::invalid, the
   /// model's refusal of its batch, or CheckPoint's reasons; Ok when the
   /// sharding path would go on to build it (it may still refuse it later).
@@ -266,6 +273,7 @@ class Evaluator {
   const Experiment& e_;
   EvaluatorOptions options_;
   std::map<int64_t, Module> sequential_;  // per batch
+  std::map<int64_t, std::optional<double>> work_floor_;  // per batch (ThroughputBound)
   sim::CostModel costs_;                  // memo shared by every configuration
   mutable std::optional<StatusOr<std::vector<sharding::ParamRule>>> rules_;
   /// The same with the model's sequence-parallel rules first.

@@ -211,7 +211,11 @@ ConfigResult Skipped(int64_t index, const Strategy& s) {
 Status Anneal(const Experiment& e, Evaluator& evaluator, MPI_Comm comm, int rank, int size,
               const std::vector<ConfigResult>& prior, RankJournal& journal, std::ostream* progress,
               SearchOutcome& out) {
-  Annealer walk(out.configs, e.strategy);
+  // Every rank computes the same bounds (throughput_bound.h), so the walks agree.
+  std::vector<double> bounds;
+  bounds.reserve(out.configs.size());
+  for (const Config& c : out.configs) bounds.push_back(evaluator.ThroughputBound(c));
+  Annealer walk(out.configs, e.strategy, std::move(bounds));
   out.results.assign(out.configs.size(), ConfigResult{});
   for (size_t i = 0; i < out.configs.size(); ++i)
     out.results[i] = Skipped(static_cast<int64_t>(i), e.strategy);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace distir::search {
 
@@ -60,8 +61,9 @@ std::vector<int64_t> KnobsOf(const Config& c) {
 
 }  // namespace
 
-Annealer::Annealer(const std::vector<Config>& configs, const Strategy& strategy)
-    : configs_(configs), strategy_(strategy), random_(strategy.seed) {
+Annealer::Annealer(const std::vector<Config>& configs, const Strategy& strategy,
+                   std::vector<double> bounds)
+    : configs_(configs), strategy_(strategy), random_(strategy.seed), bounds_(std::move(bounds)) {
   knobs_.reserve(configs.size());
   for (const Config& c : configs) knobs_.push_back(KnobsOf(c));
   evaluated_.assign(configs.size(), 0);
@@ -83,10 +85,15 @@ bool Annealer::Neighbours(int64_t a, int64_t b) const {
   return differ >= 1 && differ <= 2;
 }
 
+bool Annealer::Eligible(size_t i, const std::vector<char>& taken) const {
+  if (evaluated_[i] || taken[i]) return false;
+  return bounds_.empty() || !(bounds_[i] > 0 && bounds_[i] <= best_);
+}
+
 int64_t Annealer::RandomUnevaluated(const std::vector<char>& taken) {
   std::vector<int64_t> left;
   for (size_t i = 0; i < configs_.size(); ++i) {
-    if (!evaluated_[i] && !taken[i]) left.push_back(static_cast<int64_t>(i));
+    if (Eligible(i, taken)) left.push_back(static_cast<int64_t>(i));
   }
   if (left.empty()) return -1;
   return left[static_cast<size_t>(random_.Below(std::ssize(left)))];
@@ -108,7 +115,7 @@ std::vector<int64_t> Annealer::Propose() {
     std::vector<int64_t> near;
     if (current_ >= 0 && std::ssize(round) < kAnnealRound - kAnnealExplore) {
       for (size_t i = 0; i < configs_.size(); ++i) {
-        if (!evaluated_[i] && !taken[i] && Neighbours(current_, static_cast<int64_t>(i)))
+        if (Eligible(i, taken) && Neighbours(current_, static_cast<int64_t>(i)))
           near.push_back(static_cast<int64_t>(i));
       }
     }

@@ -20,7 +20,10 @@
 // the move, accepted by Metropolis' rule with a temperature relative to the
 // current throughput that falls geometrically from 10 % to 0.1 % over the
 // budget. A configuration is evaluated at most once; when the current one has
-// no unevaluated neighbour, the round draws anywhere.
+// no unevaluated neighbour, the round draws anywhere. Given throughput bounds
+// (throughput_bound.h), the walk never proposes a configuration whose bound
+// is at most the best throughput found so far: it cannot beat it, and the
+// budget goes to those that can.
 
 #pragma once
 
@@ -62,7 +65,9 @@ inline constexpr int kAnnealExplore = 2;
 /// until Propose() returns none.
 class Annealer {
  public:
-  Annealer(const std::vector<Config>& configs, const Strategy& strategy);
+  /// `bounds`: a throughput bound per configuration (0: none known), or empty.
+  Annealer(const std::vector<Config>& configs, const Strategy& strategy,
+           std::vector<double> bounds = {});
 
   /// The next round: at most kAnnealRound configurations not evaluated yet,
   /// fewer when the budget runs out; empty when the walk is over.
@@ -79,12 +84,15 @@ class Annealer {
   static double Score(const ConfigResult& r);
   bool Neighbours(int64_t a, int64_t b) const;
   int64_t RandomUnevaluated(const std::vector<char>& taken);
+  /// Not evaluated, not in this round, and not bounded below the best.
+  bool Eligible(size_t i, const std::vector<char>& taken) const;
   double Temperature() const;
 
   const std::vector<Config>& configs_;
   Strategy strategy_;
   SeededRandom random_;
   std::vector<std::vector<int64_t>> knobs_;  ///< per configuration
+  std::vector<double> bounds_;               ///< per configuration, or empty
   std::vector<char> evaluated_;
   int64_t evaluated_count_ = 0;
   int64_t current_ = -1;

@@ -19,6 +19,7 @@
 #include "search/memory_estimate.h"
 #include "search/results_table.h"
 #include "search/step_metrics.h"
+#include "search/throughput_bound.h"
 #include "sim/simulator.h"
 #include "support/check.h"
 #include "tools/cli_util.h"
@@ -112,6 +113,37 @@ void PrintTop(const io::ResultsFile& f, std::ostream& os) {
   DISTIR_CHECK(printed.ok()) << "a ranking without --batch always prints";
 }
 
+// Each row's throughput bound and the file's optimum gap
+// (search/throughput_bound.h).
+search::OptimumGap BoundAndGap(search::Evaluator& evaluator, const search::SearchOutcome& out,
+                               io::ResultsFile& file) {
+  std::vector<double> bounds(out.configs.size(), 0);
+  for (const search::Config& c : out.configs) {
+    const auto i = static_cast<size_t>(c.index);
+    bounds[i] = evaluator.ThroughputBound(c);
+    file.rows[i].throughput_bound = bounds[i];
+  }
+  search::OptimumGap gap = search::GapOf(out.results, bounds, out.ranking);
+  file.optimum_gap = gap.gap;
+  return gap;
+}
+
+// One line, where some configuration was left unsimulated: how far the best
+// found can be from the optimum of the space.
+void PrintGap(const io::ResultsFile& f, const search::OptimumGap& gap, std::ostream& os) {
+  if (gap.best < 0 || gap.open == 0) return;
+  os << "optimum gap: " << gap.open << " configurations not simulated";
+  if (!gap.gap) {
+    os << ", some without a throughput bound: gap unknown\n";
+    return;
+  }
+  os << ", none above " << std::fixed << std::setprecision(1) << gap.open_bound
+     << " samples/s (their bound): the optimum is at most " << 100 * *gap.gap
+     << " % above the best found (" << f.rows[static_cast<size_t>(gap.best)].throughput
+     << " samples/s)\n"
+     << std::defaultfloat;
+}
+
 // Rank 0: the traces of the best configurations, the file, the table.
 // `path` is the claimed output (symbolic links resolved); `shown` as given.
 int Finish(const search::Experiment& e, const search::SearchOutcome& out, const std::string& path,
@@ -120,6 +152,7 @@ int Finish(const search::Experiment& e, const search::SearchOutcome& out, const 
   search::EvaluatorOptions options;
   options.max_memory_bytes = max_memory;
   search::Evaluator evaluator(e, options);
+  const search::OptimumGap gap = BoundAndGap(evaluator, out, file);
   for (int64_t i = 0; i < std::min<int64_t>(e.traces, static_cast<int64_t>(out.ranking.size())); ++i) {
     io::TraceRecord t;
     t.config = out.ranking[static_cast<size_t>(i)];
@@ -140,6 +173,7 @@ int Finish(const search::Experiment& e, const search::SearchOutcome& out, const 
     std::cerr << "distir search: warning: " << removed.message() << "\n";
   }
   PrintTop(file, std::cout);
+  PrintGap(file, gap, std::cout);
   std::cerr << "[search] " << out.configs.size() << " configurations on " << out.ranks
             << " ranks in " << std::fixed << std::setprecision(2) << out.wall_time_s << " s ("
             << std::setprecision(1)

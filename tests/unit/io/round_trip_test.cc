@@ -62,6 +62,7 @@ ResultsFile EveryField() {
   f.tool_version = "0.1.0";
   f.git_revision = "abcdef123456";
   f.memory_limit_bytes = int64_t{64} << 30;
+  f.optimum_gap = 0.125;
   for (int64_t i = 0; i < 2; ++i) {
     ResultRow r;
     r.index = i;
@@ -86,6 +87,7 @@ ResultsFile EveryField() {
     r.rank = i + 1;
     r.exposed_communication_s = 0.0625 * static_cast<double>(i + 1);
     r.evaluation = i % 2 == 0 ? "one-replica expanded" : "full";
+    r.throughput_bound = 1000.5 * static_cast<double>(i + 1);
     r.step.tokens_per_s = 65536.5 + static_cast<double>(i);
     r.step.tflops_per_gpu = 180.25;
     r.step.mfu = 0.578125;

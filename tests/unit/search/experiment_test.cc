@@ -70,11 +70,12 @@ TEST(ExperimentTest, EveryShippedExperimentParses) {
     // The paper's workloads and the example run on a DGX-2; the CPU validation
     // experiment on the profile calibrated on this machine (docs/calibration.md);
     // the single-GPU follow-up experiments on an H200 (docs/backend.md); the
-    // LLaMA-70B example on H100 nodes (README), GPT-3 175B on 1024 A100s.
+    // LLaMA-70B example on H100 nodes (README), GPT-3 175B on (up to) 1024 A100s.
     const bool cpu = path.ends_with("cpu-validation.yaml");
     const bool gpu = path.find("gpu-single-") != std::string::npos;
     const bool h100 = path.ends_with("llama-70b-h100.yaml");
-    const bool a100 = path.ends_with("gpt3-175b-1024.yaml");
+    const bool a100 =
+        path.ends_with("gpt3-175b-1024.yaml") || path.ends_with("gpt3-175b-space.yaml");
     EXPECT_EQ(e->hardware.name, cpu    ? "cpu-local"
                                 : gpu  ? "h200"
                                 : h100 ? "h100-sxm"

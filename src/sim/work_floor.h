@@ -1,0 +1,50 @@
+// A floor under the time the cost model gives the matrix work of a program,
+// however it is distributed: the certified part of `distir search`'s
+// throughput bound (search/throughput_bound.h, docs/cost_model.md §9).
+//
+// The cost model times a MatMul, Gemm, MatMulGrad, FlashAttention or
+// FlashAttentionGrad (compute_cost_rules.cc) at no more than a fixed rate of
+// FLOPs per second, whatever its shape:
+//  - the tiled GEMM model (gemm_model.h): whole waves of tiles at most
+//    MatrixFlops(dtype) x gemm.max_efficiency, each tile at least the product
+//    it covers, plus overheads >= 0;
+//  - the tiled attention model (attention_model.h): steps of at least the
+//    FLOPs they cover at one SM's share of MatrixFlops x max_efficiency (the
+//    backward's own efficiency for FlashAttentionGrad);
+//  - the roofline (cost_model.h MatMulKernelTime): max(flops / MatrixFlops,
+//    memory) + launch;
+//  - a calibrated regression intercept + per_flop flops + per_byte bytes: at
+//    most 1 / per_flop when none of the three is negative; a fitted negative
+//    term leaves no rate (the regression may time a kernel below any).
+// Distributing an op splits its FLOPs among pieces (batch, microbatches,
+// tensor-parallel slices, partial sums) without lowering their sum, and
+// replicated or recomputed pieces only add; each piece runs at most at the
+// rate. So the sum over a program's matrix ops of FLOPs / rate is a lower
+// bound of the sum of their simulated times over every device.
+
+#pragma once
+
+#include <optional>
+
+#include "ir/function.h"
+#include "sim/hardware_profile.h"
+
+namespace distir::sim {
+
+/// The highest FLOP rate the cost model gives `op` on `device`, if `op` is a
+/// matrix op (MatrixOpFlops): +infinity where its time has no FLOP term
+/// (a peak of 0, a regression with per_flop 0); nullopt for any other op,
+/// and for a regression with a negative term.
+std::optional<double> MatrixRateCeiling(const Op& op, const DeviceSpec& device);
+
+/// The FLOPs of `op` that the rate above bounds: MatrixOpFlops, without
+/// Gemm's epilogue (the tiled model does not time it); 0 for other ops.
+double BoundedMatrixFlops(const Op& op);
+
+/// Sum over the ops of `fn` (typed) of BoundedMatrixFlops / MatrixRateCeiling,
+/// in seconds; nullopt when some matrix op of `fn` has no ceiling (then no
+/// floor is known). Calls are not followed: their work is left out, which only
+/// lowers the floor.
+std::optional<double> MatrixWorkFloorS(const Function& fn, const DeviceSpec& device);
+
+}  // namespace distir::sim
