@@ -394,7 +394,8 @@ bool Evaluator::SimulateExpandedInto(const Config& c, const Function& program,
 }
 
 std::string Evaluator::WayKey(const Representatives& w) {
-  return " part tp" + std::to_string(w.tp) + " replica" + std::to_string(w.replica);
+  return " part tp" + std::to_string(w.tp) + (w.last_apart ? "+last" : "") + " replica" +
+         std::to_string(w.replica);
 }
 
 std::optional<bool> Evaluator::SimulateTemplateInto(const TemplatePoint& p,

@@ -18,7 +18,7 @@ int64_t Representatives::Of(int64_t d) const {
   int64_t x = replica > 0 ? d % replica : d;
   if (tp > 0) {
     const int64_t rank = x % tp;
-    x -= rank - std::min<int64_t>(rank, 1);
+    if (!(last_apart && rank == tp - 1)) x -= rank - std::min<int64_t>(rank, 1);
   }
   return x;
 }
@@ -28,20 +28,26 @@ std::vector<Representatives> RepresentativesOf(const ParallelOptions& o, int dev
   const std::vector<char> replica_zero = ReplicaZeroDevices(o, devices_per_node);
   const int64_t replica = replica_zero.empty() ? 0 : o.tp * o.pp;
   if (o.tp > 2 && ReplicasSitAlike(o.tp, devices_per_node)) {
-    // Device d of the world [dp, pp, tp] has tensor-parallel rank d mod T.
-    Representatives r{{}, replica, o.tp};
-    r.keep.resize(static_cast<size_t>(replica > 0 ? replica : o.dp * o.pp * o.tp));
-    for (size_t d = 0; d < r.keep.size(); ++d) r.keep[d] = static_cast<int64_t>(d) % o.tp < 2;
-    out.push_back(std::move(r));
+    for (bool last_apart : {false, true}) {
+      if (last_apart && o.tp < 4) break;  // ranks 0, 1 and 2 are all of T = 3
+      // Device d of the world [dp, pp, tp] has tensor-parallel rank d mod T.
+      Representatives r{{}, replica, o.tp, last_apart};
+      r.keep.resize(static_cast<size_t>(replica > 0 ? replica : o.dp * o.pp * o.tp));
+      for (size_t d = 0; d < r.keep.size(); ++d) {
+        const int64_t rank = static_cast<int64_t>(d) % o.tp;
+        r.keep[d] = rank < 2 || (last_apart && rank == o.tp - 1);
+      }
+      out.push_back(std::move(r));
+    }
   }
-  if (replica > 0) out.push_back(Representatives{replica_zero, replica, 0});
+  if (replica > 0) out.push_back(Representatives{replica_zero, replica, 0, false});
   return out;
 }
 
 std::vector<sharding::DevicePart> PartsOf(const std::vector<Representatives>& ways) {
   std::vector<sharding::DevicePart> parts;
   parts.reserve(ways.size());
-  for (const Representatives& w : ways) parts.push_back({w.keep, w.EvenAxis(), {}});
+  for (const Representatives& w : ways) parts.push_back({w.keep, w.EvenAxis(), {}, w.last_apart});
   return parts;
 }
 

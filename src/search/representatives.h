@@ -7,7 +7,10 @@
 // tensor-parallel ranks, that sit alike on the nodes (one divides the node
 // size or the node size divides it), and pieces split evenly over tp. Rank 0
 // stays simulated apart: it alone adds the bias of a row-parallel product
-// (sharding/partition.h). Collectives join a representative and the devices
+// (sharding/partition.h). Where a value splits unevenly over tp but only its
+// last piece is smaller (the ceil-chunks of Sharding::ShardRange: GPT-2's
+// vocabulary of 50257 over 4, 8 or 16 ranks), rank T - 1 is simulated apart
+// too, ranks 0, 1 and T - 1 standing for all. Collectives join a representative and the devices
 // it stands for; they start when the last participant is free, which is the
 // representative's time since the others' clocks equal it (by induction).
 
@@ -39,6 +42,8 @@ struct Representatives {
   std::vector<char> keep;  ///< by device id: the devices simulated
   int64_t replica = 0;     ///< T P where replica 0 stands for every replica; 0: none
   int64_t tp = 0;          ///< T where ranks 0 and 1 stand for a stage's T; 0: none
+  /// With tp: rank T - 1 is simulated apart (it may hold a smaller last piece).
+  bool last_apart = false;
 
   /// The mesh axis whose pieces must split evenly (sharding::DevicePart).
   std::string EvenAxis() const { return tp > 0 ? "tp" : ""; }
@@ -48,8 +53,9 @@ struct Representatives {
 
 /// The ways to simulate grid point `o` with fewer devices, fewest first:
 /// tensor-parallel ranks 0 and 1 (of replica 0 where it stands for all) where
-/// T > 2 and T's groups sit alike, then replica 0 where D > 1 and the
-/// replicas sit alike. Empty: the whole world only.
+/// T > 2 and T's groups sit alike, then ranks 0, 1 and T - 1 where T > 3
+/// (last_apart), then replica 0 where D > 1 and the replicas sit alike.
+/// Empty: the whole world only.
 std::vector<Representatives> RepresentativesOf(const ParallelOptions& o, int devices_per_node);
 
 /// The parts of the world to build a template for, one per way, in order

@@ -282,7 +282,7 @@ bool ExpandsFromTemplate(const GridOptions& grid) {
 StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOptions& grid,
                                            const std::vector<ParamRule>& rules,
                                            const std::vector<char>* keep_devices,
-                                           std::string even_axis) {
+                                           std::string even_axis, bool last_apart) {
   if (!ExpandsFromTemplate(grid))
     return FailedPrecondition() << "the grid point is not built from a template of one microbatch";
   if (keep_devices == nullptr) {
@@ -293,7 +293,8 @@ StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOption
   }
   DISTIR_ASSIGN_OR_RETURN(
       GridTemplate out,
-      DistributedTemplateOfFirst(seq, grid, rules, {DevicePart{*keep_devices, even_axis, {}}}));
+      DistributedTemplateOfFirst(seq, grid, rules,
+                                 {DevicePart{*keep_devices, even_axis, {}, last_apart}}));
   if (out.part < 0) return FailedPrecondition() << "the part cannot be cut out";
   return out;
 }

@@ -152,13 +152,14 @@ bool ExpandsFromTemplate(const GridOptions& grid);
 /// those devices (PartitionShardingsPart: one data-parallel replica built for
 /// all, docs/cost_model.md §3.2), which ExpandTemplate and SegmentTemplate
 /// then expand for those devices only; with `even_axis` too, every value it
-/// splits must split evenly (DevicePart::even_axis). Errors:
+/// splits must split evenly (DevicePart::even_axis; but for its last piece
+/// with `last_apart`, DevicePart::last_apart). Errors:
 /// FailedPrecondition unless ExpandsFromTemplate(grid), or where the part
 /// cannot be cut out; those of the passes.
 StatusOr<GridTemplate> DistributedTemplate(const Function& seq, const GridOptions& grid,
                                            const std::vector<ParamRule>& rules,
                                            const std::vector<char>* keep_devices = nullptr,
-                                           std::string even_axis = "");
+                                           std::string even_axis = "", bool last_apart = false);
 
 /// The template of the grid point for the first of `parts` (each a
 /// DevicePart's keep and even_axis; partition.h) that can be partitioned,

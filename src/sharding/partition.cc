@@ -649,13 +649,37 @@ Status PartitionShardings(Module& module, std::string function) {
   return CheckLocalTypes(module, *global, *module.Lookup(function), nullptr);
 }
 
+// Whether every device along `axis` but the last holds a piece of `s` of
+// one shape: where a dim is split over `axis`, the axes before it cut it
+// evenly and `axis` cuts each of their pieces of length len into n ceil-chunks
+// of which the first n - 1 are whole (len >= (n - 1) ceil(len / n));
+// the axes after it then cut equal pieces alike.
+bool EvenButLast(const Sharding& s, const Mesh& m, const std::vector<int64_t>& shape,
+                 const std::string& axis) {
+  for (size_t d = 0; d < s.dims.size(); ++d) {
+    const std::vector<std::string>& axes = s.dims[d];
+    const auto at = std::find(axes.begin(), axes.end(), axis);
+    if (at == axes.end()) continue;
+    if (!s.offsets.empty() && !s.offsets[d].empty()) return false;
+    int64_t outer = 1;
+    for (auto a = axes.begin(); a != at; ++a) outer *= m.AxisSize(*a);
+    if (shape[d] % outer != 0) return false;
+    const int64_t len = shape[d] / outer, n = m.AxisSize(axis);
+    if (len < (n - 1) * ((len + n - 1) / n)) return false;
+  }
+  return true;
+}
+
 // FailedPrecondition naming the first value of `fn` that `axis` splits (or
-// holds partial) unevenly.
-Status CheckEvenOver(const Module& module, const Function& fn, const std::string& axis) {
+// holds partial) unevenly; with `last_apart`, beyond its last piece.
+Status CheckEvenOver(const Module& module, const Function& fn, const std::string& axis,
+                     bool last_apart) {
   auto check = [&](const Value& v) -> Status {
     const Sharding* s = v.sharding();
     if (s == nullptr || !s->UsesAxis(axis)) return Status::Ok();
-    if (s->IsEven(*module.LookupMesh(s->mesh), v.type().shape())) return Status::Ok();
+    const Mesh& mesh = *module.LookupMesh(s->mesh);
+    if (s->IsEven(mesh, v.type().shape())) return Status::Ok();
+    if (last_apart && EvenButLast(*s, mesh, v.type().shape(), axis)) return Status::Ok();
     return FailedPrecondition(v.loc()) << v.Ref() << " is split unevenly: the devices along "
                                        << axis << " hold pieces of different shapes";
   };
@@ -671,7 +695,8 @@ Status PartitionShardingsPart(Module& module, std::string function, DevicePart& 
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to partition";
   if (MeshOf(module, *fn) == nullptr) return Status::Ok();
-  if (!part.even_axis.empty()) DISTIR_RETURN_IF_ERROR(CheckEvenOver(module, *fn, part.even_axis));
+  if (!part.even_axis.empty())
+    DISTIR_RETURN_IF_ERROR(CheckEvenOver(module, *fn, part.even_axis, part.last_apart));
   DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> local, Partitioner(module, *fn, &part).Run());
   std::unique_ptr<Function> global = module.ReplaceFunction(std::move(local));
   DISTIR_RETURN_IF_ERROR(InferTypes(module));

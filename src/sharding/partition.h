@@ -48,13 +48,18 @@ Status PartitionShardings(Module& module, std::string function);
 /// every value that axis splits (or holds partial) must split evenly: the
 /// devices along it then hold pieces of the same shapes, so that some of them
 /// can stand for the others (the tensor-parallel ranks of docs/cost_model.md
-/// §3.2). Errors: those of PartitionShardings; FailedPrecondition where a
-/// transfer joins a kept and another device, or a value is uneven over
-/// `even_axis`.
+/// §3.2). With `last_apart` too, the last device along `even_axis` is kept
+/// and simulated apart, so only the others must hold equal pieces: a split
+/// whose ceil-chunks (Sharding::ShardRange) leave only the last piece smaller,
+/// as GPT-2's vocabulary of 50257 over 4, 8 or 16 ranks. Errors: those of
+/// PartitionShardings; FailedPrecondition where a transfer joins a kept and
+/// another device, or a value is uneven over `even_axis` (beyond its last
+/// piece, with `last_apart`).
 struct DevicePart {
   std::vector<char> keep;  ///< by device id: nonzero for the devices emitted
   std::string even_axis;   ///< "": none
   std::vector<double> images;
+  bool last_apart = false;
 };
 Status PartitionShardingsPart(Module& module, std::string function, DevicePart& part);
 

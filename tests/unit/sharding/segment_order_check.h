@@ -186,8 +186,9 @@ inline int ExpectComposedAsExpanded(const GridTemplate& t, const GridOptions& gr
 inline std::optional<GridTemplate> BuiltPart(const Function& seq, const GridOptions& grid,
                                              const std::vector<ParamRule>& rules,
                                              const std::vector<char>& keep,
-                                             const std::string& even_axis = "") {
-  StatusOr<GridTemplate> part = DistributedTemplate(seq, grid, rules, &keep, even_axis);
+                                             const std::string& even_axis = "",
+                                             bool last_apart = false) {
+  StatusOr<GridTemplate> part = DistributedTemplate(seq, grid, rules, &keep, even_axis, last_apart);
   if (!part.ok() && part.status().code() == StatusCode::kFailedPrecondition) return std::nullopt;
   EXPECT_TRUE(part.ok()) << part.status().ToString();
   if (!part.ok()) return std::nullopt;
@@ -244,15 +245,18 @@ inline bool ExpectPartAsWhole(const Function& seq, const GridTemplate& whole,
 // representatives.h): the template built for them alone (with pieces even
 // over tp) simulates every device of the whole program as its
 // representative, bit for bit: device d as d - r + min(r, 1), r = d mod T;
-// the iteration time and the whole op count as the whole program's. Returns
-// whether the part was built and cut out.
+// the iteration time and the whole op count as the whole program's. With
+// `last_apart`, rank T - 1 is built too and stands for itself (pieces even
+// over tp but for the last). Returns whether the part was built and cut out.
 inline bool ExpectTensorRanksAsWhole(const Function& seq, const GridTemplate& whole,
                                      const GridOptions& grid, const std::vector<ParamRule>& rules,
                                      sim::CostModel& costs, int64_t world, int64_t tp,
-                                     const sim::MemoryClassifier& kinds = {}) {
+                                     const sim::MemoryClassifier& kinds = {},
+                                     bool last_apart = false) {
+  auto apart = [&](int64_t rank) { return rank < 2 || (last_apart && rank == tp - 1); };
   std::vector<char> keep(static_cast<size_t>(world));
-  for (int64_t d = 0; d < world; ++d) keep[static_cast<size_t>(d)] = d % tp < 2;
-  std::optional<GridTemplate> part = BuiltPart(seq, grid, rules, keep, "tp");
+  for (int64_t d = 0; d < world; ++d) keep[static_cast<size_t>(d)] = apart(d % tp);
+  std::optional<GridTemplate> part = BuiltPart(seq, grid, rules, keep, "tp", last_apart);
   if (!part.has_value()) return false;
   std::optional<sim::SimulationResult> a = SimulatedCopies(whole, grid, nullptr, costs, kinds);
   std::optional<sim::SimulationResult> b = SimulatedCopies(*part, grid, &keep, costs, kinds);
@@ -267,8 +271,7 @@ inline bool ExpectTensorRanksAsWhole(const Function& seq, const GridTemplate& wh
   EXPECT_EQ(a->devices.size(), static_cast<size_t>(world));
   for (const sim::DeviceResult& x : a->devices) {
     const int64_t d = x.device.value();
-    const sim::DeviceResult* y =
-        rep[static_cast<size_t>(d - d % tp + std::min<int64_t>(d % tp, 1))];
+    const sim::DeviceResult* y = rep[static_cast<size_t>(apart(d % tp) ? d : d - d % tp + 1)];
     EXPECT_NE(y, nullptr) << d;
     if (y != nullptr) ExpectSameDevice(x, *y, d);
   }

@@ -323,6 +323,38 @@ TEST_P(ExpandTest, ExpandedSimulatesAsBuilt) {
   ExpectSameSimulation(a, b);
 }
 
+// GPT-2's vocabulary of 50257 splits over 4, 8 or 16 tensor-parallel ranks
+// in ceil-chunks with a smaller last piece, as does 63 over 4 here (16, 16,
+// 16, 15): ranks 0 and 1 cannot stand for all, ranks 0, 1 and 3 can, bit for
+// bit, with and without data-parallel replicas and stages.
+TEST(TensorRanksTest, TheLastRankApartStandsForAnUnevenVocabulary) {
+  ASSERT_OK_AND_ASSIGN(ModelSpec spec, LookupModel("gpt2-tiny"));
+  spec.gpt.grouped_qkv = true;
+  spec.gpt.vocab = 63;
+  ASSERT_OK_AND_ASSIGN(Module seq, BuildModel(spec));
+  ASSERT_OK(InferTypes(seq));
+  const std::vector<ParamRule> rules = Rules("gpt2-tiny");
+  ASSERT_OK_AND_ASSIGN(sim::HardwareProfile hw,
+                       sim::LoadHardwareProfile(SourcePath("configs/hardware/dgx2-v100.yaml")));
+  sim::CostModel costs(hw, nullptr);
+  for (int64_t d : {1, 2}) {
+    for (int64_t p : {1, 2}) {
+      SCOPED_TRACE("D " + std::to_string(d) + " P " + std::to_string(p));
+      GridOptions grid;
+      grid.axes = {{"dp", d}, {"tp", 4}};
+      grid.pp = p;
+      grid.microbatches = 2;
+      grid.layer_pattern = kGptLayerPattern;
+      ASSERT_OK_AND_ASSIGN(GridTemplate t, DistributedTemplate(*seq.entry(), grid, rules));
+      const int64_t world = d * 4 * p;
+      EXPECT_FALSE(
+          ExpectTensorRanksAsWhole(*seq.entry(), t, grid, rules, costs, world, 4, KindByName));
+      EXPECT_TRUE(ExpectTensorRanksAsWhole(*seq.entry(), t, grid, rules, costs, world, 4,
+                                           KindByName, /*last_apart=*/true));
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Mlp, ShardingEquivalenceTest, ::testing::ValuesIn(Cases("mlp-tiny")),
                          CaseName);
 INSTANTIATE_TEST_SUITE_P(Gpt2, ShardingEquivalenceTest, ::testing::ValuesIn(Cases("gpt2-tiny")),
