@@ -118,10 +118,20 @@ double EstimatedCost(const Experiment& e, const Config& c) {
                              ? e.model.gpt.n_layer
                              : e.model.transformer.num_layers;
   const ParallelOptions& o = c.options;
-  const int64_t replicas = SimulatesOneReplica(e, c) ? 1 : o.dp;
+  const int dpn = e.hardware.devices_per_node;
   // In double: the knobs come from the experiment and their product may not fit in int64.
-  return static_cast<double>(replicas) * static_cast<double>(o.tp) *
-         static_cast<double>(o.microbatches) * (static_cast<double>(layers) + 2);
+  const double stack = static_cast<double>(layers) + 2;
+  const double k = static_cast<double>(o.microbatches);
+  if (o.zero_stage > 1 || e.hardware.overlap.comm_stream) {
+    const int64_t replicas = SimulatesOneReplica(e, c) ? 1 : o.dp;
+    return static_cast<double>(replicas) * static_cast<double>(o.tp) * k * stack;
+  }
+  const bool one_replica = SimulatesOneReplica(e, c) || !ReplicaZeroDevices(o, dpn).empty();
+  const double ranks = o.tp > 2 && ReplicasSitAlike(o.tp, dpn) ? 3 : static_cast<double>(o.tp);
+  const double built = (one_replica ? 1 : static_cast<double>(o.dp)) * ranks;
+  const double segments =
+      k * static_cast<double>(o.pp) * static_cast<double>(std::max<int64_t>(o.virtual_stages, 1));
+  return stack * (1 + built) * (1 + 1e-4 * segments);
 }
 
 Status CheckDistributionSize(const Function& seq, const ParallelOptions& o, bool one_replica) {

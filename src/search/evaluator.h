@@ -89,9 +89,15 @@ struct ConfigResult {
 /// bit for bit, and the op count is D times one replica's.
 bool SimulatesOneReplica(const Experiment& e, const Config& c);
 
-/// Relative cost of simulating `c`, for load balancing: proportional to the
-/// simulated program's op count, D T K (layers + 2), without D when one
-/// replica stands for all.
+/// Relative cost of simulating `c`, for load balancing. Built whole (ZeRO 2
+/// and 3, a profile with overlap.comm_stream): the program's op count,
+/// D T K (layers + 2), without D when one replica stands for all. From a
+/// template of one microbatch (the search's usual way): building it, its
+/// global view and then its B devices per stage that stand for all (1 or T
+/// ranks, or 3 where T > 2, of replica 0 where it stands for all;
+/// representatives.h), (layers + 2)(1 + B), and a little more with the K P v
+/// segments of each device, (1 + 10^-4 K P v). A configuration that reuses
+/// the template of another costs a fraction of that (AssignSlices).
 double EstimatedCost(const Experiment& e, const Config& c);
 
 /// Rejects a distribution of `seq` that the simulator cannot represent, before

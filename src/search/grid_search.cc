@@ -16,12 +16,21 @@
 
 namespace distir::search {
 
+double SharedTemplateCost(const std::vector<double>& costs) {
+  double sum = 0, top = 0;
+  for (double c : costs) {
+    sum += c;
+    top = std::max(top, c);
+  }
+  return top + kTemplateReuseShare * (sum - top);
+}
+
 std::vector<std::vector<int64_t>> AssignSlices(
     const Experiment& e, const std::vector<Config>& configs, int ranks,
     const std::vector<char>& todo, const std::function<std::string(const Config&)>& key) {
   // Units of work: one configuration, or every configuration of one key.
   std::vector<std::vector<int64_t>> units;
-  std::vector<double> cost;
+  std::vector<std::vector<double>> costs;
   std::unordered_map<std::string, size_t> unit_of_key;
   for (size_t i = 0; i < configs.size(); ++i) {
     if (!todo.empty() && !todo[i]) continue;
@@ -30,11 +39,14 @@ std::vector<std::vector<int64_t>> AssignSlices(
     if (!k.empty()) u = unit_of_key.emplace(k, units.size()).first->second;
     if (u == units.size()) {
       units.emplace_back();
-      cost.push_back(0);
+      costs.emplace_back();
     }
     units[u].push_back(static_cast<int64_t>(i));
-    cost[u] += EstimatedCost(e, configs[i]);
+    costs[u].push_back(EstimatedCost(e, configs[i]));
   }
+  std::vector<double> cost;
+  cost.reserve(units.size());
+  for (const std::vector<double>& c : costs) cost.push_back(SharedTemplateCost(c));
   std::vector<size_t> order(units.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),

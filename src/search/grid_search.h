@@ -30,13 +30,23 @@
 
 namespace distir::search {
 
+/// The share of its EstimatedCost that a configuration costs when it reuses
+/// the template another one built: on the paper's GPT-2 175B grid (one rank,
+/// 2026-11-29) a configuration that builds its template took 59-67 ms, one
+/// that reuses it 10-12 ms.
+inline constexpr double kTemplateReuseShare = 1.0 / 6;
+
+/// The estimated cost of configurations that share a template, given their
+/// EstimatedCosts: the largest whole, kTemplateReuseShare of the others.
+double SharedTemplateCost(const std::vector<double>& costs);
+
 /// Indices into `configs` per rank; only the configurations with `todo[i]`
 /// (every one when `todo` is empty). Balanced by EstimatedCost, largest
 /// first onto the least loaded rank. With `key`, configurations of the same
 /// non-empty key (Evaluator::TemplateKey: they share a template, built once
 /// per rank that has one of them) go to one rank together, one after the
-/// other in its slice (the evaluator keeps only its last template).
-/// Deterministic.
+/// other in its slice (the evaluator keeps only its last template), at
+/// SharedTemplateCost. Deterministic.
 std::vector<std::vector<int64_t>> AssignSlices(
     const Experiment& e, const std::vector<Config>& configs, int ranks,
     const std::vector<char>& todo = {},
