@@ -217,7 +217,7 @@ double Evaluator::ThroughputBound(const Config& c) {
   if (it == work_floor_.end()) {
     StatusOr<const Function*> seq = Sequential(c.batch);
     std::optional<double> floor;
-    if (seq.ok()) floor = sim::MatrixWorkFloorS(**seq, e_.hardware.device);
+    if (seq.ok()) floor = sim::WorkFloorS(**seq, e_.hardware);
     it = work_floor_.emplace(c.batch, floor).first;
   }
   return it->second ? ThroughputUpperBound(*it->second, c.batch, c.options) : 0;

@@ -156,8 +156,8 @@ class Evaluator {
   double PredictedCost(const Config& c);
 
   /// search/throughput_bound.h's ThroughputUpperBound of `c`, from the
-  /// matrix-work floor of its sequential step (sim/work_floor.h, cached per
-  /// batch): no distribution of it runs faster. 0 where none is known: `c`
+  /// work floor of its sequential step (sim::WorkFloorS, cached per batch):
+  /// no distribution of it runs faster. 0 where none is known: `c`
   /// invalid at enumeration, the model not built for its batch, or a matrix
   /// op the profile times without a rate ceiling (a fitted negative term).
   double ThroughputBound(const Config& c);

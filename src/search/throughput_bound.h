@@ -6,8 +6,9 @@
 // compute stream of a profile with overlap), so the iteration time is at
 // least the compute time of the busiest device, hence at least the average
 // over the N = D x T x P devices of their compute time, hence at least
-// W / N, where W is sim::MatrixWorkFloorS of the sequential step: the floor
-// of the matrix ops' time, which no distribution lowers. The throughput,
+// W / N, where W is sim::WorkFloorS of the sequential step: the floor of the
+// matrix ops' and the split-invariant streaming kernels' time, which no
+// distribution lowers. The throughput,
 // batch / time, is then at most batch x N / W.
 
 #pragma once

@@ -64,6 +64,52 @@ double BoundedMatrixFlops(const Op& op) {
   return *flops - (y.is_tensor() ? static_cast<double>(y.NumElements()) : 0);
 }
 
+bool IsSplitInvariantStreaming(OpKind kind) {
+  switch (kind) {
+    case OpKind::kAdd:
+    case OpKind::kSub:
+    case OpKind::kMul:
+    case OpKind::kDiv:
+    case OpKind::kPow:
+    case OpKind::kWhere:
+    case OpKind::kNeg:
+    case OpKind::kSqrt:
+    case OpKind::kExp:
+    case OpKind::kErf:
+    case OpKind::kTanh:
+    case OpKind::kRelu:
+    case OpKind::kReluGrad:
+    case OpKind::kGelu:
+    case OpKind::kGeluGrad:
+    case OpKind::kSigmoid:
+    case OpKind::kSigmoidGrad:
+    case OpKind::kSoftmax:
+    case OpKind::kSoftmaxGrad:
+    case OpKind::kLayerNormalization:
+    case OpKind::kLayerNormalizationGrad:
+    case OpKind::kRMSNormalization:
+    case OpKind::kRMSNormalizationGrad:
+    case OpKind::kRope:
+    case OpKind::kAdam:
+    case OpKind::kSGD:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::optional<double> WorkFloorS(const Function& fn, const HardwareProfile& hw) {
+  std::optional<double> seconds = MatrixWorkFloorS(fn, hw.device);
+  if (!seconds) return std::nullopt;
+  CostModel costs(hw, nullptr);
+  for (const auto& op : fn.ops()) {
+    if (op->is_call() || !IsSplitInvariantStreaming(op->kind())) continue;
+    StatusOr<double> t = costs.OpCost(*op);
+    if (t.ok()) *seconds += *t;  // an op without a cost adds nothing: a lower floor
+  }
+  return seconds;
+}
+
 std::optional<double> MatrixWorkFloorS(const Function& fn, const DeviceSpec& device) {
   double seconds = 0;
   for (const auto& op : fn.ops()) {

@@ -1,6 +1,8 @@
-// A floor under the time the cost model gives the matrix work of a program,
-// however it is distributed: the certified part of `distir search`'s
-// throughput bound (search/throughput_bound.h, docs/cost_model.md §9).
+// A floor under the time the cost model gives the compute work of a program,
+// however it is distributed: its matrix ops (below) and its split-invariant
+// streaming kernels (IsSplitInvariantStreaming). The work of `distir
+// search`'s throughput bound (search/throughput_bound.h, docs/cost_model.md
+// §3.4).
 //
 // The cost model times a MatMul, Gemm, MatMulGrad, FlashAttention or
 // FlashAttentionGrad (compute_cost_rules.cc) at no more than a fixed rate of
@@ -40,6 +42,25 @@ std::optional<double> MatrixRateCeiling(const Op& op, const DeviceSpec& device);
 /// The FLOPs of `op` that the rate above bounds: MatrixOpFlops, without
 /// Gemm's epilogue (the tiled model does not time it); 0 for other ops.
 double BoundedMatrixFlops(const Op& op);
+
+/// True for the streaming kernels (elementwise arithmetic, activations and
+/// their gradients, Softmax, the normalisations, Rope, Adam, SGD) whose
+/// pieces, however the sharding passes split, replicate or recompute them,
+/// stay ops of the same kind that together read and write at least the
+/// whole's bytes and do at least its FLOPs: each result element is written by
+/// some piece (a partial value by every one), and each input element, needed
+/// by some result element, is read by some piece. Their roofline time
+/// max(bytes / bandwidth, FLOPs / vector rate) + launch is then below the sum
+/// of their pieces'. Data movement (which the passes fold away or replace),
+/// casts, comparisons, reductions and losses (which they may restructure)
+/// are not.
+bool IsSplitInvariantStreaming(OpKind kind);
+
+/// MatrixWorkFloorS plus the cost model's time of every op of `fn` for which
+/// IsSplitInvariantStreaming holds: the floor of the compute time over every
+/// device of any distribution of `fn`, in seconds; nullopt where
+/// MatrixWorkFloorS has none.
+std::optional<double> WorkFloorS(const Function& fn, const HardwareProfile& hw);
 
 /// Sum over the ops of `fn` (typed) of BoundedMatrixFlops / MatrixRateCeiling,
 /// in seconds; nullopt when some matrix op of `fn` has no ceiling (then no

@@ -13,6 +13,7 @@ namespace distir::sim {
 namespace {
 
 using testing::F16;
+using testing::F32;
 using testing::MakeOp;
 using testing::TestHardware;
 
@@ -109,11 +110,32 @@ TEST(WorkFloorTest, ARegressionBoundsTheRateOnlyWithoutNegativeTerms) {
   EXPECT_FALSE(MatrixWorkFloorS(*one.fn, hw.device).has_value());
 }
 
-// Other ops add nothing: their time is not bounded by a FLOP rate.
-TEST(WorkFloorTest, OnlyMatrixOpsCount) {
+// Other ops add nothing to the matrix floor: their time is not bounded by a
+// FLOP rate.
+TEST(WorkFloorTest, OnlyMatrixOpsCountInTheMatrixFloor) {
   testing::OneOp one = MakeOp(OpKind::kAdd, {F16({64, 64}), F16({64, 64})}, {F16({64, 64})});
   EXPECT_FALSE(MatrixRateCeiling(*one.op, TestHardware().device).has_value());
   EXPECT_EQ(MatrixWorkFloorS(*one.fn, TestHardware().device), std::optional<double>(0));
+}
+
+// The whole floor adds a split-invariant streaming kernel's own time, which
+// its pieces together never undercut (split along a kept dim here: bytes,
+// FLOPs and launches only add); data movement and casts add nothing.
+TEST(WorkFloorTest, StreamingKernelsAddTheirRooflineTime) {
+  const HardwareProfile hw = TestHardware();
+  testing::OneOp softmax = MakeOp(OpKind::kSoftmax, {F16({256, 4096})}, {F16({256, 4096})});
+  const double whole = Cost(*softmax.op, hw);
+  EXPECT_EQ(WorkFloorS(*softmax.fn, hw), std::optional<double>(whole));
+  testing::OneOp half = MakeOp(OpKind::kSoftmax, {F16({128, 4096})}, {F16({128, 4096})});
+  EXPECT_LE(whole, 2 * Cost(*half.op, hw));
+  testing::OneOp add = MakeOp(OpKind::kAdd, {F16({64, 64}), F16({1, 64})}, {F16({64, 64})});
+  testing::OneOp add_half = MakeOp(OpKind::kAdd, {F16({32, 64}), F16({1, 64})}, {F16({32, 64})});
+  EXPECT_LE(*WorkFloorS(*add.fn, hw), 2 * Cost(*add_half.op, hw));
+  for (OpKind kind : {OpKind::kCast, OpKind::kTranspose, OpKind::kReduceSum}) {
+    EXPECT_FALSE(IsSplitInvariantStreaming(kind));
+  }
+  testing::OneOp cast = MakeOp(OpKind::kCast, {F16({64, 64})}, {F32({64, 64})});
+  EXPECT_EQ(WorkFloorS(*cast.fn, hw), std::optional<double>(0));
 }
 
 }  // namespace
