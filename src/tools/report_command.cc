@@ -72,6 +72,15 @@ void PrintSummary(const io::ResultsFile& f, std::ostream& os) {
   if (pruned > 0) os << ", " << pruned << " pruned (their parameters alone exceed memory_limit)";
   if (skipped > 0) os << ", " << skipped << " not evaluated (the strategy's budget)";
   os << "\n";
+  // How far the best can be from the whole space's, by the bounds of the
+  // configurations left unsimulated (docs/cost_model.md §3.4).
+  if (f.optimum_gap && skipped + too_large + error > 0) {
+    os << "optimum gap: the best configuration of the space is at most " << std::fixed
+       << std::setprecision(1) << 100 * *f.optimum_gap
+       << " % above the best simulated (throughput bounds of the " << skipped + too_large + error
+       << " not simulated)\n"
+       << std::defaultfloat;
+  }
 }
 
 struct ReportFlags {
