@@ -2,7 +2,8 @@
 // exactly, random picks `budget` distinct valid configurations and depends
 // only on the seed, and the annealing walk proposes each configuration at
 // most once, never an invalid one, spends exactly its budget and, with a
-// budget as large as the space, evaluates it all and so finds the optimum.
+// budget as large as the space, evaluates it all and so finds the optimum;
+// given throughput bounds, it never proposes one bounded below its best.
 
 #include "search/strategy.h"
 
@@ -118,6 +119,35 @@ TEST(AnnealerTest, ABudgetAsLargeAsTheSpaceFindsTheOptimum) {
   const std::vector<int64_t> proposed = Walk(configs, {StrategyKind::kAnneal, 1000, 1}, &best);
   EXPECT_EQ(static_cast<int64_t>(proposed.size()), valid);
   EXPECT_EQ(best, optimum);
+}
+
+// With throughput bounds, a configuration bounded at or below the best found
+// is never proposed; with a budget as large as the space, the walk stops when
+// every one left is so bounded, and still finds the optimum (FakeResult's
+// throughputs are their bounds here, so a bound is exact).
+TEST(AnnealerTest, NeverSpendsTheBudgetOnConfigurationsBoundedBelowTheBest) {
+  const std::vector<Config> configs = EnumerateConfigs(Space());
+  std::vector<double> bounds(configs.size());
+  double optimum = 0;
+  int64_t valid = 0;
+  for (const Config& c : configs) {
+    bounds[static_cast<size_t>(c.index)] = static_cast<double>(c.index + 1);
+    if (!c.invalid.empty()) continue;
+    ++valid;
+    const ConfigResult r = FakeResult(c.index);
+    if (r.fits) optimum = std::max(optimum, r.throughput);
+  }
+  Annealer walk(configs, {StrategyKind::kAnneal, 1000, 1}, bounds);
+  for (std::vector<int64_t> round = walk.Propose(); !round.empty(); round = walk.Propose()) {
+    std::vector<ConfigResult> results;
+    for (int64_t i : round) {
+      EXPECT_GT(bounds[static_cast<size_t>(i)], walk.best_throughput()) << i;
+      results.push_back(FakeResult(i));
+    }
+    walk.Take(results);
+  }
+  EXPECT_EQ(walk.best_throughput(), optimum);
+  EXPECT_LT(walk.evaluated(), valid);
 }
 
 }  // namespace
