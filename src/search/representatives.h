@@ -10,9 +10,10 @@
 // (sharding/partition.h). Where a value splits unevenly over tp but only its
 // last piece is smaller (the ceil-chunks of Sharding::ShardRange: GPT-2's
 // vocabulary of 50257 over 4, 8 or 16 ranks), rank T - 1 is simulated apart
-// too, ranks 0, 1 and T - 1 standing for all. Collectives join a representative and the devices
-// it stands for; they start when the last participant is free, which is the
-// representative's time since the others' clocks equal it (by induction).
+// too, ranks 0, 1 and T - 1 standing for all. Collectives join a
+// representative and the devices it stands for; they start when the last
+// participant is free, which is the representative's time since the others'
+// clocks equal it (by induction).
 
 #pragma once
 

@@ -1,6 +1,6 @@
 // An upper bound of a configuration's throughput that needs no program, and
 // the gap it certifies between the best configuration a search found and
-// the best of the whole space (issue #18, docs/cost_model.md §9).
+// the best of the whole space (issue #18, docs/cost_model.md §3.4).
 //
 // A device runs its compute ops one after another (one stream, or the
 // compute stream of a profile with overlap), so the iteration time is at
@@ -8,8 +8,8 @@
 // over the N = D x T x P devices of their compute time, hence at least
 // W / N, where W is sim::WorkFloorS of the sequential step: the floor of the
 // matrix ops' and the split-invariant streaming kernels' time, which no
-// distribution lowers. The throughput,
-// batch / time, is then at most batch x N / W.
+// distribution lowers. The throughput, batch / time, is then at most
+// batch x N / W.
 
 #pragma once
 
