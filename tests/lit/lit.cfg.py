@@ -46,28 +46,26 @@ config.environment["PATH"] = os.pathsep.join(
 # commands get it: a substitution prefixes them with `env` (other commands start no MPI).
 config.environment["OMPI_MCA_mca_base_component_disable_dlclose"] = "1"
 
-# Open MPI puts a job's session directory under <tmpdir>/ompi.<host>.<uid>, which every
-# MPI start of this run shares (lit's TMPDIR). Two tests starting MPI at the same moment
-# could both find it missing and one failed its mkdir ("File exists": Open MPI 4.1 checks
-# then creates). The directory is made here, before any test starts, under a short path
-# (PMIx's sockets live below it, and a Unix socket path has at most 107 bytes), and
-# removed when lit exits.
+# Open MPI puts a job's session directory under <tmpdir>/ompi.<host>.<uid>. Shared by two
+# tests that start MPI at the same moment, it failed one of them: both found it missing
+# and one failed its mkdir ("File exists": Open MPI 4.1 checks, then creates), also after
+# this file had made it, because a job that ends removes it when it is empty. So every
+# command that starts MPI runs under own_mpi_session.sh, which gives it a fresh directory
+# of its own under one short base (PMIx's sockets live below it, and a Unix socket path
+# has at most 107 bytes), removed when lit exits.
 import atexit
 import shutil
-import socket
 import tempfile
 
 ompi_tmp = tempfile.mkdtemp(prefix="distir-lit-ompi-", dir="/tmp")
 atexit.register(shutil.rmtree, ompi_tmp, ignore_errors=True)
-os.makedirs(os.path.join(ompi_tmp, "ompi.%s.%d" % (socket.gethostname().split(".")[0], os.getuid())),
-            mode=0o700, exist_ok=True)
-config.environment["OMPI_MCA_orte_tmpdir_base"] = ompi_tmp
+config.environment["DISTIR_LIT_OMPI_BASE"] = ompi_tmp
+own_session = "sh " + os.path.join(config.test_source_root, "own_mpi_session.sh")
 # %mpi_env prefixes a command that starts those distir commands itself (a script) the same way.
 if os.environ.get("LSAN_OPTIONS"):
     mpi_lsan = os.environ["LSAN_OPTIONS"] + ":fast_unwind_on_malloc=0"
-    config.substitutions.append(("%mpi_env", "env 'LSAN_OPTIONS=%s'" % mpi_lsan))
-    config.substitutions.append(
-        (r"(?<![\w%/.-])distir (search|run|calibrate)\b",
-         "env 'LSAN_OPTIONS=%s' distir \\1" % mpi_lsan))
+    mpi_env = "%s env 'LSAN_OPTIONS=%s'" % (own_session, mpi_lsan)
 else:
-    config.substitutions.append(("%mpi_env", "env"))
+    mpi_env = own_session + " env"
+config.substitutions.append(("%mpi_env", mpi_env))
+config.substitutions.append((r"(?<![\w%/.-])distir (search|run|calibrate)\b", mpi_env + " distir \\1"))
