@@ -13,6 +13,7 @@
 #include "search/progress_estimator.h"
 #include "search/result_codec.h"
 #include "search/strategy.h"
+#include "search/unit_queue.h"
 
 namespace distir::search {
 
@@ -25,9 +26,9 @@ double SharedTemplateCost(const std::vector<double>& costs) {
   return top + kTemplateReuseShare * (sum - top);
 }
 
-std::vector<std::vector<int64_t>> AssignSlices(
-    const Experiment& e, const std::vector<Config>& configs, int ranks,
-    const std::vector<char>& todo, const std::function<std::string(const Config&)>& key) {
+std::vector<Slice> AssignUnits(const Experiment& e, const std::vector<Config>& configs, int ranks,
+                               const std::vector<char>& todo,
+                               const std::function<std::string(const Config&)>& key) {
   // Units of work: one configuration, or every configuration of one key.
   std::vector<std::vector<int64_t>> units;
   std::vector<std::vector<double>> costs;
@@ -51,14 +52,27 @@ std::vector<std::vector<int64_t>> AssignSlices(
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return cost[a] > cost[b]; });
-  std::vector<std::vector<int64_t>> slices(static_cast<size_t>(ranks));
+  std::vector<Slice> slices(static_cast<size_t>(ranks));
   std::vector<double> load(static_cast<size_t>(ranks), 0);
   for (size_t u : order) {
     const auto r = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-    slices[r].insert(slices[r].end(), units[u].begin(), units[u].end());
+    slices[r].units.push_back(std::move(units[u]));
+    slices[r].costs.push_back(cost[u]);
     load[r] += cost[u];
   }
   return slices;
+}
+
+std::vector<std::vector<int64_t>> AssignSlices(
+    const Experiment& e, const std::vector<Config>& configs, int ranks,
+    const std::vector<char>& todo, const std::function<std::string(const Config&)>& key) {
+  std::vector<std::vector<int64_t>> flat(static_cast<size_t>(ranks));
+  std::vector<Slice> slices = AssignUnits(e, configs, ranks, todo, key);
+  for (size_t r = 0; r < slices.size(); ++r) {
+    for (const std::vector<int64_t>& u : slices[r].units)
+      flat[r].insert(flat[r].end(), u.begin(), u.end());
+  }
+  return flat;
 }
 
 std::vector<int64_t> RankResults(const std::vector<ConfigResult>& results) {
@@ -149,11 +163,12 @@ void ReportProgress(std::ostream& os, const ProgressEstimator& estimate, size_t 
 // The estimator of rank 0's progress lines, from the predicted cost of every
 // rank's slice: rank 0 knows them all, as every rank computes the same slices.
 ProgressEstimator MakeEstimator(Evaluator& evaluator, const std::vector<Config>& configs,
-                                const std::vector<std::vector<int64_t>>& slices) {
+                                const std::vector<Slice>& slices) {
   std::vector<std::vector<double>> costs(slices.size());
   for (size_t r = 0; r < slices.size(); ++r) {
-    for (int64_t i : slices[r]) {
-      costs[r].push_back(evaluator.PredictedCost(configs[static_cast<size_t>(i)]));
+    for (const std::vector<int64_t>& unit : slices[r].units) {
+      for (int64_t i : unit)
+        costs[r].push_back(evaluator.PredictedCost(configs[static_cast<size_t>(i)]));
     }
   }
   return ProgressEstimator(std::move(costs), 0);
@@ -227,6 +242,7 @@ Status Anneal(const Experiment& e, Evaluator& evaluator, MPI_Comm comm, int rank
   std::vector<double> bounds;
   bounds.reserve(out.configs.size());
   for (const Config& c : out.configs) bounds.push_back(evaluator.ThroughputBound(c));
+  out.bounds = bounds;
   Annealer walk(out.configs, e.strategy, std::move(bounds));
   out.results.assign(out.configs.size(), ConfigResult{});
   for (size_t i = 0; i < out.configs.size(); ++i)
@@ -296,6 +312,7 @@ StatusOr<SearchOutcome> AnnealSearch(const Experiment& e, MPI_Comm comm,
     out.ranking = RankResults(out.results);
   } else {
     out.results.clear();
+    out.bounds.clear();
   }
   out.wall_time_s = Seconds(start);
   return out;
@@ -333,29 +350,39 @@ StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
   Evaluator evaluator(e, EvaluatorOptionsOf(options));
   // A template's configurations on one rank, one after the other: the
   // evaluator keeps its last template, so each is built once.
-  const auto slices = AssignSlices(e, out.configs, size, todo,
-                                   [&](const Config& c) { return evaluator.TemplateKey(c); });
+  std::vector<Slice> units = AssignUnits(e, out.configs, size, todo,
+                                         [&](const Config& c) { return evaluator.TemplateKey(c); });
   const auto left = static_cast<size_t>(std::count(todo.begin(), todo.end(), 1));
-  const std::vector<int64_t>& mine = slices[static_cast<size_t>(rank)];
   RankJournal journal(options, fingerprint, rank);
   const bool report = options.progress != nullptr && rank == 0;
   std::optional<ProgressEstimator> estimate;
-  if (report) estimate.emplace(MakeEstimator(evaluator, out.configs, slices));
+  if (report) estimate.emplace(MakeEstimator(evaluator, out.configs, units));
   std::vector<char> packed;
   double last_report = -1;
-  for (size_t done = 0; done < mine.size();) {
-    const auto evaluation = std::chrono::steady_clock::now();
-    const ConfigResult r = evaluator.Evaluate(out.configs[static_cast<size_t>(mine[done])]);
-    if (report) estimate->Record(Seconds(evaluation));
-    journal.Append(r);
-    PackResult(r, packed);
-    ++done;
-    const double t = Seconds(start);
-    if (report && (t - last_report >= 1.0 || done == mine.size())) {
-      last_report = t;
-      ReportProgress(*options.progress, *estimate, left, t);
+  bool evaluated = false;
+  {
+    // A rank done with its slice takes the smallest units left of the others
+    // (unit_queue.h).
+    UnitQueue queue(std::move(units), comm);
+    while (std::optional<UnitQueue::Taken> taken = queue.Next()) {
+      for (int64_t i : *taken->unit) {
+        const auto evaluation = std::chrono::steady_clock::now();
+        const ConfigResult r = evaluator.Evaluate(out.configs[static_cast<size_t>(i)]);
+        // The estimate follows rank 0's own slice (what others take of it
+        // shows as done sooner).
+        if (report && taken->own) estimate->Record(Seconds(evaluation));
+        journal.Append(r);
+        PackResult(r, packed);
+        evaluated = true;
+        const double t = Seconds(start);
+        if (report && t - last_report >= 1.0) {
+          last_report = t;
+          ReportProgress(*options.progress, *estimate, left, t);
+        }
+      }
     }
   }
+  if (report && evaluated) ReportProgress(*options.progress, *estimate, left, Seconds(start));
   const std::vector<char> all = GatherPacked(packed, comm, rank, size);
   if (rank == 0) {
     out.results.resize(out.configs.size());

@@ -9,7 +9,9 @@
 // Slicing: configurations are sorted by estimated cost (largest first, ties
 // by index) and each goes to the rank with the least estimated work so far
 // (ties: lowest rank), so that ranks finish together although
-// configurations differ in cost by 100x and more. Results do not depend on
+// configurations differ in cost by 100x and more; a rank done with its
+// slice takes the smallest units left of the others (unit_queue.h), where the
+// estimate erred or ranks run at different speeds. Results do not depend on
 // the slicing: each configuration is evaluated on its own, deterministically,
 // so the datasets are identical whatever the number of ranks.
 
@@ -26,6 +28,7 @@
 #include "search/evaluator.h"
 #include "search/experiment.h"
 #include "search/grid.h"
+#include "search/unit_queue.h"
 #include "support/status_or.h"
 
 namespace distir::search {
@@ -40,13 +43,19 @@ inline constexpr double kTemplateReuseShare = 1.0 / 6;
 /// EstimatedCosts: the largest whole, kTemplateReuseShare of the others.
 double SharedTemplateCost(const std::vector<double>& costs);
 
-/// Indices into `configs` per rank; only the configurations with `todo[i]`
-/// (every one when `todo` is empty). Balanced by EstimatedCost, largest
-/// first onto the least loaded rank. With `key`, configurations of the same
-/// non-empty key (Evaluator::TemplateKey: they share a template, built once
-/// per rank that has one of them) go to one rank together, one after the
-/// other in its slice (the evaluator keeps only its last template), at
-/// SharedTemplateCost. Deterministic.
+/// The slice of each rank: its units of work (a configuration, or with `key`
+/// every configuration of one non-empty key: Evaluator::TemplateKey, they
+/// share a template, built once per rank that has one of them, so they go
+/// to one rank together, one after the other, at SharedTemplateCost), each
+/// with its estimated cost; only the configurations with `todo[i]` (every
+/// one when `todo` is empty). Balanced by EstimatedCost, largest first onto
+/// the least loaded rank, so each slice runs largest first. Deterministic.
+std::vector<Slice> AssignUnits(const Experiment& e, const std::vector<Config>& configs, int ranks,
+                               const std::vector<char>& todo = {},
+                               const std::function<std::string(const Config&)>& key = nullptr);
+
+/// AssignUnits' slices as the indices into `configs` of each rank, unit
+/// after unit.
 std::vector<std::vector<int64_t>> AssignSlices(
     const Experiment& e, const std::vector<Config>& configs, int ranks,
     const std::vector<char>& todo = {},
@@ -63,6 +72,10 @@ struct SearchOutcome {
   int ranks = 1;
   double wall_time_s = 0;
   int64_t resumed = 0;  ///< results taken from the journal
+  /// Each configuration's throughput bound (Evaluator::ThroughputBound) by
+  /// index, where the search computed them (annealing, on rank 0); else
+  /// empty, for the caller to compute.
+  std::vector<double> bounds;
 };
 
 struct SearchOptions {

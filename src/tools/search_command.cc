@@ -113,16 +113,17 @@ void PrintTop(const io::ResultsFile& f, std::ostream& os) {
   DISTIR_CHECK(printed.ok()) << "a ranking without --batch always prints";
 }
 
-// Each row's throughput bound and the file's optimum gap
-// (search/throughput_bound.h).
+// Each row's throughput bound (the search's, where it computed them) and the
+// file's optimum gap (search/throughput_bound.h).
 search::OptimumGap BoundAndGap(search::Evaluator& evaluator, const search::SearchOutcome& out,
                                io::ResultsFile& file) {
-  std::vector<double> bounds(out.configs.size(), 0);
-  for (const search::Config& c : out.configs) {
-    const auto i = static_cast<size_t>(c.index);
-    bounds[i] = evaluator.ThroughputBound(c);
-    file.rows[i].throughput_bound = bounds[i];
+  std::vector<double> bounds = out.bounds;
+  if (bounds.size() != out.configs.size()) {
+    bounds.assign(out.configs.size(), 0);
+    for (const search::Config& c : out.configs)
+      bounds[static_cast<size_t>(c.index)] = evaluator.ThroughputBound(c);
   }
+  for (size_t i = 0; i < bounds.size(); ++i) file.rows[i].throughput_bound = bounds[i];
   search::OptimumGap gap = search::GapOf(out.results, bounds, out.ranking);
   file.optimum_gap = gap.gap;
   return gap;

@@ -12,18 +12,13 @@
 #include "search/grid.h"
 #include "search/grid_search.h"
 #include "search/memory_bound.h"
+#include "testing/experiment_text.h"
 #include "testing/test_util.h"
 
 namespace distir::search {
 namespace {
 
-using ::distir::testing::SourcePath;
-
-Experiment Parse(const std::string& text) {
-  StatusOr<Experiment> e = ParseExperiment(text, SourcePath("configs/experiments/t.yaml"));
-  EXPECT_TRUE(e.ok()) << e.status().ToString();
-  return std::move(*e);
-}
+using ::distir::testing::ExperimentOf;
 
 // Under the sanitizers these grids cost 20-45 s a test (the simulator runs 5-20x
 // slower there): they thin to one batch size and one model, whose code paths are
@@ -41,11 +36,11 @@ constexpr const char* kPruningModels[] = {"gpt-tiny", "{name: gpt-tiny, bf16: tr
 // devices of 8-GPU DGX A100 nodes gives bit-identical times, memory and op
 // counts with and without replica symmetry.
 void ExpectReplicaSymmetryExact(const std::string& hardware, int world) {
-  const Experiment e =
-      Parse("name: t\nmodel: gpt2-tiny\nhardware: ../hardware/" + hardware +
-            "\nworld_size: " + std::to_string(world) + "\nspace:\n  batch: " + kSymmetryBatches +
-            "\n  dp: all\n  tp: all\n  pp: all\n"
-            "  microbatches: [2, 4]\n  schedule: [gpipe, 1f1b]\n");
+  const Experiment e = ExperimentOf("name: t\nmodel: gpt2-tiny\nhardware: ../hardware/" + hardware +
+                                    "\nworld_size: " + std::to_string(world) +
+                                    "\nspace:\n  batch: " + kSymmetryBatches +
+                                    "\n  dp: all\n  tp: all\n  pp: all\n"
+                                    "  microbatches: [2, 4]\n  schedule: [gpipe, 1f1b]\n");
   const std::vector<Config> configs = EnumerateConfigs(e);
   Evaluator fast(e), exact(e, EvaluatorOptions{.replica_symmetry = false});
   int collapsed = 0;
@@ -71,7 +66,7 @@ TEST(EvaluatorTest, OneReplicaStandsForAllAcrossDgxA100Nodes) {
 }
 
 TEST(EvaluatorTest, TrainingIsNeverSimulatedAsOneReplica) {
-  const Experiment e = Parse(
+  const Experiment e = ExperimentOf(
       "name: t\nmodel: mlp-tiny\nhardware: ../hardware/dgx2-v100.yaml\nworld_size: 8\n"
       "space:\n  batch: [32]\n  dp: all\n  tp: all\n  pp: all\n");
   for (const Config& c : EnumerateConfigs(e)) EXPECT_FALSE(SimulatesOneReplica(e, c));
@@ -94,7 +89,7 @@ Config Find(const Experiment& e, int64_t batch, int64_t dp, int64_t k) {
 }
 
 TEST(EvaluatorTest, DTimesKPast64BitsIsInvalidNotACrash) {
-  const Experiment e = Parse(kPipelined);
+  const Experiment e = ExperimentOf(kPipelined);
   Evaluator evaluator(e);
   // D*K = 2^64 wraps to 0, and a transform would divide by it (SIGFPE).
   const ConfigResult r = evaluator.Evaluate(Find(e, 32, 4, int64_t{1} << 62));
@@ -110,7 +105,7 @@ TEST(EvaluatorTest, DTimesKPast64BitsIsInvalidNotACrash) {
 }
 
 TEST(EvaluatorTest, ProgramsPastTheOpLimitAreInvalid) {
-  const Experiment e = Parse(kPipelined);
+  const Experiment e = ExperimentOf(kPipelined);
   Evaluator evaluator(e);
   const ConfigResult r = evaluator.Evaluate(Find(e, int64_t{1} << 40, 1, int64_t{1} << 39));
   EXPECT_EQ(r.status, ConfigStatus::kInvalid);
@@ -122,7 +117,7 @@ TEST(EvaluatorTest, ProgramsPastTheOpLimitAreInvalid) {
 }
 
 TEST(EvaluatorTest, ABatchTooLargeForTheModelIsInvalid) {
-  Experiment e = Parse(kPipelined);
+  Experiment e = ExperimentOf(kPipelined);
   e.space.batch = {32, int64_t{1} << 62};
   Evaluator evaluator(e);
   const ConfigResult r = evaluator.Evaluate(Find(e, int64_t{1} << 62, 1, 2));
@@ -135,7 +130,7 @@ TEST(EvaluatorTest, ABatchTooLargeForTheModelIsInvalid) {
 // A profile the parser would reject, built in code: times that are not finite
 // make the configuration invalid, and it is not ranked.
 TEST(EvaluatorTest, NonFiniteTimesAreInvalidAndNeverRanked) {
-  Experiment e = Parse(kPipelined);
+  Experiment e = ExperimentOf(kPipelined);
   const Config c = Find(e, 32, 4, 2);
   e.hardware.device.dram_bandwidth = 1e-320;  // an op's bytes / bandwidth is infinite
   ConfigResult op = Evaluator(e).Evaluate(c);
@@ -164,7 +159,7 @@ int64_t AtPeak(const ConfigResult& r, sim::MemoryKind kind) {
 // A100's bf16 peak), the memory kinds at the peak (summing to the peak) and
 // the exposed communication; an MLP's row has the exposed communication only.
 TEST(EvaluatorTest, TransformerRowsCarryStepFiguresAndMemoryKinds) {
-  const Experiment e = Parse(
+  const Experiment e = ExperimentOf(
       "name: t\nmodel: gpt-tiny\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 4\n"
       "space:\n  batch: [16]\n  dp: all\n  tp: all\n  pp: [1]\nconstraints: {world: equal}\n"
       "sharding: model\n");
@@ -195,7 +190,7 @@ TEST(EvaluatorTest, TransformerRowsCarryStepFiguresAndMemoryKinds) {
     ++checked;
   }
   EXPECT_EQ(checked, 3);  // (D, T) in {(1, 4), (2, 2), (4, 1)}
-  const Experiment mlp = Parse(kPipelined);
+  const Experiment mlp = ExperimentOf(kPipelined);
   const ConfigResult r = Evaluator(mlp).Evaluate(EnumerateConfigs(mlp).front());
   EXPECT_EQ(r.step, io::StepFigures{});
 }
@@ -215,7 +210,7 @@ TEST(EvaluatorTest, TracesOfTheCopiesEqualTracesOfTheBuiltProgram) {
       "  virtual_stages: [1, 2]\nsharding: model\n";
   int expanded = 0;
   for (const std::string& text : {std::string(kPipelined), gpt2, gpt}) {
-    const Experiment e = Parse(text);
+    const Experiment e = ExperimentOf(text);
     Evaluator copies(e), built(e, EvaluatorOptions{.expanded_microbatches = false});
     for (const Config& c : EnumerateConfigs(e)) {
       if (!copies.Validate(c).ok()) continue;
@@ -237,7 +232,7 @@ TEST(EvaluatorTest, TracesOfTheCopiesEqualTracesOfTheBuiltProgram) {
 // state at the peak is at most a quarter of ZeRO-0's (gpt-tiny's dims all
 // divide by 4). Before, the masters stayed whole: 12 of 16 bytes per parameter.
 TEST(EvaluatorTest, ZeroOneShardsMixedPrecisionMasters) {
-  const Experiment e = Parse(
+  const Experiment e = ExperimentOf(
       "name: t\nmodel: {name: gpt-tiny, bf16: true}\nhardware: ../hardware/dgx-a100.yaml\n"
       "world_size: 4\nspace:\n  batch: [16]\n  dp: [4]\n  tp: [1]\n  pp: [1]\n  zero: [0, 1]\n"
       "sharding: model\n");
@@ -268,7 +263,7 @@ TEST(EvaluatorTest, MemoryPruningIsExact) {
                              "space:\n  batch: [16]\n  dp: all\n  tp: [1, 2, 4]\n  pp: [1, 2]\n"
                              "  microbatches: [2]\n  zero: [0, 1, 3]\nconstraints: {world: equal}\n"
                              "sharding: model\n";
-    const Experiment all = Parse(text);
+    const Experiment all = ExperimentOf(text);
     Evaluator full(all);
     std::vector<ConfigResult> unlimited;
     std::vector<int64_t> bounds;
@@ -286,7 +281,8 @@ TEST(EvaluatorTest, MemoryPruningIsExact) {
     ASSERT_GT(bounds.size(), 10u);
     std::sort(bounds.begin(), bounds.end());
     const int64_t limit = bounds[bounds.size() / 2];  // prunes some, not all
-    const Experiment limited = Parse(text + "memory_limit: " + std::to_string(limit) + " B\n");
+    const Experiment limited =
+        ExperimentOf(text + "memory_limit: " + std::to_string(limit) + " B\n");
     Evaluator pruning(limited);
     int pruned = 0;
     const std::vector<Config> configs = EnumerateConfigs(limited);

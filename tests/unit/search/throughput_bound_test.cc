@@ -13,22 +13,17 @@
 #include "search/evaluator.h"
 #include "search/experiment.h"
 #include "search/grid.h"
+#include "testing/experiment_text.h"
 #include "testing/test_util.h"
 
 namespace distir::search {
 namespace {
 
-using ::distir::testing::SourcePath;
-
-Experiment Parse(const std::string& text) {
-  StatusOr<Experiment> e = ParseExperiment(text, SourcePath("configs/experiments/t.yaml"));
-  EXPECT_TRUE(e.ok()) << e.status().ToString();
-  return std::move(*e);
-}
+using ::distir::testing::ExperimentOf;
 
 // Every simulated configuration of `text` runs below its bound; returns how many.
 int ExpectBelowBound(const std::string& text) {
-  const Experiment e = Parse(text);
+  const Experiment e = ExperimentOf(text);
   Evaluator evaluator(e);
   int simulated = 0;
   for (const Config& c : EnumerateConfigs(e)) {

@@ -1,0 +1,96 @@
+#include "search/unit_queue.h"
+
+#include <utility>
+
+namespace distir::search {
+namespace {
+
+constexpr uint64_t kFront = 1;
+constexpr uint64_t kBack = uint64_t{1} << 32;
+
+uint64_t FrontOf(uint64_t word) { return word & 0xffffffffu; }
+uint64_t BackOf(uint64_t word) { return word >> 32; }
+
+}  // namespace
+
+std::optional<size_t> ClaimedPosition(uint64_t word_before, size_t n, bool from_back) {
+  const uint64_t front = FrontOf(word_before), back = BackOf(word_before);
+  if (front + back >= n) return std::nullopt;
+  return static_cast<size_t>(from_back ? n - 1 - back : front);
+}
+
+double CostLeft(const Slice& s, uint64_t word) {
+  const size_t n = s.units.size();
+  const uint64_t front = FrontOf(word), back = BackOf(word);
+  if (front + back >= n) return 0;
+  double left = 0;
+  for (size_t i = front; i < n - back; ++i) left += s.costs[i];
+  return left;
+}
+
+UnitQueue::UnitQueue(std::vector<Slice> slices, MPI_Comm comm)
+    : slices_(std::move(slices)), comm_(comm) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  if (size_ == 1) return;
+  MPI_Win_allocate(sizeof(uint64_t), sizeof(uint64_t), MPI_INFO_NULL, comm_, &word_, &win_);
+  *word_ = 0;
+  // Every word is zero before any rank adds to one.
+  MPI_Barrier(comm_);
+  MPI_Win_lock_all(0, win_);
+}
+
+UnitQueue::~UnitQueue() {
+  if (win_ == MPI_WIN_NULL) return;
+  MPI_Win_unlock_all(win_);
+  MPI_Win_free(&win_);
+}
+
+uint64_t UnitQueue::Add(int target, uint64_t amount) {
+  uint64_t before = 0;
+  MPI_Fetch_and_op(&amount, &before, MPI_UINT64_T, target, 0, MPI_SUM, win_);
+  MPI_Win_flush(target, win_);
+  return before;
+}
+
+std::optional<UnitQueue::Taken> UnitQueue::Next() {
+  const Slice& mine = slices_[static_cast<size_t>(rank_)];
+  if (size_ == 1) {
+    if (taken_alone_ >= mine.units.size()) return std::nullopt;
+    return Taken{&mine.units[taken_alone_++], true};
+  }
+  if (std::optional<size_t> at = ClaimedPosition(Add(rank_, kFront), mine.units.size(), false))
+    return Taken{&mine.units[*at], true};
+  return Steal();
+}
+
+std::optional<UnitQueue::Taken> UnitQueue::Steal() {
+  for (;;) {
+    // The rank with the most estimated cost left, then the most units left
+    // (ties: the lowest rank); each word read by adding 0.
+    int victim = -1;
+    double most_cost = 0;
+    uint64_t most_units = 0;
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      const Slice& s = slices_[static_cast<size_t>(r)];
+      const uint64_t word = Add(r, 0);
+      const uint64_t taken = FrontOf(word) + BackOf(word);
+      if (taken >= s.units.size()) continue;
+      const uint64_t units = s.units.size() - taken;
+      const double cost = CostLeft(s, word);
+      if (victim < 0 || cost > most_cost || (cost == most_cost && units > most_units)) {
+        victim = r;
+        most_cost = cost;
+        most_units = units;
+      }
+    }
+    if (victim < 0) return std::nullopt;
+    const Slice& theirs = slices_[static_cast<size_t>(victim)];
+    if (std::optional<size_t> at = ClaimedPosition(Add(victim, kBack), theirs.units.size(), true))
+      return Taken{&theirs.units[*at], false};
+    // Another rank took the last one first: look again.
+  }
+}
+
+}  // namespace distir::search

@@ -1,0 +1,76 @@
+// The ranks' slices of a search as queues that idle ranks steal from.
+//
+// The slices are balanced by estimated cost (grid_search.h), but estimates
+// err, and ranks differ in speed: on a 2-core VM the second core ran the same
+// search ~20 % slower, and the rank on it finished last by 25-60 % (GPT-2
+// 175B grid, 2026-11-29). So a rank takes its own slice's units from the
+// front, and once it has none left, takes the back unit (its smallest, as a
+// slice is ordered largest first) of the rank with the most estimated cost
+// left, until every unit is taken.
+//
+// Each slice has one 64-bit word in an MPI window on its own rank: units
+// taken from the front (low 32 bits) and from the back (high 32 bits). Taking
+// is one MPI_Fetch_and_op (MPI_SUM) on that word, so the owner and the
+// thieves never take the same unit: each addition claims the position the
+// word held before it (ClaimedPosition), and a claim past the units left is
+// void. Which rank evaluates a unit does not change its results (each
+// configuration is evaluated on its own, deterministically).
+
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace distir::search {
+
+/// One rank's share of a search: units of work (each the indices of
+/// configurations evaluated together, e.g. those sharing a template), in
+/// the order the rank takes them, and each unit's estimated cost.
+struct Slice {
+  std::vector<std::vector<int64_t>> units;
+  std::vector<double> costs;
+};
+
+/// The position in a slice of `n` units that an addition to its word claims,
+/// given the word before it (front count in the low 32 bits, back count in
+/// the high 32 bits): the front count, or from the back n - 1 - back count;
+/// nullopt when front + back >= n (no unit left). Pure; exposed for tests.
+std::optional<size_t> ClaimedPosition(uint64_t word_before, size_t n, bool from_back);
+
+/// The estimated cost of the units of `s` not yet taken by the word `word`.
+double CostLeft(const Slice& s, uint64_t word);
+
+class UnitQueue {
+ public:
+  /// Collective over `comm`: every rank passes the same slices (one per
+  /// rank). With one rank no window is made.
+  UnitQueue(std::vector<Slice> slices, MPI_Comm comm);
+  /// Collective: frees the window.
+  ~UnitQueue();
+  UnitQueue(const UnitQueue&) = delete;
+  UnitQueue& operator=(const UnitQueue&) = delete;
+
+  struct Taken {
+    const std::vector<int64_t>* unit = nullptr;  ///< configuration indices
+    bool own = false;                            ///< from this rank's slice
+  };
+  /// The next unit this rank evaluates; nullopt once every unit of every
+  /// slice is taken.
+  std::optional<Taken> Next();
+
+ private:
+  uint64_t Add(int target, uint64_t amount);
+  std::optional<Taken> Steal();
+
+  std::vector<Slice> slices_;
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+  MPI_Win win_ = MPI_WIN_NULL;
+  uint64_t* word_ = nullptr;  // this rank's word (the window's memory)
+  size_t taken_alone_ = 0;    // one rank: units taken so far
+};
+
+}  // namespace distir::search

@@ -1,0 +1,63 @@
+// The claims of search/unit_queue.h: additions to one slice's word, from the
+// front (its owner) and the back (ranks that steal), in any interleaving,
+// claim every unit exactly once.
+
+#include "search/unit_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace distir::search {
+namespace {
+
+constexpr uint64_t kFront = 1, kBack = uint64_t{1} << 32;
+
+// Every interleaving of 7 front and 7 back additions on a slice of 9 units
+// (bit i of `pattern`: the i-th addition is from the back): the claims cover
+// positions 0..8 once each, the front's ascending, the back's descending, and
+// every addition after the ninth claims nothing.
+TEST(UnitQueueTest, FrontAndBackClaimEveryUnitOnce) {
+  const size_t n = 9;
+  for (uint32_t pattern = 0; pattern < (1u << 14); ++pattern) {
+    if (__builtin_popcount(pattern) != 7) continue;
+    uint64_t word = 0;
+    std::vector<int> claimed(n, 0);
+    int valid = 0;
+    for (int i = 0; i < 14; ++i) {
+      const bool back = (pattern >> i) & 1u;
+      const std::optional<size_t> at = ClaimedPosition(word, n, back);
+      word += back ? kBack : kFront;
+      if (!at) continue;
+      ASSERT_LT(*at, n);
+      ++claimed[*at];
+      ++valid;
+    }
+    EXPECT_EQ(valid, static_cast<int>(n)) << pattern;
+    for (size_t p = 0; p < n; ++p) EXPECT_EQ(claimed[p], 1) << "position " << p << ", " << pattern;
+  }
+}
+
+TEST(UnitQueueTest, ClaimsFromEitherEnd) {
+  EXPECT_EQ(ClaimedPosition(0, 3, false), 0u);
+  EXPECT_EQ(ClaimedPosition(0, 3, true), 2u);
+  EXPECT_EQ(ClaimedPosition(kFront + kBack, 3, false), 1u);
+  EXPECT_EQ(ClaimedPosition(kFront + kBack, 3, true), 1u);
+  EXPECT_EQ(ClaimedPosition(2 * kFront + kBack, 3, true), std::nullopt);
+  EXPECT_EQ(ClaimedPosition(0, 0, false), std::nullopt);
+}
+
+// The cost left is that of the units between the front and the back taken.
+TEST(UnitQueueTest, CostLeftIsOfTheUnitsNotTaken) {
+  Slice s;
+  s.units = {{0}, {1, 2}, {3}, {4}};
+  s.costs = {8, 4, 2, 1};
+  EXPECT_EQ(CostLeft(s, 0), 15);
+  EXPECT_EQ(CostLeft(s, kFront), 7);
+  EXPECT_EQ(CostLeft(s, kFront + kBack), 6);
+  EXPECT_EQ(CostLeft(s, 2 * kFront + 2 * kBack), 0);
+  EXPECT_EQ(CostLeft(s, 5 * kFront), 0);
+}
+
+}  // namespace
+}  // namespace distir::search
