@@ -34,10 +34,13 @@ UnitQueue::UnitQueue(std::vector<Slice> slices, MPI_Comm comm)
   MPI_Comm_size(comm_, &size_);
   if (size_ == 1) return;
   MPI_Win_allocate(sizeof(uint64_t), sizeof(uint64_t), MPI_INFO_NULL, comm_, &word_, &win_);
-  *word_ = 0;
-  // Every word is zero before any rank adds to one.
-  MPI_Barrier(comm_);
   MPI_Win_lock_all(0, win_);
+  // Every word is zero before any rank adds to one: the store made visible
+  // to the window (MPI_Win_sync, for MPI's separate memory model), then a
+  // barrier.
+  *word_ = 0;
+  MPI_Win_sync(win_);
+  MPI_Barrier(comm_);
 }
 
 UnitQueue::~UnitQueue() {
