@@ -12,7 +12,8 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX importer
   libboost-program-options-dev libboost-math-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  libfmt-dev nlohmann-json3-dev libeigen3-dev libopenblas-dev
+  libfmt-dev nlohmann-json3-dev libeigen3-dev
+  libopenblas-serial-dev                     # the CPU executor's BLAS, one thread per rank
   llvm-14-tools                              # lit and FileCheck for golden-text tests
   libgoogle-perftools-dev                    # tcmalloc: the search allocates millions of ops
   libabsl-dev                                # Abseil's flat_hash_map: the IR's name index

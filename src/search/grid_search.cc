@@ -11,6 +11,7 @@
 
 #include "search/journal.h"
 #include "search/progress_estimator.h"
+#include "search/ranks.h"
 #include "search/result_codec.h"
 #include "search/strategy.h"
 #include "search/unit_queue.h"
@@ -115,9 +116,9 @@ Status PrepareJournal(const SearchOptions& o, uint64_t fingerprint, MPI_Comm com
     for (const ConfigResult& r : prior) todo[static_cast<size_t>(r.index)] = 0;
     ok = status.ok() ? 1 : 0;
   }
-  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+  BroadcastFromFirst(&ok, 1, MPI_INT, comm);
   if (!ok) return rank == 0 ? status : Internal() << "rank 0 could not prepare the journal";
-  MPI_Bcast(todo.data(), static_cast<int>(todo.size()), MPI_CHAR, 0, comm);
+  BroadcastFromFirst(todo.data(), static_cast<int>(todo.size()), MPI_CHAR, comm);
   return Status::Ok();
 }
 
@@ -187,6 +188,7 @@ int Displacements(const std::vector<int>& counts, std::vector<int>& offsets) {
 
 // Gathers the packed results of every rank on rank 0.
 std::vector<char> GatherPacked(const std::vector<char>& packed, MPI_Comm comm, int rank, int size) {
+  if (comm == MPI_COMM_NULL) return packed;
   int bytes = static_cast<int>(packed.size());
   std::vector<int> counts(static_cast<size_t>(size)), offsets(static_cast<size_t>(size));
   MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
@@ -199,6 +201,7 @@ std::vector<char> GatherPacked(const std::vector<char>& packed, MPI_Comm comm, i
 
 // Gathers the packed results of every rank on every rank.
 std::vector<char> AllGatherPacked(const std::vector<char>& packed, MPI_Comm comm, int size) {
+  if (comm == MPI_COMM_NULL) return packed;
   int bytes = static_cast<int>(packed.size());
   std::vector<int> counts(static_cast<size_t>(size)), offsets(static_cast<size_t>(size));
   MPI_Allgather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
@@ -294,9 +297,9 @@ StatusOr<SearchOutcome> AnnealSearch(const Experiment& e, MPI_Comm comm,
     for (const ConfigResult& r : journaled) PackResult(r, packed);
   }
   int bytes = static_cast<int>(packed.size());
-  MPI_Bcast(&bytes, 1, MPI_INT, 0, comm);
+  BroadcastFromFirst(&bytes, 1, MPI_INT, comm);
   packed.resize(static_cast<size_t>(bytes));
-  MPI_Bcast(packed.data(), bytes, MPI_CHAR, 0, comm);
+  BroadcastFromFirst(packed.data(), bytes, MPI_CHAR, comm);
   std::vector<ConfigResult> prior(out.configs.size());
   for (size_t i = 0; i < prior.size(); ++i) prior[i] = Skipped(static_cast<int64_t>(i), e.strategy);
   DISTIR_RETURN_IF_ERROR(UnpackInto(packed, prior));
@@ -323,9 +326,7 @@ StatusOr<SearchOutcome> AnnealSearch(const Experiment& e, MPI_Comm comm,
 StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
                                       const SearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  const int rank = RankIn(comm), size = SizeOf(comm);
   SearchOutcome out;
   out.ranks = size;
   out.configs = EnumerateConfigs(e);

@@ -104,7 +104,8 @@ struct SearchOptions {
   bool op_by_op = false;
 };
 
-/// Runs the search over `comm` (collective: every rank calls it).
+/// Runs the search over `comm` (collective: every rank calls it), or as one
+/// process without MPI for MPI_COMM_NULL (ranks.h).
 /// Errors (the same on every rank; the message on rank 0): those of
 /// ReadJournal/ResetJournal, and a journal file that cannot be written.
 StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "search/ranks.h"
+
 namespace distir::search {
 namespace {
 
@@ -30,8 +32,8 @@ double CostLeft(const Slice& s, uint64_t word) {
 
 UnitQueue::UnitQueue(std::vector<Slice> slices, MPI_Comm comm)
     : slices_(std::move(slices)), comm_(comm) {
-  MPI_Comm_rank(comm_, &rank_);
-  MPI_Comm_size(comm_, &size_);
+  rank_ = RankIn(comm_);
+  size_ = SizeOf(comm_);
   if (size_ == 1) return;
   MPI_Win_allocate(sizeof(uint64_t), sizeof(uint64_t), MPI_INFO_NULL, comm_, &word_, &win_);
   MPI_Win_lock_all(0, win_);

@@ -46,7 +46,7 @@ double CostLeft(const Slice& s, uint64_t word);
 class UnitQueue {
  public:
   /// Collective over `comm`: every rank passes the same slices (one per
-  /// rank). With one rank no window is made.
+  /// rank). With one rank (or MPI_COMM_NULL, ranks.h) no window is made.
   UnitQueue(std::vector<Slice> slices, MPI_Comm comm);
   /// Collective: frees the window.
   ~UnitQueue();

@@ -17,6 +17,7 @@
 #include "search/grid_search.h"
 #include "search/journal.h"
 #include "search/memory_estimate.h"
+#include "search/ranks.h"
 #include "search/results_table.h"
 #include "search/step_metrics.h"
 #include "search/throughput_bound.h"
@@ -194,8 +195,8 @@ std::vector<io::RunInput> InputsOf(const SearchFlags& f, const search::Experimen
 // Rank 0 claims the output for the whole run (io/output_claim.h: checks, lock,
 // stale .tmp); every rank learns the claimed path, or that the claim failed
 // (the error is rank 0's to report). Collective.
-Status ClaimOutput(const std::string& shown, const std::vector<io::RunInput>& inputs, int rank,
-                   io::OutputClaim& claim, std::string& target) {
+Status ClaimOutput(const std::string& shown, const std::vector<io::RunInput>& inputs,
+                   MPI_Comm world, int rank, io::OutputClaim& claim, std::string& target) {
   Status status;
   if (rank == 0) {
     StatusOr<io::OutputClaim> claimed = io::ClaimOutput(shown, inputs);
@@ -204,10 +205,10 @@ Status ClaimOutput(const std::string& shown, const std::vector<io::RunInput>& in
     target = claim.target();
   }
   int size = status.ok() ? static_cast<int>(target.size()) : -1;
-  MPI_Bcast(&size, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  search::BroadcastFromFirst(&size, 1, MPI_INT, world);
   if (size < 0) return rank == 0 ? status : Internal() << "rank 0 could not claim the output";
   target.resize(static_cast<size_t>(size));
-  MPI_Bcast(target.data(), size, MPI_CHAR, 0, MPI_COMM_WORLD);
+  search::BroadcastFromFirst(target.data(), size, MPI_CHAR, world);
   if (rank == 0 && !claim.removed_stale_tmp().empty()) {
     std::cerr << "distir search: removed '" << claim.removed_stale_tmp()
               << "', the unfinished results file of an interrupted run\n";
@@ -218,7 +219,7 @@ Status ClaimOutput(const std::string& shown, const std::vector<io::RunInput>& in
 // Searches, then rank 0 writes. On failure rank 0 removes the journal when this
 // run made it (search::JournalCleanup); WriteResultsFile removes its .tmp.
 int SearchAndFinish(const search::Experiment& e, const SearchFlags& f, const std::string& target,
-                    int rank, int64_t max_memory) {
+                    MPI_Comm world, int rank, int64_t max_memory) {
   search::SearchOptions options;
   options.max_memory_bytes = max_memory;
   options.progress = f.quiet ? nullptr : &std::cerr;
@@ -230,7 +231,7 @@ int SearchAndFinish(const search::Experiment& e, const SearchFlags& f, const std
   options.tool_revision = GitRevision();
   std::optional<search::JournalCleanup> cleanup;
   if (rank == 0) cleanup.emplace(options.journal_dir, f.resume, &std::cerr);
-  StatusOr<search::SearchOutcome> out = search::RunGridSearch(e, MPI_COMM_WORLD, options);
+  StatusOr<search::SearchOutcome> out = search::RunGridSearch(e, world, options);
   if (rank != 0) return out.ok() ? kExitOk : kExitInputError;
   const std::string shown = f.output.empty() ? e.output : f.output;
   const int code =
@@ -239,20 +240,21 @@ int SearchAndFinish(const search::Experiment& e, const SearchFlags& f, const std
   return code;
 }
 
-// The ranks of MPI_COMM_WORLD on this machine (collective).
-int RanksOnThisMachine() {
+// The ranks of `world` on this machine (collective); 1 without MPI.
+int RanksOnThisMachine(MPI_Comm world) {
+  if (world == MPI_COMM_NULL) return 1;
   MPI_Comm local;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
   int size = 1;
   MPI_Comm_size(local, &size);
   MPI_Comm_free(&local);
   return size;
 }
 
-int RunOn(const SearchFlags& f, int rank) {
+int RunOn(const SearchFlags& f, MPI_Comm world, int rank) {
   // Each rank builds its own configurations: by default they share 80% of the
   // machine's memory (search/memory_estimate.h).
-  const int local_ranks = RanksOnThisMachine();
+  const int local_ranks = RanksOnThisMachine(world);
   StatusOr<int64_t> max_memory = f.max_memory.empty() ? search::DefaultMaxMemory(local_ranks)
                                                       : search::ParseMaxMemory(f.max_memory);
   if (!max_memory.ok()) return rank == 0 ? ReportError(max_memory.status()) : kExitInputError;
@@ -265,17 +267,21 @@ int RunOn(const SearchFlags& f, int rank) {
   io::OutputClaim claim;
   std::string target;
   const std::string shown = f.output.empty() ? e->output : f.output;
-  Status claimed = ClaimOutput(shown, InputsOf(f, *e), rank, claim, target);
+  Status claimed = ClaimOutput(shown, InputsOf(f, *e), world, rank, claim, target);
   if (!claimed.ok()) return rank == 0 ? ReportError(claimed) : kExitInputError;
-  return SearchAndFinish(*e, f, target, rank, *max_memory);
+  return SearchAndFinish(*e, f, target, world, rank, *max_memory);
 }
 
 }  // namespace
 
 int RunSearch(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // Started without mpirun, the search is one process without MPI
+  // (search/ranks.h: Open MPI's singleton start costs more than a small
+  // search).
+  const bool mpi = search::LaunchedByMpi();
+  if (mpi) MPI_Init(&argc, &argv);
+  const MPI_Comm world = mpi ? MPI_COMM_WORLD : MPI_COMM_NULL;
+  const int rank = search::RankIn(world);
   sim::RetainFreedMemory();
   SearchFlags f;
   po::options_description desc(
@@ -314,11 +320,11 @@ int RunSearch(int argc, char** argv) {
     if (rank == 0) std::cerr << "distir search: missing EXPERIMENT.yaml (see --help)\n";
     code = kExitUsage;
   } else {
-    code = RunOn(f, rank);
+    code = RunOn(f, world, rank);
   }
   // Every rank exits with rank 0's code.
-  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  MPI_Finalize();
+  search::BroadcastFromFirst(&code, 1, MPI_INT, world);
+  if (mpi) MPI_Finalize();
   return code;
 }
 
