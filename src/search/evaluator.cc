@@ -372,14 +372,17 @@ std::string Evaluator::TemplateKey(const Config& c) const {
   std::ostringstream key;
   key << "dp" << o.dp << " tp" << o.tp << " pp" << o.pp << " vpp" << o.virtual_stages << ' '
       << ScheduleName(o.schedule) << " recompute" << static_cast<int>(o.recompute) << " zero"
-      << o.zero_stage << " sp" << o.sequence_parallel << " mb";
-  // Grid points whose batch does not divide are invalid; they share nothing.
-  if (batch % o.microbatches == 0) {
-    key << batch / o.microbatches;
-  } else {
-    key << batch << '/' << o.microbatches;
-  }
+      << o.zero_stage << " sp" << o.sequence_parallel;
+  // With K = 1 the template is the program, named without microbatches.
+  if (o.microbatches == 1) key << " k1";
+  // Grid points whose batch K does not divide are invalid; they share nothing.
+  if (batch % o.microbatches != 0) key << " batch" << batch << '/' << o.microbatches;
   return key.str();
+}
+
+int64_t Evaluator::MicroBatchOf(const Config& c) const {
+  auto [o, batch] = ShardedPoint(c);
+  return o.microbatches > 0 && batch % o.microbatches == 0 ? batch / o.microbatches : 0;
 }
 
 bool Evaluator::SimulateExpandedInto(const Config& c, const Function& program,
@@ -396,10 +399,14 @@ bool Evaluator::SimulateExpandedInto(const Config& c, const Function& program,
   // the template built again for the others.
   std::vector<Representatives> ways;
   if (options_.replica_symmetry) ways = RepresentativesOf(o, e_.hardware.devices_per_node);
+  // A part refused is refused for this micro-batch.
+  const int64_t micro = MicroBatchOf(c);
+  const std::string refusal = key + " mb" + std::to_string(micro);
   for (;;) {
-    std::erase_if(
-        ways, [&](const Representatives& w) { return refused_parts_.count(key + WayKey(w)) != 0; });
-    if (std::optional<bool> done = SimulateTemplateInto(point, ways, key, r)) return *done;
+    std::erase_if(ways, [&](const Representatives& w) {
+      return refused_parts_.count(refusal + WayKey(w)) != 0;
+    });
+    if (std::optional<bool> done = SimulateTemplateInto(point, ways, key, micro, r)) return *done;
   }
 }
 
@@ -410,30 +417,20 @@ std::string Evaluator::WayKey(const Representatives& w) {
 
 std::optional<bool> Evaluator::SimulateTemplateInto(const TemplatePoint& p,
                                                     const std::vector<Representatives>& ways,
-                                                    const std::string& key, ConfigResult& r) {
+                                                    const std::string& key, int64_t micro,
+                                                    ConfigResult& r) {
   auto fail = [&](const Status& s) {
     r.status =
         s.code() == StatusCode::kInvalidArgument ? ConfigStatus::kInvalid : ConfigStatus::kError;
     r.reason = s.message();
     return true;
   };
-  std::string template_key = key;
-  for (const Representatives& w : ways) template_key += WayKey(w);
-  if (template_.has_value() && template_key_ == template_key) {
-    // The checks that depend on K, which building the template ran for its own K.
-    if (Status s = sharding::CheckGridPoint(p.program, p.grid, p.rules); !s.ok()) return fail(s);
-  } else {
-    template_.reset();
-    template_key_.clear();
-    StatusOr<sharding::GridTemplate> built =
-        sharding::DistributedTemplateOfFirst(p.program, p.grid, p.rules, PartsOf(ways));
-    if (!built.ok()) {
-      // FailedPrecondition: the template cannot say the program.
-      if (built.status().code() == StatusCode::kFailedPrecondition) return false;
-      return fail(built.status());
-    }
-    template_ = std::move(built).value();
-    template_key_ = template_key;
+  std::string family = key;
+  for (const Representatives& w : ways) family += WayKey(w);
+  if (Status s = NextTemplate(p, ways, family, micro); !s.ok()) {
+    // FailedPrecondition: the template cannot say the program.
+    if (s.code() == StatusCode::kFailedPrecondition) return false;
+    return fail(s);
   }
   const Representatives* reps =
       template_->part >= 0 ? &ways[static_cast<size_t>(template_->part)] : nullptr;
@@ -445,7 +442,7 @@ std::optional<bool> Evaluator::SimulateTemplateInto(const TemplatePoint& p,
     // FailedPrecondition: the copies cannot be written, or not the part's.
     if (unexpanded.code() == StatusCode::kFailedPrecondition) {
       if (reps == nullptr) return false;
-      refused_parts_.insert(key + WayKey(*reps));
+      refused_parts_.insert(key + " mb" + std::to_string(micro) + WayKey(*reps));
       return std::nullopt;
     }
     if (unexpanded.code() == StatusCode::kResourceExhausted) {
@@ -463,6 +460,61 @@ std::optional<bool> Evaluator::SimulateTemplateInto(const TemplatePoint& p,
         reps->tp > 0 ? Evaluation::kRepresentativesExpanded : Evaluation::kOneReplicaExpanded;
   }
   return true;
+}
+
+Status Evaluator::NextTemplate(const TemplatePoint& p, const std::vector<Representatives>& ways,
+                               const std::string& family, int64_t micro) {
+  if (template_.has_value() && template_family_ == family && template_micro_ == micro &&
+      micro > 0) {
+    // The checks that depend on K, which building the template ran for its own K.
+    return sharding::CheckGridPoint(p.program, p.grid, p.rules);
+  }
+  if (family_.key != family) {
+    family_ = Family();
+    family_.key = family;
+  }
+  if (family_.scaling.has_value() && !family_.refused &&
+      std::min(family_.first_micro, family_.second_micro) < micro &&
+      micro < std::max(family_.first_micro, family_.second_micro)) {
+    StatusOr<sharding::GridTemplate> written = family_.scaling->Retype(*family_.first, micro);
+    if (written.ok()) {
+      DISTIR_RETURN_IF_ERROR(sharding::CheckGridPoint(p.program, p.grid, p.rules));
+      template_ = std::move(written).value();
+      template_family_ = family;
+      template_micro_ = micro;
+      ++templates_written_;
+      return Status::Ok();
+    }
+    // Not c * m at this micro-batch (an uneven split): built below.
+  }
+  // The family's first template is kept to write the others from.
+  const bool learn = options_.retyped_templates && micro > 0 && !family_.refused;
+  if (learn && !family_.first.has_value() && template_.has_value() && template_family_ == family &&
+      template_micro_ > 0) {
+    family_.first = std::move(template_);
+    family_.first_micro = template_micro_;
+  }
+  template_.reset();
+  template_family_.clear();
+  StatusOr<sharding::GridTemplate> built =
+      sharding::DistributedTemplateOfFirst(p.program, p.grid, p.rules, PartsOf(ways));
+  if (!built.ok()) return built.status();
+  template_ = std::move(built).value();
+  template_family_ = family;
+  template_micro_ = micro;
+  if (learn && family_.first.has_value() && !family_.scaling.has_value() &&
+      family_.first_micro != micro) {
+    StatusOr<sharding::MicrobatchScaling> scaling =
+        sharding::MicrobatchScaling::Learn(*family_.first, family_.first_micro, *template_, micro);
+    if (scaling.ok()) {
+      family_.scaling = std::move(scaling).value();
+      family_.second_micro = micro;
+    } else {
+      family_.refused = true;
+      family_.first.reset();
+    }
+  }
+  return Status::Ok();
 }
 
 StatusOr<sim::SimulationResult> Evaluator::SimulateTemplate(const sharding::GridOptions& grid,

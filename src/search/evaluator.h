@@ -18,6 +18,7 @@
 #include "search/representatives.h"
 #include "sharding/annotate.h"
 #include "sharding/grid.h"
+#include "sharding/retype_template.h"
 #include "sim/cost_model.h"
 #include "sim/simulator.h"
 
@@ -122,6 +123,11 @@ struct EvaluatorOptions {
   /// bit for bit, without the copies' values and buffer plan.
   /// Off: `distir search --op-by-op`, the copies simulated op by op.
   bool composed_segments = true;
+  /// With expanded_microbatches: the template of a grid point whose family
+  /// (TemplateKey) has been built at two other micro-batches is written from
+  /// them (sharding::MicrobatchScaling), not built: the same template, op for
+  /// op. Off only to test that it changes nothing.
+  bool retyped_templates = true;
   /// Configurations whose estimated memory (memory_estimate.h) is above this
   /// are kTooLarge and not built; Trace() refuses them as ResourceExhausted.
   /// 0: no limit.
@@ -167,14 +173,26 @@ class Evaluator {
   /// sharding path would go on to build it (it may still refuse it later).
   Status Validate(const Config& c);
 
-  /// The key under which Evaluate() reuses the partitioned one-microbatch
-  /// template of a grid point (sharding::GridTemplate; the last one built is
-  /// kept): equal for grid points that differ only in K and the batch, with
-  /// the same micro-batch. Empty where `c` is not simulated from a template
-  /// (ZeRO 2/3, a profile with
-  /// overlap.comm_stream, expanded_microbatches off). grid_search.cc
-  /// evaluates each rank's slice grouped by it.
+  /// The family of the partitioned one-microbatch template of a grid point
+  /// (sharding::GridTemplate): equal for grid points that differ only in K,
+  /// the batch and the micro-batch. Evaluate() reuses the last template for
+  /// the same micro-batch, and writes one for another micro-batch from two
+  /// built ones of the family (retyped_templates). Empty where `c` is not
+  /// simulated from a template (ZeRO 2/3, a profile with overlap.comm_stream,
+  /// expanded_microbatches off). grid_search.cc evaluates each rank's slice
+  /// grouped by it.
   std::string TemplateKey(const Config& c) const;
+  /// The micro-batch of the program `c`'s template is built from (one
+  /// replica's, with replica symmetry); 0 where K does not divide its batch.
+  int64_t MicroBatchOf(const Config& c) const;
+
+  /// How many templates were written from two of their family
+  /// (retyped_templates) rather than built, and the template of the last
+  /// grid point simulated from one (nullptr if none): for tests.
+  int64_t templates_written() const { return templates_written_; }
+  const sharding::GridTemplate* last_template() const {
+    return template_.has_value() ? &*template_ : nullptr;
+  }
 
   /// Simulates `c` again recording its trace and memory timelines into `out`.
   /// InvalidArgument with the reason for a Config::invalid.
@@ -237,13 +255,13 @@ class Evaluator {
     int64_t replicas;
   };
   /// SimulateExpandedInto from the template of the first of `ways` whose
-  /// part can be built alone (else the whole), cached under `key` and the
-  /// ways: true when recorded, false where the template cannot say the whole
-  /// program, nullopt where that way's copies cannot be cut out (it is then
-  /// in refused_parts_).
+  /// part can be built alone (else the whole), of family `key` and the ways
+  /// at micro-batch `micro` (NextTemplate): true when recorded, false where
+  /// the template cannot say the whole program, nullopt where that way's
+  /// copies cannot be cut out (it is then in refused_parts_, for `micro`).
   std::optional<bool> SimulateTemplateInto(const TemplatePoint& p,
                                            const std::vector<Representatives>& ways,
-                                           const std::string& key, ConfigResult& r);
+                                           const std::string& key, int64_t micro, ConfigResult& r);
   /// What a way of representatives adds to a template's key.
   static std::string WayKey(const Representatives& w);
   /// template_'s program for `keep` simulated: composed per kind of segment
@@ -284,9 +302,33 @@ class Evaluator {
   mutable std::optional<StatusOr<std::vector<sharding::ParamRule>>> rules_;
   /// The same with the model's sequence-parallel rules first.
   mutable std::optional<StatusOr<std::vector<sharding::ParamRule>>> sp_rules_;
-  /// The last grid point's template and its TemplateKey (expanded simulation).
+  /// The template for `micro` of the family `family` (TemplateKey and the
+  /// parts' WayKeys): reused, written from the family's two built ones, or
+  /// built; `micro` <= 0 (a batch K does not divide) is always built.
+  /// FailedPrecondition from the build: the template cannot say the program.
+  Status NextTemplate(const TemplatePoint& p, const std::vector<Representatives>& ways,
+                      const std::string& family, int64_t micro);
+  /// The last grid point's template, its family and micro-batch (expanded
+  /// simulation).
   std::optional<sharding::GridTemplate> template_;
-  std::string template_key_;
+  std::string template_family_;
+  int64_t template_micro_ = 0;
+  /// The first template built of the last family, and what it and the
+  /// second teach of the micro-batches between theirs
+  /// (sharding/retype_template.h): only between, because the partitioner
+  /// chooses by size (a vocabulary-parallel gradient computed whole or
+  /// masked, say), and a choice that compares sizes linear in m and is the
+  /// same at both ends is the same between. `refused`: the two differ in more
+  /// than c * m, so each is built.
+  struct Family {
+    std::string key;
+    std::optional<sharding::GridTemplate> first;
+    int64_t first_micro = 0, second_micro = 0;
+    std::optional<sharding::MicrobatchScaling> scaling;
+    bool refused = false;
+  };
+  Family family_;
+  int64_t templates_written_ = 0;
   /// The template keys of parts (representatives) that could not be cut out.
   std::set<std::string> refused_parts_;
 };

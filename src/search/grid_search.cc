@@ -27,9 +27,38 @@ double SharedTemplateCost(const std::vector<double>& costs) {
   return top + kTemplateReuseShare * (sum - top);
 }
 
+// A family's configurations with its smallest and largest micro-batch first,
+// then the others by micro-batch (ties by index), those without one last:
+// the evaluator writes the templates of the micro-batches between the first
+// two from theirs.
+void ExtremesFirst(std::vector<int64_t>& unit, const std::vector<Config>& configs,
+                   const std::function<int64_t(const Config&)>& micro) {
+  if (unit.size() < 3 || !micro) return;
+  std::vector<int64_t> m(unit.size());
+  int64_t lo = 0, hi = 0;
+  for (size_t i = 0; i < unit.size(); ++i) {
+    m[i] = micro(configs[static_cast<size_t>(unit[i])]);
+    if (m[i] <= 0) continue;
+    lo = lo == 0 ? m[i] : std::min(lo, m[i]);
+    hi = std::max(hi, m[i]);
+  }
+  auto group = [&](int64_t x) { return x <= 0 ? 3 : x == lo ? 0 : x == hi ? 1 : 2; };
+  std::vector<size_t> order(unit.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (group(m[a]) != group(m[b])) return group(m[a]) < group(m[b]);
+    return m[a] < m[b];
+  });
+  std::vector<int64_t> ordered;
+  ordered.reserve(unit.size());
+  for (size_t i : order) ordered.push_back(unit[i]);
+  unit = std::move(ordered);
+}
+
 std::vector<Slice> AssignUnits(const Experiment& e, const std::vector<Config>& configs, int ranks,
                                const std::vector<char>& todo,
-                               const std::function<std::string(const Config&)>& key) {
+                               const std::function<std::string(const Config&)>& key,
+                               const std::function<int64_t(const Config&)>& micro) {
   // Units of work: one configuration, or every configuration of one key.
   std::vector<std::vector<int64_t>> units;
   std::vector<std::vector<double>> costs;
@@ -46,6 +75,7 @@ std::vector<Slice> AssignUnits(const Experiment& e, const std::vector<Config>& c
     units[u].push_back(static_cast<int64_t>(i));
     costs[u].push_back(EstimatedCost(e, configs[i]));
   }
+  for (std::vector<int64_t>& unit : units) ExtremesFirst(unit, configs, micro);
   std::vector<double> cost;
   cost.reserve(units.size());
   for (const std::vector<double>& c : costs) cost.push_back(SharedTemplateCost(c));
@@ -282,6 +312,7 @@ EvaluatorOptions EvaluatorOptionsOf(const SearchOptions& options) {
   o.max_memory_bytes = options.max_memory_bytes;
   o.expanded_microbatches = !options.exact_full;
   o.composed_segments = !options.op_by_op;
+  o.retyped_templates = !options.build_all_templates;
   return o;
 }
 
@@ -351,8 +382,9 @@ StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
   Evaluator evaluator(e, EvaluatorOptionsOf(options));
   // A template's configurations on one rank, one after the other: the
   // evaluator keeps its last template, so each is built once.
-  std::vector<Slice> units = AssignUnits(e, out.configs, size, todo,
-                                         [&](const Config& c) { return evaluator.TemplateKey(c); });
+  std::vector<Slice> units = AssignUnits(
+      e, out.configs, size, todo, [&](const Config& c) { return evaluator.TemplateKey(c); },
+      [&](const Config& c) { return evaluator.MicroBatchOf(c); });
   const auto left = static_cast<size_t>(std::count(todo.begin(), todo.end(), 1));
   RankJournal journal(options, fingerprint, rank);
   const bool report = options.progress != nullptr && rank == 0;

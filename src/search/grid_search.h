@@ -50,9 +50,13 @@ double SharedTemplateCost(const std::vector<double>& costs);
 /// with its estimated cost; only the configurations with `todo[i]` (every
 /// one when `todo` is empty). Balanced by EstimatedCost, largest first onto
 /// the least loaded rank, so each slice runs largest first. Deterministic.
+/// With `micro` (Evaluator::MicroBatchOf), each unit's configurations of the
+/// smallest and the largest micro-batch come first, then the others by
+/// micro-batch: the evaluator writes their templates from the first two.
 std::vector<Slice> AssignUnits(const Experiment& e, const std::vector<Config>& configs, int ranks,
                                const std::vector<char>& todo = {},
-                               const std::function<std::string(const Config&)>& key = nullptr);
+                               const std::function<std::string(const Config&)>& key = nullptr,
+                               const std::function<int64_t(const Config&)>& micro = nullptr);
 
 /// AssignUnits' slices as the indices into `configs` of each rank, unit
 /// after unit.
@@ -102,6 +106,9 @@ struct SearchOptions {
   /// EvaluatorOptions::composed_segments off: the copies simulated op by op
   /// (`distir search --op-by-op`).
   bool op_by_op = false;
+  /// EvaluatorOptions::retyped_templates off: every template built
+  /// (`distir search --build-all-templates`).
+  bool build_all_templates = false;
 };
 
 /// Runs the search over `comm` (collective: every rank calls it), or as one

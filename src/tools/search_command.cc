@@ -38,6 +38,7 @@ struct SearchFlags {
   bool resume = false;
   bool exact_full = false;
   bool op_by_op = false;
+  bool build_all_templates = false;
   std::string max_memory;  // as given; "" for the default
 };
 
@@ -228,6 +229,7 @@ int SearchAndFinish(const search::Experiment& e, const SearchFlags& f, const std
   options.resume = f.resume;
   options.exact_full = f.exact_full;
   options.op_by_op = f.op_by_op;
+  options.build_all_templates = f.build_all_templates;
   options.tool_revision = GitRevision();
   std::optional<search::JournalCleanup> cleanup;
   if (rank == 0) cleanup.emplace(options.journal_dir, f.resume, &std::cerr);
@@ -307,6 +309,10 @@ int RunSearch(int argc, char** argv) {
       "op-by-op", po::bool_switch(&f.op_by_op),
       "simulate a pipeline's copies op by op, not composed per kind of segment (the same "
       "peaks, the same times to rounding, slower; docs/cost_model.md §3.3)")(
+      "build-all-templates", po::bool_switch(&f.build_all_templates),
+      "build the template of every micro-batch, also where the search would write it from "
+      "two built ones of the same configuration at other micro-batches (the same results, "
+      "slower; docs/cost_model.md §3.2)")(
       "max-memory", po::value(&f.max_memory),
       "skip as too-large, before building it, every configuration whose program distir "
       "estimates to need more memory than SIZE per rank to build and simulate (e.g. 4GiB; "

@@ -1,0 +1,116 @@
+// A template written for another micro-batch from two built ones of its
+// family (sharding/retype_template.h, EvaluatorOptions::retyped_templates) is
+// the template built for it, op for op, and the search's results do not
+// change: every configuration of grids over Megatron's knobs and of an MLP
+// grid gives the same printed template and bit-identical results with and
+// without writing, evaluated family by family in the search's order
+// (AssignUnits: the smallest and largest micro-batch of each family first).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "ir/printer.h"
+#include "search/evaluator.h"
+#include "search/grid.h"
+#include "search/grid_search.h"
+#include "testing/experiment_text.h"
+
+namespace distir::search {
+namespace {
+
+using ::distir::testing::ExperimentOf;
+
+// Evaluates every configuration of `e`, grouped by template family as
+// grid_search.cc does, with and without written templates; returns how many
+// were written.
+int64_t ExpectWrittenTemplatesExact(const Experiment& e) {
+  const std::vector<Config> configs = EnumerateConfigs(e);
+  Evaluator written(e), built(e, EvaluatorOptions{.retyped_templates = false});
+  const std::vector<Slice> slices = AssignUnits(
+      e, configs, 1, {}, [&](const Config& c) { return written.TemplateKey(c); },
+      [&](const Config& c) { return written.MicroBatchOf(c); });
+  std::vector<int64_t> order;
+  for (const std::vector<int64_t>& unit : slices[0].units)
+    order.insert(order.end(), unit.begin(), unit.end());
+  EXPECT_EQ(order.size(), configs.size());
+  int64_t checked = 0;
+  for (int64_t i : order) {
+    const Config& c = configs[static_cast<size_t>(i)];
+    const int64_t before = written.templates_written();
+    const ConfigResult a = written.Evaluate(c), b = built.Evaluate(c);
+    const std::string what =
+        DescribeParallelOptions(c.options) + " batch " + std::to_string(c.batch);
+    if (written.templates_written() > before) {
+      ++checked;
+      EXPECT_NE(written.last_template(), nullptr) << what;
+      EXPECT_NE(built.last_template(), nullptr) << what;
+      if (written.last_template() != nullptr && built.last_template() != nullptr) {
+        EXPECT_EQ(PrintModule(written.last_template()->module),
+                  PrintModule(built.last_template()->module))
+            << what;
+        EXPECT_EQ(written.last_template()->op_images, built.last_template()->op_images) << what;
+      }
+    }
+    EXPECT_EQ(a.status, b.status) << what << ": " << a.reason << " vs " << b.reason;
+    EXPECT_EQ(a.reason, b.reason) << what;
+    EXPECT_EQ(a.evaluation, b.evaluation) << what;
+    EXPECT_EQ(a.iteration_time_s, b.iteration_time_s) << what;
+    EXPECT_EQ(a.throughput, b.throughput) << what;
+    EXPECT_EQ(a.peak_memory_bytes, b.peak_memory_bytes) << what;
+    EXPECT_EQ(a.exposed_communication_s, b.exposed_communication_s) << what;
+    EXPECT_TRUE(a.step == b.step) << what;
+    EXPECT_EQ(a.num_ops, b.num_ops) << what;
+    EXPECT_EQ(a.fits, b.fits) << what;
+  }
+  EXPECT_EQ(checked, written.templates_written());
+  std::cout << checked << " of " << configs.size() << " templates written\n";
+  return checked;
+}
+
+// Interleaving, tensor and sequence parallelism over micro batches 1 to 8
+// (1 and 8 built per family, 2 and 4 written).
+TEST(RetypedTemplateTest, MegatronPipelinesOverMicroBatches) {
+  const Experiment e = ExperimentOf(
+      "name: t\nmodel: gpt-tiny\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 8\n"
+      "space:\n  batch: 32\n  dp: all\n  tp: [1, 2]\n  pp: [2, 4]\n  virtual_stages: [1, 2]\n"
+      "  micro_batch: [1, 2, 4, 8]\n  sequence_parallel: [false, true]\n"
+      "constraints: {world: equal}\nsharding: model\n");
+  EXPECT_GT(ExpectWrittenTemplatesExact(e), 10);
+}
+
+// Recomputation (full, selective) and the distributed optimizer.
+TEST(RetypedTemplateTest, RecomputationAndDistributedOptimizer) {
+  const Experiment e = ExperimentOf(
+      "name: t\nmodel: {name: gpt-tiny, bf16: true}\nhardware: ../hardware/dgx-a100.yaml\n"
+      "world_size: 8\nspace:\n  batch: 32\n  dp: all\n  tp: [2]\n  pp: [2]\n"
+      "  micro_batch: [1, 2, 4, 8]\n  recompute: [full, selective]\n  zero: [0, 1]\n"
+      "constraints: {world: equal}\nsharding: model\n");
+  EXPECT_GT(ExpectWrittenTemplatesExact(e), 4);
+}
+
+// Odd micro batches between even ones (3 between 2 and 6 on T = 2 with
+// sequence parallelism): written where c * m is whole, built where not.
+TEST(RetypedTemplateTest, OddMicroBatchesBetweenEvenOnes) {
+  const Experiment e = ExperimentOf(
+      "name: t\nmodel: gpt-tiny\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 4\n"
+      "space:\n  batch: 48\n  dp: 1\n  tp: [2]\n  pp: [2]\n  virtual_stages: [1, 2]\n"
+      "  micro_batch: [1, 2, 3, 4, 6]\n  sequence_parallel: [false, true]\n"
+      "constraints: {world: equal}\nsharding: model\n");
+  EXPECT_GT(ExpectWrittenTemplatesExact(e), 4);
+}
+
+// The paper's MLP grid (K from 2 to 32 at one batch), replicas standing for all.
+TEST(RetypedTemplateTest, MlpPipelinesOverMicrobatchCounts) {
+  const Experiment e = ExperimentOf(
+      "name: t\nmodel: mlp-tiny\nhardware: ../hardware/dgx2-v100.yaml\nworld_size: 16\n"
+      "space:\n  batch: 256\n  dp: all\n  tp: all\n  pp: all\n"
+      "  microbatches: {pow2: [1, 5]}\n  schedule: [1f1b]\nconstraints: {world: equal}\n");
+  EXPECT_GT(ExpectWrittenTemplatesExact(e), 10);
+}
+
+}  // namespace
+}  // namespace distir::search
