@@ -98,7 +98,7 @@ bool SimulatesOneReplica(const Experiment& e, const Config& c);
 /// ranks, or 3 where T > 2, of replica 0 where it stands for all;
 /// representatives.h), (layers + 2)(1 + B), and a little more with the K P v
 /// segments of each device, (1 + 10^-4 K P v). A configuration that reuses
-/// the template of another costs a fraction of that (AssignSlices).
+/// the template of another costs a fraction of that (AssignUnits).
 double EstimatedCost(const Experiment& e, const Config& c);
 
 /// Rejects a distribution of `seq` that the simulator cannot represent, before

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <iomanip>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <ostream>
@@ -75,10 +76,21 @@ std::vector<Slice> AssignUnits(const Experiment& e, const std::vector<Config>& c
     units[u].push_back(static_cast<int64_t>(i));
     costs[u].push_back(EstimatedCost(e, configs[i]));
   }
-  for (std::vector<int64_t>& unit : units) ExtremesFirst(unit, configs, micro);
+  // A unit's cost: each micro-batch's configurations share a template
+  // (built, or written from two built ones).
   std::vector<double> cost;
   cost.reserve(units.size());
-  for (const std::vector<double>& c : costs) cost.push_back(SharedTemplateCost(c));
+  for (size_t u = 0; u < units.size(); ++u) {
+    std::map<int64_t, std::vector<double>> by_micro;
+    for (size_t i = 0; i < units[u].size(); ++i) {
+      const int64_t m = micro ? micro(configs[static_cast<size_t>(units[u][i])]) : 0;
+      by_micro[m].push_back(costs[u][i]);
+    }
+    double sum = 0;
+    for (const auto& [m, c] : by_micro) sum += SharedTemplateCost(c);
+    cost.push_back(sum);
+  }
+  for (std::vector<int64_t>& unit : units) ExtremesFirst(unit, configs, micro);
   std::vector<size_t> order(units.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
@@ -92,18 +104,6 @@ std::vector<Slice> AssignUnits(const Experiment& e, const std::vector<Config>& c
     load[r] += cost[u];
   }
   return slices;
-}
-
-std::vector<std::vector<int64_t>> AssignSlices(
-    const Experiment& e, const std::vector<Config>& configs, int ranks,
-    const std::vector<char>& todo, const std::function<std::string(const Config&)>& key) {
-  std::vector<std::vector<int64_t>> flat(static_cast<size_t>(ranks));
-  std::vector<Slice> slices = AssignUnits(e, configs, ranks, todo, key);
-  for (size_t r = 0; r < slices.size(); ++r) {
-    for (const std::vector<int64_t>& u : slices[r].units)
-      flat[r].insert(flat[r].end(), u.begin(), u.end());
-  }
-  return flat;
 }
 
 std::vector<int64_t> RankResults(const std::vector<ConfigResult>& results) {

@@ -52,18 +52,12 @@ double SharedTemplateCost(const std::vector<double>& costs);
 /// the least loaded rank, so each slice runs largest first. Deterministic.
 /// With `micro` (Evaluator::MicroBatchOf), each unit's configurations of the
 /// smallest and the largest micro-batch come first, then the others by
-/// micro-batch: the evaluator writes their templates from the first two.
+/// micro-batch: the evaluator writes their templates from the first two; a
+/// unit costs SharedTemplateCost per micro-batch.
 std::vector<Slice> AssignUnits(const Experiment& e, const std::vector<Config>& configs, int ranks,
                                const std::vector<char>& todo = {},
                                const std::function<std::string(const Config&)>& key = nullptr,
                                const std::function<int64_t(const Config&)>& micro = nullptr);
-
-/// AssignUnits' slices as the indices into `configs` of each rank, unit
-/// after unit.
-std::vector<std::vector<int64_t>> AssignSlices(
-    const Experiment& e, const std::vector<Config>& configs, int ranks,
-    const std::vector<char>& todo = {},
-    const std::function<std::string(const Config&)>& key = nullptr);
 
 /// Row indices of the configurations that simulated and fit in memory, by
 /// throughput (highest first), ties by iteration time then by index.

@@ -7,9 +7,6 @@
 namespace distir::search {
 namespace {
 
-constexpr uint64_t kFront = 1;
-constexpr uint64_t kBack = uint64_t{1} << 32;
-
 uint64_t FrontOf(uint64_t word) { return word & 0xffffffffu; }
 uint64_t BackOf(uint64_t word) { return word >> 32; }
 
@@ -21,12 +18,13 @@ std::optional<size_t> ClaimedPosition(uint64_t word_before, size_t n, bool from_
   return static_cast<size_t>(from_back ? n - 1 - back : front);
 }
 
-double CostLeft(const Slice& s, uint64_t word) {
+UnitsLeft LeftOf(const Slice& s, uint64_t word) {
   const size_t n = s.units.size();
   const uint64_t front = FrontOf(word), back = BackOf(word);
-  if (front + back >= n) return 0;
-  double left = 0;
-  for (size_t i = front; i < n - back; ++i) left += s.costs[i];
+  UnitsLeft left;
+  if (front + back >= n) return left;
+  left.units = n - front - back;
+  for (size_t i = front; i < n - back; ++i) left.cost += s.costs[i];
   return left;
 }
 
@@ -64,7 +62,7 @@ std::optional<UnitQueue::Taken> UnitQueue::Next() {
     if (taken_alone_ >= mine.units.size()) return std::nullopt;
     return Taken{&mine.units[taken_alone_++], true};
   }
-  if (std::optional<size_t> at = ClaimedPosition(Add(rank_, kFront), mine.units.size(), false))
+  if (std::optional<size_t> at = ClaimedPosition(Add(rank_, kTakeFront), mine.units.size(), false))
     return Taken{&mine.units[*at], true};
   return Steal();
 }
@@ -75,24 +73,22 @@ std::optional<UnitQueue::Taken> UnitQueue::Steal() {
     // (ties: the lowest rank); each word read by adding 0.
     int victim = -1;
     double most_cost = 0;
-    uint64_t most_units = 0;
+    size_t most_units = 0;
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) continue;
-      const Slice& s = slices_[static_cast<size_t>(r)];
-      const uint64_t word = Add(r, 0);
-      const uint64_t taken = FrontOf(word) + BackOf(word);
-      if (taken >= s.units.size()) continue;
-      const uint64_t units = s.units.size() - taken;
-      const double cost = CostLeft(s, word);
-      if (victim < 0 || cost > most_cost || (cost == most_cost && units > most_units)) {
+      const UnitsLeft left = LeftOf(slices_[static_cast<size_t>(r)], Add(r, 0));
+      if (left.units == 0) continue;
+      if (victim < 0 || left.cost > most_cost ||
+          (left.cost == most_cost && left.units > most_units)) {
         victim = r;
-        most_cost = cost;
-        most_units = units;
+        most_cost = left.cost;
+        most_units = left.units;
       }
     }
     if (victim < 0) return std::nullopt;
     const Slice& theirs = slices_[static_cast<size_t>(victim)];
-    if (std::optional<size_t> at = ClaimedPosition(Add(victim, kBack), theirs.units.size(), true))
+    if (std::optional<size_t> at =
+            ClaimedPosition(Add(victim, kTakeBack), theirs.units.size(), true))
       return Taken{&theirs.units[*at], false};
     // Another rank took the last one first: look again.
   }

@@ -2,8 +2,9 @@
 //
 // The slices are balanced by estimated cost (grid_search.h), but estimates
 // err, and ranks differ in speed: on a 2-core VM the second core ran the same
-// search ~20 % slower, and the rank on it finished last by 25-60 % (GPT-2
-// 175B grid, 2026-11-29). So a rank takes its own slice's units from the
+// search ~20 % slower and at times half as fast: with fixed slices the rank
+// on it finished up to 1.9x after the other (GPT-2 175B grid, 2026-11-29;
+// docs/cost_model.md §3.2). So a rank takes its own slice's units from the
 // front, and once it has none left, takes the back unit (its smallest, as a
 // slice is ordered largest first) of the rank with the most estimated cost
 // left, until every unit is taken.
@@ -40,8 +41,17 @@ struct Slice {
 /// nullopt when front + back >= n (no unit left). Pure; exposed for tests.
 std::optional<size_t> ClaimedPosition(uint64_t word_before, size_t n, bool from_back);
 
-/// The estimated cost of the units of `s` not yet taken by the word `word`.
-double CostLeft(const Slice& s, uint64_t word);
+/// What one take adds to a slice's word: from the front (its owner) or the
+/// back (another rank).
+inline constexpr uint64_t kTakeFront = 1;
+inline constexpr uint64_t kTakeBack = uint64_t{1} << 32;
+
+/// The units of `s` not yet taken by the word `word`, and their estimated cost.
+struct UnitsLeft {
+  size_t units = 0;
+  double cost = 0;
+};
+UnitsLeft LeftOf(const Slice& s, uint64_t word);
 
 class UnitQueue {
  public:

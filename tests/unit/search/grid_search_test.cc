@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -46,6 +47,20 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// AssignUnits' slices as each rank's configuration indices, unit after unit.
+std::vector<std::vector<int64_t>> AssignSlices(
+    const Experiment& e, const std::vector<Config>& configs, int ranks,
+    const std::vector<char>& todo = {},
+    const std::function<std::string(const Config&)>& key = nullptr) {
+  std::vector<std::vector<int64_t>> flat(static_cast<size_t>(ranks));
+  const std::vector<Slice> slices = AssignUnits(e, configs, ranks, todo, key);
+  for (size_t r = 0; r < slices.size(); ++r) {
+    for (const std::vector<int64_t>& unit : slices[r].units)
+      flat[r].insert(flat[r].end(), unit.begin(), unit.end());
+  }
+  return flat;
+}
 
 void ExpectSlicesPartitionAndBalance(const Experiment& e, double max_ratio) {
   const std::vector<Config> configs = EnumerateConfigs(e);

@@ -6,12 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <vector>
 
 namespace distir::search {
 namespace {
 
-constexpr uint64_t kFront = 1, kBack = uint64_t{1} << 32;
+constexpr uint64_t kFront = kTakeFront, kBack = kTakeBack;
 
 // Every interleaving of 7 front and 7 back additions on a slice of 9 units
 // (bit i of `pattern`: the i-th addition is from the back): the claims cover
@@ -47,16 +48,20 @@ TEST(UnitQueueTest, ClaimsFromEitherEnd) {
   EXPECT_EQ(ClaimedPosition(0, 0, false), std::nullopt);
 }
 
-// The cost left is that of the units between the front and the back taken.
-TEST(UnitQueueTest, CostLeftIsOfTheUnitsNotTaken) {
+// What is left is the units between the front and the back taken, and their cost.
+TEST(UnitQueueTest, LeftAreTheUnitsNotTaken) {
   Slice s;
   s.units = {{0}, {1, 2}, {3}, {4}};
   s.costs = {8, 4, 2, 1};
-  EXPECT_EQ(CostLeft(s, 0), 15);
-  EXPECT_EQ(CostLeft(s, kFront), 7);
-  EXPECT_EQ(CostLeft(s, kFront + kBack), 6);
-  EXPECT_EQ(CostLeft(s, 2 * kFront + 2 * kBack), 0);
-  EXPECT_EQ(CostLeft(s, 5 * kFront), 0);
+  auto left = [&](uint64_t word) {
+    const UnitsLeft l = LeftOf(s, word);
+    return std::pair<size_t, double>(l.units, l.cost);
+  };
+  EXPECT_EQ(left(0), std::make_pair(size_t{4}, 15.0));
+  EXPECT_EQ(left(kFront), std::make_pair(size_t{3}, 7.0));
+  EXPECT_EQ(left(kFront + kBack), std::make_pair(size_t{2}, 6.0));
+  EXPECT_EQ(left(2 * kFront + 2 * kBack), std::make_pair(size_t{0}, 0.0));
+  EXPECT_EQ(left(5 * kFront), std::make_pair(size_t{0}, 0.0));
 }
 
 }  // namespace
