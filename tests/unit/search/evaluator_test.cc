@@ -13,6 +13,7 @@
 #include "search/grid_search.h"
 #include "search/memory_bound.h"
 #include "testing/experiment_text.h"
+#include "testing/same_result.h"
 #include "testing/test_util.h"
 
 namespace distir::search {
@@ -48,13 +49,7 @@ void ExpectReplicaSymmetryExact(const std::string& hardware, int world) {
     const ConfigResult a = fast.Evaluate(c), b = exact.Evaluate(c);
     const std::string what = DescribeParallelOptions(c.options) + " batch " + std::to_string(c.batch);
     collapsed += SimulatesOneReplica(e, c) ? 1 : 0;
-    EXPECT_EQ(a.status, b.status) << what << ": " << a.reason << " vs " << b.reason;
-    EXPECT_EQ(a.reason, b.reason) << what;
-    EXPECT_EQ(a.iteration_time_s, b.iteration_time_s) << what;
-    EXPECT_EQ(a.throughput, b.throughput) << what;
-    EXPECT_EQ(a.peak_memory_bytes, b.peak_memory_bytes) << what;
-    EXPECT_EQ(a.num_ops, b.num_ops) << what;
-    EXPECT_EQ(a.fits, b.fits) << what;
+    ::distir::testing::ExpectSameResult(a, b, what);
   }
   EXPECT_GT(collapsed, 10) << hardware;
 }
