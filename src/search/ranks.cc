@@ -1,6 +1,7 @@
 #include "search/ranks.h"
 
 #include <cstdlib>
+#include <initializer_list>
 
 namespace distir::search {
 

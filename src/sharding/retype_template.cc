@@ -1,5 +1,6 @@
 #include "sharding/retype_template.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
