@@ -240,14 +240,15 @@ bool Evaluator::Prune(const Function& seq, const ParallelOptions& o, ConfigResul
   if (e_.memory_limit_bytes <= 0 || e_.model.family != ModelFamily::kTransformerTraining ||
       o.dp < 1 || o.tp < 1 || o.pp < 1)
     return false;
-  const int64_t bound = ParameterMemoryLowerBound(seq, o);
+  const int64_t bound = MemoryLowerBound(seq, o);
   if (bound <= e_.memory_limit_bytes) return false;
   r.status = ConfigStatus::kPruned;
   r.peak_memory_bytes = bound;
   r.fits = false;
-  r.reason = "its parameters alone need at least " + FormatByteSize(static_cast<double>(bound)) +
-             " on some GPU (weights, master weights and Adam moments of one stage over T, "
-             "ZeRO-sharded over D), above memory_limit " +
+  r.reason = "its parameters and weight gradients alone need at least " +
+             FormatByteSize(static_cast<double>(bound)) +
+             " on some GPU (weights, their gradients, master weights and Adam moments of one "
+             "stage over T, ZeRO-sharded over D), above memory_limit " +
              FormatByteSize(static_cast<double>(e_.memory_limit_bytes));
   return true;
 }

@@ -28,20 +28,19 @@ double SharedTemplateCost(const std::vector<double>& costs) {
   return top + kTemplateReuseShare * (sum - top);
 }
 
+namespace {
+
 // A family's configurations with its smallest and largest micro-batch first,
 // then the others by micro-batch (ties by index), those without one last:
 // the evaluator writes the templates of the micro-batches between the first
-// two from theirs.
-void ExtremesFirst(std::vector<int64_t>& unit, const std::vector<Config>& configs,
-                   const std::function<int64_t(const Config&)>& micro) {
-  if (unit.size() < 3 || !micro) return;
-  std::vector<int64_t> m(unit.size());
+// two from theirs. `m[i]` is the micro-batch of unit[i] (<= 0: none).
+void ExtremesFirst(std::vector<int64_t>& unit, const std::vector<int64_t>& m) {
+  if (unit.size() < 3) return;
   int64_t lo = 0, hi = 0;
-  for (size_t i = 0; i < unit.size(); ++i) {
-    m[i] = micro(configs[static_cast<size_t>(unit[i])]);
-    if (m[i] <= 0) continue;
-    lo = lo == 0 ? m[i] : std::min(lo, m[i]);
-    hi = std::max(hi, m[i]);
+  for (int64_t x : m) {
+    if (x <= 0) continue;
+    lo = lo == 0 ? x : std::min(lo, x);
+    hi = std::max(hi, x);
   }
   auto group = [&](int64_t x) { return x <= 0 ? 3 : x == lo ? 0 : x == hi ? 1 : 2; };
   std::vector<size_t> order(unit.size());
@@ -56,12 +55,15 @@ void ExtremesFirst(std::vector<int64_t>& unit, const std::vector<Config>& config
   unit = std::move(ordered);
 }
 
+}  // namespace
+
 std::vector<Slice> AssignUnits(const Experiment& e, const std::vector<Config>& configs, int ranks,
                                const std::vector<char>& todo,
                                const std::function<std::string(const Config&)>& key,
                                const std::function<int64_t(const Config&)>& micro) {
   // Units of work: one configuration, or every configuration of one key.
-  std::vector<std::vector<int64_t>> units;
+  // Per unit, per configuration: its index, estimated cost and micro-batch.
+  std::vector<std::vector<int64_t>> units, micros;
   std::vector<std::vector<double>> costs;
   std::unordered_map<std::string, size_t> unit_of_key;
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -71,9 +73,11 @@ std::vector<Slice> AssignUnits(const Experiment& e, const std::vector<Config>& c
     if (!k.empty()) u = unit_of_key.emplace(k, units.size()).first->second;
     if (u == units.size()) {
       units.emplace_back();
+      micros.emplace_back();
       costs.emplace_back();
     }
     units[u].push_back(static_cast<int64_t>(i));
+    micros[u].push_back(micro ? micro(configs[i]) : 0);
     costs[u].push_back(EstimatedCost(e, configs[i]));
   }
   // A unit's cost: each micro-batch's configurations share a template
@@ -82,15 +86,12 @@ std::vector<Slice> AssignUnits(const Experiment& e, const std::vector<Config>& c
   cost.reserve(units.size());
   for (size_t u = 0; u < units.size(); ++u) {
     std::map<int64_t, std::vector<double>> by_micro;
-    for (size_t i = 0; i < units[u].size(); ++i) {
-      const int64_t m = micro ? micro(configs[static_cast<size_t>(units[u][i])]) : 0;
-      by_micro[m].push_back(costs[u][i]);
-    }
+    for (size_t i = 0; i < units[u].size(); ++i) by_micro[micros[u][i]].push_back(costs[u][i]);
     double sum = 0;
     for (const auto& [m, c] : by_micro) sum += SharedTemplateCost(c);
     cost.push_back(sum);
   }
-  for (std::vector<int64_t>& unit : units) ExtremesFirst(unit, configs, micro);
+  for (size_t u = 0; u < units.size(); ++u) ExtremesFirst(units[u], micros[u]);
   std::vector<size_t> order(units.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),

@@ -1,6 +1,5 @@
 #include "sharding/retype_template.h"
 
-#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -68,21 +67,16 @@ class Writer {
   const std::string& error() const { return error_; }
 
   bool Int(int64_t& x, int64_t /*other*/, const std::string& where) {
-    if (next_ >= scales_.size()) return Fail("the template is not the one learned from");
-    if (!scales_[next_++]) return true;
-    const Wide at_m = Wide{x} * m_;
-    if (at_m % ma_ != 0) return Fail(where + " = c * m is not whole");
-    x = static_cast<int64_t>(at_m / ma_);
-    return true;
+    bool scales = false;
+    if (!Next(scales)) return false;
+    return !scales || Scale(x, where);
   }
   bool Float(double& x, double /*other*/, const std::string& where) {
-    if (next_ >= scales_.size()) return Fail("the template is not the one learned from");
-    if (!scales_[next_]) {
-      ++next_;
-      return true;
-    }
+    bool scales = false;
+    if (!Next(scales)) return false;
+    if (!scales) return true;
     auto xi = static_cast<int64_t>(x);
-    if (!Int(xi, 0, where)) return false;
+    if (!Scale(xi, where)) return false;
     if (std::abs(static_cast<double>(xi)) > kExact) return Fail(where + " is too large at m");
     x = static_cast<double>(xi);
     return true;
@@ -93,6 +87,21 @@ class Writer {
   }
 
  private:
+  // Whether the next integer is c * m; fails where the template has more
+  // integers than the one learned from.
+  bool Next(bool& scales) {
+    if (next_ >= scales_.size()) return Fail("the template is not the one learned from");
+    scales = scales_[next_++];
+    return true;
+  }
+  // x = c * m_a written as c * m.
+  bool Scale(int64_t& x, const std::string& where) {
+    const Wide at_m = Wide{x} * m_;
+    if (at_m % ma_ != 0) return Fail(where + " = c * m is not whole");
+    x = static_cast<int64_t>(at_m / ma_);
+    return true;
+  }
+
   const std::vector<bool>& scales_;
   size_t next_ = 0;
   int64_t ma_, m_;
@@ -101,8 +110,10 @@ class Writer {
 
 // Walks the integers of function `a` (with those of `b`, its counterpart,
 // when learning), in one fixed order: parameter types, then per op its
-// attributes and result types. A Writer rewrites them in `a`; a Learner
-// checks that everything else is equal.
+// attributes and result types. A Writer rewrites them in `a` (and is given
+// `a` as `b`, which it never reads); a Learner first checks that `b` has as
+// many parameters, ops, results and attributes, then that everything but
+// the integers is equal.
 template <typename V>
 class Walk {
  public:
@@ -119,10 +130,10 @@ class Walk {
       }
     }
     for (int i = 0; i < a.num_params(); ++i) {
-      if (!Value(*a.param(i), *b.param(std::min(i, b.num_params() - 1)))) return false;
+      if (!Value(*a.param(i), *b.param(i))) return false;
     }
     for (size_t i = 0; i < a.ops().size(); ++i) {
-      if (!Op(*a.ops()[i], *b.ops()[std::min(i, b.ops().size() - 1)], i)) return false;
+      if (!Op(*a.ops()[i], *b.ops()[i], i)) return false;
     }
     return true;
   }
@@ -199,7 +210,7 @@ class Walk {
     }
     for (auto& [name, attr] : changed) a.SetAttr(name, std::move(attr));
     for (int k = 0; k < a.num_results(); ++k) {
-      if (!Value(*a.result(k), *b.result(std::min(k, b.num_results() - 1)))) return false;
+      if (!Value(*a.result(k), *b.result(k))) return false;
     }
     return true;
   }

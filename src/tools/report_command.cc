@@ -69,7 +69,9 @@ void PrintSummary(const io::ResultsFile& f, std::ostream& os) {
      << f.rows.size() << " configurations: " << ok << " simulated (" << fit << " fit in memory), "
      << invalid << " invalid, " << error << " failed";
   if (too_large > 0) os << ", " << too_large << " too large to simulate (--max-memory)";
-  if (pruned > 0) os << ", " << pruned << " pruned (their parameters alone exceed memory_limit)";
+  if (pruned > 0)
+    os << ", " << pruned
+       << " pruned (their parameters and weight gradients alone exceed memory_limit)";
   if (skipped > 0) os << ", " << skipped << " not evaluated (the strategy's budget)";
   os << "\n";
   // How far the best can be from the whole space's, by the bounds of the

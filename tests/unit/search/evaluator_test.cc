@@ -247,17 +247,20 @@ TEST(EvaluatorTest, ZeroOneShardsMixedPrecisionMasters) {
 
 // The memory lower bound of pruning (memory_bound.h) is below the simulated
 // peak of every configuration, in f32 and bf16 (with master weights), with
-// ZeRO 0, 1 and 3, over stages; and pruning with a memory limit removes
+// ZeRO 0 to 3, over stages and microbatches (throughput_bound_test.cc checks
+// it over interleaving, recomputation and sequence parallelism too); and
+// pruning with a memory limit removes
 // exactly configurations whose simulated peak is above it, leaving the
 // others bit for bit as they were.
 TEST(EvaluatorTest, MemoryPruningIsExact) {
   for (const char* model : kPruningModels) {
     SCOPED_TRACE(model);
-    const std::string text = std::string("name: t\nmodel: ") + model +
-                             "\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 8\n"
-                             "space:\n  batch: [16]\n  dp: all\n  tp: [1, 2, 4]\n  pp: [1, 2]\n"
-                             "  microbatches: [2]\n  zero: [0, 1, 3]\nconstraints: {world: equal}\n"
-                             "sharding: model\n";
+    const std::string text =
+        std::string("name: t\nmodel: ") + model +
+        "\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 8\n"
+        "space:\n  batch: [16]\n  dp: all\n  tp: [1, 2, 4]\n  pp: [1, 2]\n"
+        "  microbatches: [1, 2, 4]\n  zero: [0, 1, 2, 3]\nconstraints: {world: equal}\n"
+        "sharding: model\n";
     const Experiment all = ExperimentOf(text);
     Evaluator full(all);
     std::vector<ConfigResult> unlimited;
@@ -268,7 +271,7 @@ TEST(EvaluatorTest, MemoryPruningIsExact) {
       if (r.status != ConfigStatus::kOk) continue;
       ASSERT_OK_AND_ASSIGN(Module seq, BuildModel(WithBatch(all.model, c.batch)));
       ASSERT_OK(InferTypes(seq));
-      const int64_t bound = ParameterMemoryLowerBound(*seq.entry(), c.options);
+      const int64_t bound = MemoryLowerBound(*seq.entry(), c.options);
       EXPECT_GT(bound, 0) << DescribeParallelOptions(c.options);
       EXPECT_LE(bound, r.peak_memory_bytes) << DescribeParallelOptions(c.options);
       bounds.push_back(bound);

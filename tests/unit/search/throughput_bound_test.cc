@@ -1,7 +1,9 @@
 // The throughput bound (search/throughput_bound.h) is above the simulated
 // throughput of every configuration of training and inference spaces, in each
-// timing model the shipped profiles use; the optimum gap counts only the
-// configurations left unsimulated.
+// timing model the shipped profiles use, and the memory lower bound of
+// pruning (search/memory_bound.h) below every training configuration's
+// simulated peak; the optimum gap counts only the configurations left
+// unsimulated.
 
 #include "search/throughput_bound.h"
 
@@ -10,9 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "interp/infer_types.h"
+#include "models/model_zoo.h"
 #include "search/evaluator.h"
 #include "search/experiment.h"
 #include "search/grid.h"
+#include "search/memory_bound.h"
 #include "testing/experiment_text.h"
 #include "testing/test_util.h"
 
@@ -21,7 +26,17 @@ namespace {
 
 using ::distir::testing::ExperimentOf;
 
-// Every simulated configuration of `text` runs below its bound; returns how many.
+// The memory lower bound of `c` (a transformer-training configuration of
+// `e`) is at most its simulated peak `r`.
+void ExpectMemoryBelowPeak(const Experiment& e, const Config& c, const ConfigResult& r) {
+  ASSERT_OK_AND_ASSIGN(Module seq, BuildModel(WithBatch(e.model, c.batch)));
+  ASSERT_OK(InferTypes(seq));
+  EXPECT_LE(MemoryLowerBound(*seq.entry(), c.options), r.peak_memory_bytes)
+      << DescribeParallelOptions(c.options) << " batch " << c.batch;
+}
+
+// Every simulated configuration of `text` runs below its throughput bound
+// and, for a training model, peaks above its memory bound; returns how many.
 int ExpectBelowBound(const std::string& text) {
   const Experiment e = ExperimentOf(text);
   Evaluator evaluator(e);
@@ -35,6 +50,7 @@ int ExpectBelowBound(const std::string& text) {
     if (r.status != ConfigStatus::kOk) continue;
     ++simulated;
     EXPECT_LE(r.throughput, bound) << DescribeParallelOptions(c.options) << " batch " << c.batch;
+    if (e.model.family == ModelFamily::kTransformerTraining) ExpectMemoryBelowPeak(e, c, r);
   }
   return simulated;
 }
