@@ -9,7 +9,7 @@ namespace {
 void CopyValueFacts(const Value& from, Value& to) {
   to.set_type(from.type());
   to.set_loc(from.loc());
-  if (from.sharding() != nullptr) to.set_sharding(*from.sharding());
+  to.CopyShardingFrom(from);
 }
 
 }  // namespace
@@ -23,7 +23,7 @@ std::unique_ptr<Function> CloneFunction(const Function& fn, const CloneRewrite& 
   std::vector<Value*> map(static_cast<size_t>(fn.num_values()), nullptr);
   for (const auto& p : fn.params()) {
     Value* copy = out->AddParam(p->name(), p->type(), p->loc());
-    if (p->sharding() != nullptr) copy->set_sharding(*p->sharding());
+    copy->CopyShardingFrom(*p);
     map[static_cast<size_t>(p->id())] = copy;
   }
   for (const auto& op : fn.ops()) {

@@ -174,7 +174,7 @@ Op* Splitter::CloneOp(const Op& op, int64_t m, const std::string& suffix, TaskTa
   for (int i = 0; i < op.num_results(); ++i) {
     const Value& r = *op.result(i);
     n->result(i)->set_loc(r.loc());
-    if (r.sharding() != nullptr) n->result(i)->set_sharding(*r.sharding());
+    n->result(i)->CopyShardingFrom(r);
   }
   return n;
 }
@@ -207,14 +207,14 @@ StatusOr<std::unique_ptr<Function>> Splitter::Run(std::vector<std::string>& mb_n
   for (const auto& p : fn_.params()) {
     if (!c_.batch[p->id()]) {
       shared_[p->id()] = out_->AddParam(p->name(), p->type(), p->loc());
-      if (p->sharding() != nullptr) shared_[p->id()]->set_sharding(*p->sharding());
+      shared_[p->id()]->CopyShardingFrom(*p);
       continue;
     }
     std::vector<int64_t> shape = p->type().shape();
     shape[0] /= k_;
     for (int64_t m = 0; m < built_; ++m) {
       Value* v = out_->AddParam(p->name() + Suffix(m), p->type().WithShape(shape), p->loc());
-      if (p->sharding() != nullptr) v->set_sharding(*p->sharding());
+      v->CopyShardingFrom(*p);
       per_[static_cast<size_t>(m)][p->id()] = v;
       mb_names.push_back(v->name());
     }

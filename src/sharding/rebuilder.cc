@@ -7,7 +7,7 @@ Rebuilder::Rebuilder(const Function& fn)
   out_->set_loc(fn.loc());
   for (const auto& p : fn.params()) {
     Value* np = out_->AddParam(p->name(), p->type(), p->loc());
-    if (p->sharding() != nullptr) np->set_sharding(*p->sharding());
+    np->CopyShardingFrom(*p);
     map_[p->id()] = np;
   }
 }
@@ -23,7 +23,7 @@ Op* Rebuilder::Clone(const Op& op) {
     const Value& r = *op.result(i);
     n->result(i)->set_type(r.type());
     n->result(i)->set_loc(r.loc());
-    if (r.sharding() != nullptr) n->result(i)->set_sharding(*r.sharding());
+    n->result(i)->CopyShardingFrom(r);
     map_[r.id()] = n->result(i);
   }
   return n;

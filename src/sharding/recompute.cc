@@ -106,7 +106,7 @@ Value* Recomputer::Recomputed(const Value* v, const TaskTag& t, bool force) {
   for (int i = 0; i < op.num_results(); ++i) {
     const Value& r = *op.result(i);
     n->result(i)->set_type(r.type());
-    if (r.sharding() != nullptr) n->result(i)->set_sharding(*r.sharding());
+    n->result(i)->CopyShardingFrom(r);
     clone_[r.id()] = n->result(i);
   }
   return clone_[v->id()];

@@ -252,7 +252,7 @@ std::unique_ptr<Function> FuseGelus(const Function& fn) {
     Value* y = gelu->result(0);
     y->set_type(g.y->type());
     y->set_loc(g.y->loc());
-    if (g.y->sharding() != nullptr) y->set_sharding(*g.y->sharding());
+    y->CopyShardingFrom(*g.y);
     map[static_cast<size_t>(g.y->id())] = y;
     return true;
   });
