@@ -1,8 +1,9 @@
 #include "sharding/exchange_order.h"
 
 #include <algorithm>
+#include <array>
 #include <deque>
-#include <unordered_map>
+#include <limits>
 
 #include "sharding/segment_view.h"
 
@@ -126,14 +127,27 @@ void Builder<View>::Points(int64_t chains) {
   for (size_t i = 0; i < n; ++i) {
     if (step_[i] >= 0 && fn_.IsSend(i)) send_of[fn_.SendResult(i)] = static_cast<int32_t>(i);
   }
-  std::unordered_map<int32_t, std::vector<std::pair<size_t, size_t>>> readers;
+  // The chain each Send goes to, where that is another chain (else -1).
+  const std::vector<int64_t> device_chain = ChainOfDevices(fn_, tasks_, step_, chains);
+  std::vector<int64_t> to_chain(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    if (step_[i] < 0 || !fn_.IsSend(i)) continue;
+    const int32_t to = fn_.SendTarget(i);
+    const int64_t r =
+        to >= 0 && to < static_cast<int32_t>(device_chain.size()) ? device_chain[to] : -1;
+    if (r >= 0 && static_cast<size_t>(r) != ChainOf(i)) to_chain[i] = r;
+  }
+  // The first slot of that chain whose task reads each Send's result.
+  constexpr size_t kNone = std::numeric_limits<size_t>::max();
+  std::vector<size_t> first_read(n, kNone);
   for (size_t i = 0; i < n; ++i) {
     if (step_[i] < 0) continue;
     fn_.ForEachInput(i, [&](int32_t v) {
-      if (send_of[v] >= 0) readers[send_of[v]].emplace_back(ChainOf(i), Slot(i));
+      const int32_t s = send_of[v];
+      if (s >= 0 && to_chain[static_cast<size_t>(s)] == static_cast<int64_t>(ChainOf(i)))
+        first_read[static_cast<size_t>(s)] = std::min(first_read[static_cast<size_t>(s)], Slot(i));
     });
   }
-  const std::vector<int64_t> device_chain = ChainOfDevices(fn_, tasks_, step_, chains);
   members_.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (step_[i] < 0) continue;
@@ -141,17 +155,10 @@ void Builder<View>::Points(int64_t chains) {
     if (!fn_.IsSend(i)) continue;
     const size_t c = ChainOf(i);
     chains_[c].points[PointAtOrAfter(chains_[c], Slot(i))].push_back(i);
-    const int32_t to = fn_.SendTarget(i);
-    const int64_t to_chain =
-        to >= 0 && to < static_cast<int32_t>(device_chain.size()) ? device_chain[to] : -1;
-    if (to_chain < 0 || static_cast<size_t>(to_chain) == c) continue;
-    const auto r = static_cast<size_t>(to_chain);
-    size_t first = chains_[r].steps.size();  // no task there reads it: after the last
-    if (auto it = readers.find(static_cast<int32_t>(i)); it != readers.end()) {
-      for (const auto& [reader_chain, reader_slot] : it->second) {
-        if (reader_chain == r) first = std::min(first, reader_slot);
-      }
-    }
+    if (to_chain[i] < 0) continue;
+    const auto r = static_cast<size_t>(to_chain[i]);
+    // No task there reads it: after the last.
+    const size_t first = std::min(chains_[r].steps.size(), first_read[i]);
     chains_[r].points[PointBefore(chains_[r], first)].push_back(i);
     members_[i] = 2;
   }
@@ -183,18 +190,21 @@ std::optional<std::vector<size_t>> Builder<View>::Merge() {
   pending_.assign(chains_.size(), 0);
   std::deque<size_t> ready;
   for (size_t c = 0; c < chains_.size(); ++c) Enter(c, ready);
-  // Which chains hold each Send: found again from the points (at most two).
-  std::vector<std::vector<size_t>> holders(n);
+  // Which chains hold each Send, found again from the points: its sender's,
+  // and its receiver's where that is another (Points); -1 for none.
+  std::vector<std::array<int32_t, 2>> holders(n, {-1, -1});
   for (size_t c = 0; c < chains_.size(); ++c) {
     for (const auto& point : chains_[c].points) {
-      for (size_t s : point) holders[s].push_back(c);
+      for (size_t s : point) holders[s][holders[s][0] < 0 ? 0 : 1] = static_cast<int32_t>(c);
     }
   }
   while (!ready.empty()) {
     const size_t s = ready.front();
     ready.pop_front();
     order_.push_back(s);
-    for (size_t c : holders[s]) {
+    for (const int32_t held : holders[s]) {
+      if (held < 0) break;
+      const auto c = static_cast<size_t>(held);
       if (--pending_[c] > 0) continue;
       // The point is complete: run the task after it and go on.
       Chain& ch = chains_[c];

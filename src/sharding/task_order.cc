@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sharding/exchange_order.h"
@@ -68,6 +70,29 @@ StatusOr<std::vector<std::vector<PipelineTask>>> ScheduleOfTasks(int64_t chunks,
   const int64_t stages = chunks / virtual_stages;
   DISTIR_RETURN_IF_ERROR(CheckInterleaving(stages, virtual_stages, microbatches));
   return ScheduleInterleaved(stages, virtual_stages, microbatches, training);
+}
+
+// The Timesteps of ScheduleOfTasks(chunks, microbatches, schedule,
+// virtual_stages, training), kept for the grid points that ask again: a
+// search orders every point's program, and points that differ only in D and
+// T share the schedule (building it was 4 % of the MLP-1B search). A few
+// recent schedules per thread, so the memory stays small.
+StatusOr<std::shared_ptr<const Timesteps>> TimestepsOf(int64_t chunks, int64_t microbatches,
+                                                       PipelineSchedule schedule,
+                                                       int64_t virtual_stages, bool training) {
+  using Key = std::tuple<int64_t, int64_t, PipelineSchedule, int64_t, bool>;
+  constexpr size_t kKept = 16;
+  thread_local std::vector<std::pair<Key, std::shared_ptr<const Timesteps>>> kept;
+  const Key key{chunks, microbatches, schedule, virtual_stages, training};
+  for (const auto& [k, t] : kept) {
+    if (k == key) return t;
+  }
+  DISTIR_ASSIGN_OR_RETURN(
+      auto steps, ScheduleOfTasks(chunks, microbatches, schedule, virtual_stages, training));
+  auto t = std::make_shared<const Timesteps>(chunks, microbatches, steps);
+  if (kept.size() == kKept) kept.erase(kept.begin());
+  kept.emplace_back(key, t);
+  return t;
 }
 
 // Setup ops in program order, the tasks' ops in exchange order, then the
@@ -137,9 +162,9 @@ StatusOr<std::optional<TaskKeys>> KeysOf(const View& fn,
     training = training || t->phase == TaskPhase::kBackward;
   }
   if (stages == 0 || microbatches == 0) return std::optional<TaskKeys>();
-  DISTIR_ASSIGN_OR_RETURN(
-      auto timesteps, ScheduleOfTasks(stages, microbatches, schedule, virtual_stages, training));
-  const Timesteps at(stages, microbatches, timesteps);
+  DISTIR_ASSIGN_OR_RETURN(std::shared_ptr<const Timesteps> timesteps,
+                          TimestepsOf(stages, microbatches, schedule, virtual_stages, training));
+  const Timesteps& at = *timesteps;
   TaskKeys keys{std::vector<int64_t>(n, kFirst), stages, at.num_steps()};
   for (size_t i = 0; i < n; ++i) {
     const std::optional<TaskTag>& t = tasks[i];
