@@ -192,15 +192,45 @@ void ReportProgress(std::ostream& os, const ProgressEstimator& estimate, size_t 
   os << std::defaultfloat << std::flush;
 }
 
+// Rank 0's line once its own slice is done and it takes the other ranks'
+// units: the estimator takes the others to be as far along as rank 0, so it
+// would read "all done, ETA 0" while they still work. Instead: how many
+// configurations are taken, and the predicted seconds of those no rank has
+// taken yet (`left`), shared by the ranks; the units the others are
+// evaluating now are not counted. `cost_of`: PredictedCost by index.
+void ReportTail(std::ostream& os, const ProgressEstimator& estimate,
+                const std::vector<double>& cost_of,
+                const std::vector<const std::vector<int64_t>*>& left, size_t total, int ranks) {
+  size_t waiting = 0;
+  double seconds = 0;
+  for (const std::vector<int64_t>* unit : left) {
+    waiting += unit->size();
+    for (int64_t i : *unit) seconds += estimate.PredictedSeconds(cost_of[static_cast<size_t>(i)]);
+  }
+  os << "[search] " << total - std::min(total, waiting) << "/" << total
+     << " configurations taken, rank 0 helping the others, ETA ";
+  if (estimate.RateKnown()) {
+    os << std::fixed << std::setprecision(1) << seconds / std::max(ranks, 1) << " s for the "
+       << waiting << " not yet taken\n";
+  } else {
+    os << "unknown\n";
+  }
+  os << std::defaultfloat << std::flush;
+}
+
 // The estimator of rank 0's progress lines, from the predicted cost of every
 // rank's slice: rank 0 knows them all, as every rank computes the same slices.
+// `cost_of` gets each configuration's predicted cost by index.
 ProgressEstimator MakeEstimator(Evaluator& evaluator, const std::vector<Config>& configs,
-                                const std::vector<Slice>& slices) {
+                                const std::vector<Slice>& slices, std::vector<double>& cost_of) {
+  cost_of.assign(configs.size(), 0);
   std::vector<std::vector<double>> costs(slices.size());
   for (size_t r = 0; r < slices.size(); ++r) {
     for (const std::vector<int64_t>& unit : slices[r].units) {
-      for (int64_t i : unit)
-        costs[r].push_back(evaluator.PredictedCost(configs[static_cast<size_t>(i)]));
+      for (int64_t i : unit) {
+        cost_of[static_cast<size_t>(i)] = evaluator.PredictedCost(configs[static_cast<size_t>(i)]);
+        costs[r].push_back(cost_of[static_cast<size_t>(i)]);
+      }
     }
   }
   return ProgressEstimator(std::move(costs), 0);
@@ -390,7 +420,8 @@ StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
   RankJournal journal(options, fingerprint, rank);
   const bool report = options.progress != nullptr && rank == 0;
   std::optional<ProgressEstimator> estimate;
-  if (report) estimate.emplace(MakeEstimator(evaluator, out.configs, units));
+  std::vector<double> cost_of;
+  if (report) estimate.emplace(MakeEstimator(evaluator, out.configs, units, cost_of));
   std::vector<char> packed;
   double last_report = -1;
   bool evaluated = false;
@@ -411,7 +442,11 @@ StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
         const double t = Seconds(start);
         if (report && t - last_report >= 1.0) {
           last_report = t;
-          ReportProgress(*options.progress, *estimate, left, t);
+          if (taken->own) {
+            ReportProgress(*options.progress, *estimate, left, t);
+          } else {
+            ReportTail(*options.progress, *estimate, cost_of, queue.NotTaken(), left, size);
+          }
         }
       }
     }

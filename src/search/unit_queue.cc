@@ -10,6 +10,13 @@ namespace {
 uint64_t FrontOf(uint64_t word) { return word & 0xffffffffu; }
 uint64_t BackOf(uint64_t word) { return word >> 32; }
 
+// [begin, end) of the units of a slice of `n` that the word `word` leaves.
+std::pair<size_t, size_t> Untaken(size_t n, uint64_t word) {
+  const uint64_t front = FrontOf(word), back = BackOf(word);
+  if (front + back >= n) return {0, 0};
+  return {static_cast<size_t>(front), static_cast<size_t>(n - back)};
+}
+
 }  // namespace
 
 std::optional<size_t> ClaimedPosition(uint64_t word_before, size_t n, bool from_back) {
@@ -19,12 +26,10 @@ std::optional<size_t> ClaimedPosition(uint64_t word_before, size_t n, bool from_
 }
 
 UnitsLeft LeftOf(const Slice& s, uint64_t word) {
-  const size_t n = s.units.size();
-  const uint64_t front = FrontOf(word), back = BackOf(word);
+  const auto [begin, end] = Untaken(s.units.size(), word);
   UnitsLeft left;
-  if (front + back >= n) return left;
-  left.units = n - front - back;
-  for (size_t i = front; i < n - back; ++i) left.cost += s.costs[i];
+  left.units = end - begin;
+  for (size_t i = begin; i < end; ++i) left.cost += s.costs[i];
   return left;
 }
 
@@ -65,6 +70,16 @@ std::optional<UnitQueue::Taken> UnitQueue::Next() {
   if (std::optional<size_t> at = ClaimedPosition(Add(rank_, kTakeFront), mine.units.size(), false))
     return Taken{&mine.units[*at], true};
   return Steal();
+}
+
+std::vector<const std::vector<int64_t>*> UnitQueue::NotTaken() {
+  std::vector<const std::vector<int64_t>*> left;
+  for (int r = 0; r < size_; ++r) {
+    const Slice& s = slices_[static_cast<size_t>(r)];
+    const auto [begin, end] = Untaken(s.units.size(), size_ == 1 ? taken_alone_ : Add(r, 0));
+    for (size_t i = begin; i < end; ++i) left.push_back(&s.units[i]);
+  }
+  return left;
 }
 
 std::optional<UnitQueue::Taken> UnitQueue::Steal() {

@@ -70,6 +70,10 @@ class UnitQueue {
   /// The next unit this rank evaluates; nullopt once every unit of every
   /// slice is taken.
   std::optional<Taken> Next();
+  /// The units no rank has taken yet, slice by slice (each slice's word read
+  /// now, one atomic read each): for the progress lines of a rank that
+  /// helps the others once its own slice is done.
+  std::vector<const std::vector<int64_t>*> NotTaken();
 
  private:
   uint64_t Add(int target, uint64_t amount);

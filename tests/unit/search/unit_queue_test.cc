@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,28 @@ TEST(UnitQueueTest, LeftAreTheUnitsNotTaken) {
   EXPECT_EQ(left(kFront + kBack), std::make_pair(size_t{2}, 6.0));
   EXPECT_EQ(left(2 * kFront + 2 * kBack), std::make_pair(size_t{0}, 0.0));
   EXPECT_EQ(left(5 * kFront), std::make_pair(size_t{0}, 0.0));
+}
+
+// One process (no MPI): the queue hands out its slice front to back, and
+// what it has not handed out yet is what the progress lines count as left.
+TEST(UnitQueueTest, NotTakenAreTheUnitsNotHandedOut) {
+  Slice s;
+  s.units = {{0}, {1, 2}, {3}};
+  s.costs = {4, 2, 1};
+  UnitQueue queue({s}, MPI_COMM_NULL);
+  ASSERT_EQ(queue.NotTaken().size(), 3u);
+  std::optional<UnitQueue::Taken> first = queue.Next();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_TRUE(first->own);
+  EXPECT_EQ(*first->unit, std::vector<int64_t>{0});
+  const std::vector<const std::vector<int64_t>*> left = queue.NotTaken();
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(*left[0], (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(*left[1], std::vector<int64_t>{3});
+  ASSERT_TRUE(queue.Next().has_value());
+  ASSERT_TRUE(queue.Next().has_value());
+  EXPECT_TRUE(queue.NotTaken().empty());
+  EXPECT_FALSE(queue.Next().has_value());
 }
 
 }  // namespace
