@@ -20,9 +20,9 @@ std::pair<size_t, size_t> Untaken(size_t n, uint64_t word) {
 }  // namespace
 
 std::optional<size_t> ClaimedPosition(uint64_t word_before, size_t n, bool from_back) {
-  const uint64_t front = FrontOf(word_before), back = BackOf(word_before);
-  if (front + back >= n) return std::nullopt;
-  return static_cast<size_t>(from_back ? n - 1 - back : front);
+  const auto [begin, end] = Untaken(n, word_before);
+  if (begin == end) return std::nullopt;
+  return from_back ? end - 1 : begin;
 }
 
 UnitsLeft LeftOf(const Slice& s, uint64_t word) {
