@@ -152,6 +152,27 @@ Status CheckGridPoint(const Function& fn, const GridOptions& grid,
 
 namespace {
 
+// AnnotateGrid assigns stages (and splits microbatches) only at these points.
+bool AssignsStages(const GridOptions& grid) {
+  return grid.pp > 1 || grid.microbatches > 1 || grid.recompute != RecomputeKind::kNone;
+}
+
+}  // namespace
+
+StatusOr<int64_t> PipelineLayers(const Function& seq, const std::vector<ParamRule>& rules,
+                                 const std::string& layer_pattern) {
+  const std::vector<std::string> batch = BatchParams(seq, rules);
+  DISTIR_ASSIGN_OR_RETURN(std::vector<bool> forward, ForwardOps(seq, batch));
+  return CountLayers(seq, forward, batch, layer_pattern);
+}
+
+Status CheckPipelineChunks(const Function& seq, const GridOptions& grid, int64_t layers) {
+  if (!AssignsStages(grid)) return Status::Ok();
+  return CheckStageChunks(seq.name(), layers, grid.pp, grid.virtual_stages);
+}
+
+namespace {
+
 // AnnotateGrid; with `first_only`, the template of microbatch 0
 // (microbatch.h), whose microbatch parameters go to `mb_params`.
 Status Annotate(Module& module, const std::string& function, const GridOptions& grid,
@@ -162,7 +183,7 @@ Status Annotate(Module& module, const std::string& function, const GridOptions& 
   DISTIR_RETURN_IF_ERROR(CheckGridPoint(*fn, grid, rules));
   std::vector<std::string> batch = BatchParams(*fn, rules);
   DISTIR_RETURN_IF_ERROR(AnnotateMesh(module, function, grid.axes, rules));
-  if (grid.pp > 1 || grid.microbatches > 1 || grid.recompute != RecomputeKind::kNone) {
+  if (AssignsStages(grid)) {
     DISTIR_ASSIGN_OR_RETURN(
         mb_params, SplitMicrobatches(module, function, grid.microbatches, batch, first_only,
                                      /*sum_addends=*/grid.pp > 1));

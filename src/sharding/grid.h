@@ -124,6 +124,21 @@ Status DistributeGridReplicated(Module& module, std::string function, const Grid
 Status CheckGridPoint(const Function& fn, const GridOptions& grid,
                       const std::vector<ParamRule>& rules);
 
+/// The layers AnnotateGrid's stage assignment finds in the sequential `seq`
+/// (stages.h CountLayers over the forward ops SplitMicrobatches would tag),
+/// with the batch inputs of `rules`: the same for every grid point of `seq`,
+/// so a search counts them once. Errors: those of the batch inputs and of
+/// `layer_pattern`.
+StatusOr<int64_t> PipelineLayers(const Function& seq, const std::vector<ParamRule>& rules,
+                                 const std::string& layer_pattern);
+
+/// AnnotateGrid's check of the grid point's P stages (P v chunks) against the
+/// `layers` layers of `seq` (PipelineLayers), before building anything: the
+/// same InvalidArgument, word for word, as AnnotateGrid gives (stages.h
+/// CheckStageChunks); Ok where AnnotateGrid assigns no stages (P = K = 1, no
+/// recomputation).
+Status CheckPipelineChunks(const Function& seq, const GridOptions& grid, int64_t layers);
+
 /// The partitioned template of microbatch 0 of a grid point (replicate.h),
 /// its ops tagged with their tasks, the entry of `module`; `local` names its
 /// local microbatch parameters. Built from `seq` at batch B with K

@@ -281,6 +281,13 @@ StatusOr<std::vector<const Value*>> BatchValues(const Function& fn, int64_t k,
 
 }  // namespace
 
+StatusOr<std::vector<bool>> ForwardOps(const Function& fn,
+                                       const std::vector<std::string>& batch_params) {
+  DISTIR_ASSIGN_OR_RETURN(std::vector<const Value*> batch, BatchValues(fn, 1, batch_params));
+  // Summing addends apart moves gradient Adds only, never a forward op.
+  return Classify(fn, batch, /*sum_addends=*/false).forward;
+}
+
 StatusOr<std::vector<std::string>> SplitMicrobatches(Module& module, std::string function,
                                                      int64_t microbatches,
                                                      const std::vector<std::string>& batch_params,

@@ -60,4 +60,11 @@ StatusOr<std::vector<std::string>> SplitMicrobatches(Module& module, std::string
                                                      bool first_only = false,
                                                      bool sum_addends = false);
 
+/// The ops of `fn` that SplitMicrobatches tags forward (by op index),
+/// without splitting: the per-microbatch ops a returned per-microbatch value
+/// is computed from. `batch_params` as for SplitMicrobatches. Errors: those
+/// of the batch inputs (a name that is no parameter, no batch dimension).
+StatusOr<std::vector<bool>> ForwardOps(const Function& fn,
+                                       const std::vector<std::string>& batch_params);
+
 }  // namespace distir::sharding

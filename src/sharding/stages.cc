@@ -13,21 +13,33 @@ namespace {
 
 TaskTag TaskOf(const Op& op) { return GetTask(op).value_or(TaskTag{0, 0, TaskPhase::kForward}); }
 
-// Layer of every weight (by value id; -1 for none) and the layer count.
-// Without a pattern each forward op that reads new weights starts a layer;
-// with one, the weights whose names match it form a layer per value of its
-// first capture group, in order of first use, and other weights none.
-int64_t FindLayers(const Function& fn, const std::vector<bool>& is_weight,
-                   const std::optional<std::regex>& pattern, std::vector<int64_t>& layer) {
+// The forward ops of the first microbatch, by op index, as tagged.
+std::vector<bool> FirstForwardOps(const Function& fn) {
+  std::vector<bool> out(fn.ops().size(), false);
+  int64_t first_mb = -1;
+  for (size_t i = 0; i < fn.ops().size(); ++i) {
+    TaskTag t = TaskOf(*fn.ops()[i]);
+    if (t.phase != TaskPhase::kForward) continue;
+    if (first_mb < 0) first_mb = t.microbatch;
+    out[i] = t.microbatch == first_mb;
+  }
+  return out;
+}
+
+// Layer of every weight (by value id; -1 for none) and the layer count, from
+// the ops `forward` marks (by op index). Without a pattern each such op that
+// reads new weights starts a layer; with one, the weights whose names match it
+// form a layer per value of its first capture group, in order of first use,
+// and other weights none.
+int64_t FindLayers(const Function& fn, const std::vector<bool>& forward,
+                   const std::vector<bool>& is_weight, const std::optional<std::regex>& pattern,
+                   std::vector<int64_t>& layer) {
   layer.assign(fn.num_values(), -1);
   std::map<std::string, int64_t> by_key;
   int64_t layers = 0;
-  int64_t first_mb = -1;
-  for (const auto& op : fn.ops()) {
-    TaskTag t = TaskOf(*op);
-    if (t.phase != TaskPhase::kForward) continue;
-    if (first_mb < 0) first_mb = t.microbatch;
-    if (t.microbatch != first_mb) continue;
+  for (size_t i = 0; i < fn.ops().size(); ++i) {
+    if (!forward[i]) continue;
+    const auto& op = fn.ops()[i];
     bool new_layer = false;
     for (const Value* v : op->inputs()) {
       if (!is_weight[v->id()] || layer[v->id()] >= 0) continue;
@@ -78,7 +90,7 @@ struct WeightLayers {
   int64_t count = 0;
 };
 
-StatusOr<WeightLayers> LayersOfWeights(const Function& fn,
+StatusOr<WeightLayers> LayersOfWeights(const Function& fn, const std::vector<bool>& forward,
                                        const std::vector<std::string>& batch_params,
                                        const std::string& layer_pattern) {
   WeightLayers w;
@@ -94,13 +106,14 @@ StatusOr<WeightLayers> LayersOfWeights(const Function& fn,
                                << "' is not a regular expression: " << e.what();
     }
   }
-  w.count = FindLayers(fn, w.is_weight, pattern, w.of_value);
+  w.count = FindLayers(fn, forward, w.is_weight, pattern, w.of_value);
   return w;
 }
 
-// P stages (P v chunks) of `layers` layers: at most one per layer and, when
-// interleaved, chunks of equal length, as Megatron requires.
-Status CheckChunks(const std::string& function, int64_t layers, int64_t stages, int64_t chunks) {
+}  // namespace
+
+Status CheckStageChunks(const std::string& function, int64_t layers, int64_t stages,
+                        int64_t chunks) {
   if (chunks == 1 && stages > layers)
     return InvalidArgument()
            << "P = " << stages << " pipeline stages, but @" << function << " has " << layers
@@ -112,7 +125,16 @@ Status CheckChunks(const std::string& function, int64_t layers, int64_t stages, 
   return Status::Ok();
 }
 
-}  // namespace
+StatusOr<int64_t> CountLayers(const Function& fn, const std::vector<bool>& forward,
+                              const std::vector<std::string>& batch_params,
+                              const std::string& layer_pattern) {
+  if (forward.size() != fn.ops().size())
+    return InvalidArgument() << "@" << fn.name() << " has " << fn.ops().size()
+                             << " ops, but the forward marks are " << forward.size();
+  DISTIR_ASSIGN_OR_RETURN(WeightLayers w,
+                          LayersOfWeights(fn, forward, batch_params, layer_pattern));
+  return w.count;
+}
 
 int64_t StageOfLayer(int64_t layer, int64_t layers, int64_t stages) {
   const int64_t base = layers / stages, extra = layers % stages;
@@ -124,7 +146,8 @@ int64_t StageOfLayer(int64_t layer, int64_t layers, int64_t stages) {
 StatusOr<std::vector<int64_t>> ForwardLayers(const Function& fn,
                                              const std::vector<std::string>& batch_params,
                                              const std::string& layer_pattern) {
-  DISTIR_ASSIGN_OR_RETURN(WeightLayers w, LayersOfWeights(fn, batch_params, layer_pattern));
+  DISTIR_ASSIGN_OR_RETURN(WeightLayers w,
+                          LayersOfWeights(fn, FirstForwardOps(fn), batch_params, layer_pattern));
   std::vector<int64_t> of_op(fn.ops().size(), -1);
   std::vector<int64_t> of_value(fn.num_values(), -1);
   for (const auto& op : fn.ops()) {
@@ -153,10 +176,11 @@ Status AssignStages(Module& module, std::string function, int64_t physical_stage
     return InvalidArgument() << "pipeline stages must be >= 1, got " << physical_stages;
   if (virtual_stages < 1)
     return InvalidArgument() << "model chunks per stage must be >= 1, got " << virtual_stages;
-  DISTIR_ASSIGN_OR_RETURN(WeightLayers w, LayersOfWeights(*fn, batch_params, layer_pattern));
+  DISTIR_ASSIGN_OR_RETURN(WeightLayers w,
+                          LayersOfWeights(*fn, FirstForwardOps(*fn), batch_params, layer_pattern));
   const std::vector<int64_t>& layer = w.of_value;
   const int64_t layers = w.count;
-  DISTIR_RETURN_IF_ERROR(CheckChunks(function, layers, physical_stages, virtual_stages));
+  DISTIR_RETURN_IF_ERROR(CheckStageChunks(function, layers, physical_stages, virtual_stages));
   // From here on a stage is a model chunk (a virtual stage).
   const int64_t stages = physical_stages * virtual_stages;
   std::vector<int64_t> stage_of(fn->ops().size(), 0);

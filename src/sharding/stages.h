@@ -60,6 +60,23 @@ StatusOr<std::vector<int64_t>> ForwardLayers(const Function& fn,
                                              const std::vector<std::string>& batch_params,
                                              const std::string& layer_pattern);
 
+/// AssignStages' check of its P stages (P v chunks, `chunks` = v) against the
+/// L = `layers` layers of @`function`: InvalidArgument when P > L (v = 1), or
+/// v > 1 and L is not a multiple of P v, in AssignStages' words.
+Status CheckStageChunks(const std::string& function, int64_t layers, int64_t stages,
+                        int64_t chunks);
+
+/// The layer count AssignStages finds once SplitMicrobatches has split `fn`,
+/// counted on `fn` itself: the weights (parameters not in `batch_params`)
+/// that the ops `forward` marks (by op index; SplitMicrobatches' forward ops,
+/// microbatch.h ForwardOps) read, grouped as AssignStages groups them. The
+/// split keeps the forward ops in order and the weights by name, so the count
+/// is the same (tests/unit/sharding/pipeline_chunks_test.cc); cheaper by the
+/// split. Errors: `forward` not one mark per op; a bad pattern.
+StatusOr<int64_t> CountLayers(const Function& fn, const std::vector<bool>& forward,
+                              const std::vector<std::string>& batch_params,
+                              const std::string& layer_pattern);
+
 /// Stage of layer `layer` of `layers` cut into `stages` contiguous stages,
 /// the first layers mod stages one layer longer.
 int64_t StageOfLayer(int64_t layer, int64_t layers, int64_t stages);
