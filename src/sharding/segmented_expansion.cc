@@ -62,10 +62,9 @@ class FreeFolder {
     for (int32_t kind : p.segment_kind) ++segments_of_[static_cast<size_t>(kind)];
   }
 
-  /// A copy of `value` freed after the op at `death`.
-  void Add(int32_t value, int64_t death) {
-    const auto s = static_cast<int32_t>(std::upper_bound(start_.begin(), start_.end(), death) -
-                                        start_.begin() - 1);
+  /// A copy of `value` freed after the op at position `death`, which segment
+  /// `s` (in program order) holds.
+  void Add(int32_t value, int64_t death, int32_t s) {
     family_.push_back({value, p_.segment_kind[static_cast<size_t>(s)],
                        static_cast<int32_t>(death - start_[static_cast<size_t>(s)]), s, death});
   }
@@ -271,7 +270,9 @@ class SegmentWriter {
       copies[static_cast<size_t>(g.m)] = static_cast<int32_t>(s);
     }
     start_.assign(segments.size(), 0);
+    in_order_.assign(segments.size(), -1);
     for (size_t s : order) {
+      in_order_[s] = static_cast<int32_t>(p_.segment_kind.size());
       const Expander::Segment& g = segments[s];
       const int32_t kind =
           g.cls >= 0 ? 2 * g.cls + (g.m > 0 ? 1 : 0) : op_kind_[static_cast<size_t>(g.op)];
@@ -285,22 +286,34 @@ class SegmentWriter {
     }
   }
 
+  // A position and the segment holding it (its index in program order),
+  // so that a free needs no search for its segment.
+  struct At {
+    int64_t pos = kNoReader;
+    int32_t seg = -1;
+  };
+  static At Later(At a, At b) { return b.pos > a.pos ? b : a; }
+  At InSegment(int32_t s, int64_t offset) const {
+    return {start_[static_cast<size_t>(s)] + offset, in_order_[static_cast<size_t>(s)]};
+  }
+
   // Position of op i's copy for microbatch m (0 for a shared op).
-  int64_t Pos(int32_t i, int64_t m) const {
+  At PosAt(int32_t i, int64_t m) const {
     const auto u = static_cast<size_t>(i);
     const int64_t mm = PerOp(i) ? m : 0;
     const int32_t c = ClassOf(i);
     if (c >= 0) {
       const int32_t s = of_class_[static_cast<size_t>(c)][static_cast<size_t>(mm)];
-      return start_[static_cast<size_t>(s)] + offset_[mm > 0 ? 1 : 0][u];
+      return InSegment(s, offset_[mm > 0 ? 1 : 0][u]);
     }
-    return start_[static_cast<size_t>(of_op_[u][static_cast<size_t>(mm)])];
+    return InSegment(of_op_[u][static_cast<size_t>(mm)], 0);
   }
+  int64_t Pos(int32_t i, int64_t m) const { return PosAt(i, m).pos; }
   // Position of the running sum of `v` for microbatch m >= 1.
-  int64_t SumPos(int32_t v, int64_t m) const {
+  At SumPosAt(int32_t v, int64_t m) const {
     const int32_t c = ClassOf(def_op_[static_cast<size_t>(v)]);
     const int32_t s = of_class_[static_cast<size_t>(c)][static_cast<size_t>(m)];
-    return start_[static_cast<size_t>(s)] + sum_offset_[static_cast<size_t>(v)];
+    return InSegment(s, sum_offset_[static_cast<size_t>(v)]);
   }
 
   // The value whose copy allocates each kept value's buffer; for a shared
@@ -427,28 +440,28 @@ class SegmentWriter {
 
   // Where reader r reads copy m of a root (kNoReader: it does not), after
   // checking that the value it reads is written before (else undefined_).
-  int64_t ReadAt(const Reader& r, int64_t m) {
-    auto check = [&](int64_t read, int64_t written_copy) {
-      if (r.source >= 0 && read <= Pos(r.source, written_copy)) undefined_ = true;
+  At ReadAt(const Reader& r, int64_t m) {
+    auto check = [&](At read, int64_t written_copy) {
+      if (r.source >= 0 && read.pos <= Pos(r.source, written_copy)) undefined_ = true;
       return read;
     };
     switch (r.reach) {
       case Reach::kOwn:
-        return check(Pos(r.op, m), m);
+        return check(PosAt(r.op, m), m);
       case Reach::kZero:
-        return check(Pos(r.op, 0), 0);
+        return check(PosAt(r.op, 0), 0);
       case Reach::kSum:
-        if (m > 0) return check(SumPos(r.op, m), m);
-        return k_ > 1 ? check(SumPos(r.op, 1), 0) : kNoReader;
+        if (m > 0) return check(SumPosAt(r.op, m), m);
+        return k_ > 1 ? check(SumPosAt(r.op, 1), 0) : At{};
       case Reach::kEvery: {
         // Copy n reads copy n of a view of the one buffer: every copy's
         // position, each after its own writer.
-        int64_t read = kNoReader;
-        for (int64_t n = 0; n < k_; ++n) read = std::max(read, check(Pos(r.op, n), n));
+        At read;
+        for (int64_t n = 0; n < k_; ++n) read = Later(read, check(PosAt(r.op, n), n));
         return read;
       }
     }
-    return kNoReader;
+    return At{};
   }
 
   // Buffers that cross segments: parameters (resident), the other roots'
@@ -482,9 +495,10 @@ class SegmentWriter {
       if (!resident_[v]) {
         const int64_t copies = PerOp(j) ? k_ : 1;
         for (int64_t m = 0; m < copies; ++m) {
-          int64_t last = kNoReader;
-          for (const Reader& r : readers_[v]) last = std::max(last, ReadAt(r, m));
-          frees.Add(value, last == kNoReader ? Pos(j, m) : last);
+          At last;
+          for (const Reader& r : readers_[v]) last = Later(last, ReadAt(r, m));
+          if (last.pos == kNoReader) last = PosAt(j, m);
+          frees.Add(value, last.pos, last.seg);
         }
       }
       // A summed root's sums free its copy 0 and each other: one family.
@@ -522,21 +536,22 @@ class SegmentWriter {
     Allocates(2 * ClassOf(def_op_[v]) + 1, sum_offset_[v], value);
     int64_t previous = kNoReader;
     for (int64_t m = 1; m < k_; ++m) {
-      const int64_t def = SumPos(value, m);
-      if (def <= previous) return false;
-      previous = def;
-      int64_t last = kNoReader;
+      const At def = SumPosAt(value, m);
+      if (def.pos <= previous) return false;
+      previous = def.pos;
+      At last;
       if (m + 1 < k_) {
-        last = SumPos(value, m + 1);
+        last = SumPosAt(value, m + 1);
       } else {
         for (const Reader& r : final_readers_[v]) {
-          const int64_t read = Pos(r.op, 0);
-          if (read <= def) undefined_ = true;
-          last = std::max(last, read);
+          const At read = PosAt(r.op, 0);
+          if (read.pos <= def.pos) undefined_ = true;
+          last = Later(last, read);
         }
         if (final_resident_[v]) break;
       }
-      frees.Add(value, last == kNoReader ? def : last);
+      if (last.pos == kNoReader) last = def;
+      frees.Add(value, last.pos, last.seg);
     }
     return true;
   }
@@ -560,6 +575,7 @@ class SegmentWriter {
   // Positions.
   int64_t total_ = 0;
   std::vector<int64_t> start_;                  // per segment (Expander's numbering)
+  std::vector<int32_t> in_order_;               // per segment: its index in program order
   std::vector<std::vector<int32_t>> of_class_;  // [class][microbatch]: its segment
   std::vector<std::vector<int32_t>> of_op_;     // [op][microbatch]: a one-op segment
   std::vector<int32_t> offset_[2];              // [b][op]: offset in its class kind

@@ -81,7 +81,7 @@ StatusOr<std::shared_ptr<const Timesteps>> TimestepsOf(int64_t chunks, int64_t m
                                                        PipelineSchedule schedule,
                                                        int64_t virtual_stages, bool training) {
   using Key = std::tuple<int64_t, int64_t, PipelineSchedule, int64_t, bool>;
-  constexpr size_t kKept = 16;
+  constexpr size_t kKept = 64;
   thread_local std::vector<std::pair<Key, std::shared_ptr<const Timesteps>>> kept;
   const Key key{chunks, microbatches, schedule, virtual_stages, training};
   for (const auto& [k, t] : kept) {
