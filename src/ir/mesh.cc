@@ -12,6 +12,18 @@ namespace {
 // product of axis sizes far from overflow.
 constexpr int64_t kMaxMeshDevices = int64_t{1} << 20;
 
+// The product of the axis sizes: 0 with an axis below 1; once above the limit,
+// some value above it (it stops multiplying, so it cannot overflow).
+int64_t DevicesOf(const std::vector<MeshAxis>& axes) {
+  int64_t n = 1;
+  for (const MeshAxis& a : axes) {
+    if (a.size < 1) return 0;
+    if (n > kMaxMeshDevices) return n;
+    n *= a.size;
+  }
+  return n;
+}
+
 }  // namespace
 
 Mesh::Mesh(std::string name, std::vector<MeshAxis> axes, std::vector<DeviceId> devices,
@@ -21,21 +33,12 @@ Mesh::Mesh(std::string name, std::vector<MeshAxis> axes, std::vector<DeviceId> d
       devices_(std::move(devices)),
       explicit_devices_(!devices_.empty()),
       loc_(std::move(loc)) {
+  num_devices_ = DevicesOf(axes_);
   if (explicit_devices_) return;
   int64_t n = num_devices();
   if (n < 1 || n > kMaxMeshDevices) return;  // Validate() reports it
   devices_.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) devices_.emplace_back(static_cast<int32_t>(i));
-}
-
-int64_t Mesh::num_devices() const {
-  int64_t n = 1;
-  for (const MeshAxis& a : axes_) {
-    if (a.size < 1) return 0;
-    if (n > kMaxMeshDevices) return n;  // stays > the limit without overflowing
-    n *= a.size;
-  }
-  return n;
 }
 
 int Mesh::AxisIndex(const std::string& name) const {

@@ -38,7 +38,7 @@ class Mesh {
   const std::vector<MeshAxis>& axes() const { return axes_; }
   int num_axes() const { return static_cast<int>(axes_.size()); }
   /// Product of the axis sizes (1 for a mesh without axes).
-  int64_t num_devices() const;
+  int64_t num_devices() const { return num_devices_; }
   /// The devices in row-major order (explicit or the default d0 ..).
   const std::vector<DeviceId>& devices() const { return devices_; }
   /// True when the devices were written out (printed only then).
@@ -71,6 +71,8 @@ class Mesh {
  private:
   std::string name_;
   std::vector<MeshAxis> axes_;
+  /// num_devices(), computed once: the partitioner asks per op and device.
+  int64_t num_devices_ = 1;
   std::vector<DeviceId> devices_;
   bool explicit_devices_ = false;
   SourceLoc loc_;

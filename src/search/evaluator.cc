@@ -229,21 +229,24 @@ Status Evaluator::CheckPoint(const Function& seq, const ParallelOptions& o,
   if (size.code() == StatusCode::kInvalidArgument) return size;
   DISTIR_ASSIGN_OR_RETURN(const std::vector<sharding::ParamRule>* rules, CheckSharded(o, 1));
   const sharding::GridOptions grid = Grid(o);
-  DISTIR_RETURN_IF_ERROR(sharding::CheckGridPoint(seq, grid, *rules));
+  const SequentialFacts& facts = FactsOf(seq, *rules);
+  DISTIR_RETURN_IF_ERROR(sharding::CheckGridPoint(seq, grid, facts.batch));
   // Stages that do not fit the layers: refused before building the template
   // (64 ms each for GPT-3 175B), in the words the build would use.
-  if (std::optional<int64_t> layers = LayersOf(seq, *rules, grid.layer_pattern))
-    DISTIR_RETURN_IF_ERROR(sharding::CheckPipelineChunks(seq, grid, *layers));
+  if (facts.layers.has_value())
+    DISTIR_RETURN_IF_ERROR(sharding::CheckPipelineChunks(seq, grid, *facts.layers));
   return size;
 }
 
-std::optional<int64_t> Evaluator::LayersOf(const Function& seq,
-                                           const std::vector<sharding::ParamRule>& rules,
-                                           const std::string& layer_pattern) const {
-  auto [it, added] = layers_.try_emplace({&seq, &rules});
+const Evaluator::SequentialFacts& Evaluator::FactsOf(
+    const Function& seq, const std::vector<sharding::ParamRule>& rules) const {
+  auto [it, added] = facts_.try_emplace({&seq, &rules});
   if (added) {
-    StatusOr<int64_t> n = sharding::PipelineLayers(seq, rules, layer_pattern);
-    if (n.ok()) it->second = *n;
+    SequentialFacts& f = it->second;
+    f.batch = sharding::BatchParams(seq, rules);
+    // Grid() takes the layer pattern from here, the same at every grid point.
+    StatusOr<int64_t> n = sharding::PipelineLayers(seq, f.batch, e_.sharding.layer_pattern);
+    if (n.ok()) f.layers = *n;
   }
   return it->second;
 }
@@ -484,7 +487,7 @@ Status Evaluator::NextTemplate(const TemplatePoint& p, const std::vector<Represe
   if (template_.has_value() && template_family_ == family && template_micro_ == micro &&
       micro > 0) {
     // The checks that depend on K, which building the template ran for its own K.
-    return sharding::CheckGridPoint(p.program, p.grid, p.rules);
+    return sharding::CheckGridPoint(p.program, p.grid, FactsOf(p.program, p.rules).batch);
   }
   if (family_.key != family) {
     family_ = Family();
@@ -495,7 +498,8 @@ Status Evaluator::NextTemplate(const TemplatePoint& p, const std::vector<Represe
       micro < std::max(family_.first_micro, family_.second_micro)) {
     StatusOr<sharding::GridTemplate> written = family_.scaling->Retype(*family_.first, micro);
     if (written.ok()) {
-      DISTIR_RETURN_IF_ERROR(sharding::CheckGridPoint(p.program, p.grid, p.rules));
+      DISTIR_RETURN_IF_ERROR(
+          sharding::CheckGridPoint(p.program, p.grid, FactsOf(p.program, p.rules).batch));
       template_ = std::move(written).value();
       template_family_ = family;
       template_micro_ = micro;

@@ -225,12 +225,17 @@ class Evaluator {
   /// uses, the K-dependent grid checks (sharding::CheckGridPoint), then the
   /// simulator's op limit (CheckDistributionSize).
   Status CheckPoint(const Function& seq, const ParallelOptions& o, bool one_replica) const;
-  /// The layers of `seq` a grid point's stages are checked against before
-  /// building (sharding::PipelineLayers), counted once per sequential program
-  /// and rules; nullopt where they cannot be counted (building then says why).
-  std::optional<int64_t> LayersOf(const Function& seq,
-                                  const std::vector<sharding::ParamRule>& rules,
-                                  const std::string& layer_pattern) const;
+  /// What the checks of every grid point of a sequential program and rules
+  /// need, found once: its batch inputs (sharding::BatchParams) and the layers
+  /// its stages are checked against before building
+  /// (sharding::PipelineLayers; nullopt where they cannot be counted, and
+  /// building then says why).
+  struct SequentialFacts {
+    std::vector<std::string> batch;
+    std::optional<int64_t> layers;
+  };
+  const SequentialFacts& FactsOf(const Function& seq,
+                                 const std::vector<sharding::ParamRule>& rules) const;
   sharding::GridOptions Grid(const ParallelOptions& o) const;
   /// Marks `r` kTooLarge when the program of `o` (one replica of it when
   /// `one_replica`) is estimated above the memory limit; true if so. With
@@ -305,8 +310,8 @@ class Evaluator {
   std::map<int64_t, Module> sequential_;  // per batch
   std::map<int64_t, std::optional<double>> work_floor_;  // per batch (ThroughputBound)
   mutable std::map<std::pair<const Function*, const std::vector<sharding::ParamRule>*>,
-                   std::optional<int64_t>>
-      layers_;                            // LayersOf
+                   SequentialFacts>
+      facts_;                             // FactsOf
   sim::CostModel costs_;                  // memo shared by every configuration
   mutable std::optional<StatusOr<std::vector<sharding::ParamRule>>> rules_;
   /// The same with the model's sequence-parallel rules first.

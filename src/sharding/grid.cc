@@ -140,7 +140,12 @@ Status CheckBatchPieces(const Function& fn, const std::vector<std::string>& batc
 
 Status CheckGridPoint(const Function& fn, const GridOptions& grid,
                       const std::vector<ParamRule>& rules) {
-  DISTIR_RETURN_IF_ERROR(CheckBatchPieces(fn, BatchParams(fn, rules), grid));
+  return CheckGridPoint(fn, grid, BatchParams(fn, rules));
+}
+
+Status CheckGridPoint(const Function& fn, const GridOptions& grid,
+                      const std::vector<std::string>& batch_params) {
+  DISTIR_RETURN_IF_ERROR(CheckBatchPieces(fn, batch_params, grid));
   DISTIR_RETURN_IF_ERROR(CheckInterleaving(grid.pp, grid.virtual_stages, grid.microbatches));
   // Megatron interleaves 1F1B only; GPipe's order of chunks is not modelled.
   if (grid.virtual_stages > 1 && grid.schedule != PipelineSchedule::k1F1B)
@@ -159,11 +164,10 @@ bool AssignsStages(const GridOptions& grid) {
 
 }  // namespace
 
-StatusOr<int64_t> PipelineLayers(const Function& seq, const std::vector<ParamRule>& rules,
+StatusOr<int64_t> PipelineLayers(const Function& seq, const std::vector<std::string>& batch_params,
                                  const std::string& layer_pattern) {
-  const std::vector<std::string> batch = BatchParams(seq, rules);
-  DISTIR_ASSIGN_OR_RETURN(std::vector<bool> forward, ForwardOps(seq, batch));
-  return CountLayers(seq, forward, batch, layer_pattern);
+  DISTIR_ASSIGN_OR_RETURN(std::vector<bool> forward, ForwardOps(seq, batch_params));
+  return CountLayers(seq, forward, batch_params, layer_pattern);
 }
 
 Status CheckPipelineChunks(const Function& seq, const GridOptions& grid, int64_t layers) {
@@ -180,8 +184,8 @@ Status Annotate(Module& module, const std::string& function, const GridOptions& 
                 std::vector<std::string>& mb_params) {
   Function* fn = module.Lookup(function);
   if (fn == nullptr) return NotFound() << "no function @" << function << " to distribute";
-  DISTIR_RETURN_IF_ERROR(CheckGridPoint(*fn, grid, rules));
   std::vector<std::string> batch = BatchParams(*fn, rules);
+  DISTIR_RETURN_IF_ERROR(CheckGridPoint(*fn, grid, batch));
   DISTIR_RETURN_IF_ERROR(AnnotateMesh(module, function, grid.axes, rules));
   if (AssignsStages(grid)) {
     DISTIR_ASSIGN_OR_RETURN(

@@ -123,13 +123,19 @@ Status DistributeGridReplicated(Module& module, std::string function, const Grid
 /// 1F1B. InvalidArgument saying which fails.
 Status CheckGridPoint(const Function& fn, const GridOptions& grid,
                       const std::vector<ParamRule>& rules);
+/// The same with the batch inputs `batch_params` (BatchParams(fn, rules))
+/// already found: a search checks every grid point of one program, and
+/// matching every parameter's name against the rules is most of the work.
+Status CheckGridPoint(const Function& fn, const GridOptions& grid,
+                      const std::vector<std::string>& batch_params);
 
 /// The layers AnnotateGrid's stage assignment finds in the sequential `seq`
 /// (stages.h CountLayers over the forward ops SplitMicrobatches would tag),
-/// with the batch inputs of `rules`: the same for every grid point of `seq`,
+/// with the batch inputs `batch_params` (BatchParams of the point's rules):
+/// the same for every grid point of `seq`,
 /// so a search counts them once. Errors: those of the batch inputs and of
 /// `layer_pattern`.
-StatusOr<int64_t> PipelineLayers(const Function& seq, const std::vector<ParamRule>& rules,
+StatusOr<int64_t> PipelineLayers(const Function& seq, const std::vector<std::string>& batch_params,
                                  const std::string& layer_pattern);
 
 /// AnnotateGrid's check of the grid point's P stages (P v chunks) against the

@@ -43,7 +43,13 @@ class Partitioner {
   // The mesh of the op being partitioned (every value an op reads or writes
   // is on it, except across a MeshTransfer).
   const Mesh& mesh() const { return *mesh_; }
-  const Mesh& MeshOfValue(const Value& v) const { return *module_.LookupMesh(v.sharding()->mesh); }
+  // Consecutive values are mostly on one mesh: the last answer is tried first
+  // (a module of P stages declares P + 1 meshes, looked up by name).
+  const Mesh& MeshOfValue(const Value& v) const {
+    const std::string& name = v.sharding()->mesh;
+    if (last_mesh_ == nullptr || last_mesh_->name() != name) last_mesh_ = module_.LookupMesh(name);
+    return *last_mesh_;
+  }
   int num_devices() const { return static_cast<int>(mesh_->num_devices()); }
   DeviceId Device(int dev) const { return mesh_->devices()[dev]; }
   std::string LocalName(const Value& v, int dev) const {
@@ -114,6 +120,7 @@ class Partitioner {
   DevicePart* part_;
   double image_ = 1;  // what each op emitted now stands for (DevicePart::images)
   const Mesh* mesh_ = nullptr;
+  mutable const Mesh* last_mesh_ = nullptr;  // MeshOfValue's last answer
   std::unique_ptr<Function> out_;
   std::vector<std::vector<Value*>> local_;  // by global value id, per device
   // Groups(), by mesh and axes.

@@ -38,7 +38,8 @@ TEST_P(PipelineChunksTest, RefusesWhatAnnotateGridRefuses) {
   ASSERT_OK_AND_ASSIGN(Module seq, BuildModel(WithBatch(spec, 12)));
   ASSERT_OK(InferTypes(seq));
   const Function& fn = *seq.entry();
-  ASSERT_OK_AND_ASSIGN(const int64_t layers, PipelineLayers(fn, rules, sharding.layer_pattern));
+  ASSERT_OK_AND_ASSIGN(const int64_t layers,
+                       PipelineLayers(fn, BatchParams(fn, rules), sharding.layer_pattern));
   EXPECT_EQ(layers, ModelLayers(spec)) << GetParam();
   int refused = 0, checked = 0;
   for (int64_t pp = 1; pp <= layers + 2; ++pp) {
