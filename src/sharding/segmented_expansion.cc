@@ -40,6 +40,16 @@ struct Reader {
 
 constexpr int64_t kNoReader = std::numeric_limits<int64_t>::min();
 
+// An op's position in the program, the segment holding it (its index in
+// program order) and its offset there: where a copy is read or freed, found
+// without searching the segments. `pos` kNoReader: no such op.
+struct At {
+  int64_t pos = kNoReader;
+  int32_t seg = -1;
+  int32_t offset = 0;
+};
+inline At Later(const At& a, const At& b) { return b.pos > a.pos ? b : a; }
+
 // Folds the frees of buffers that cross segments into their kinds: a value's
 // copies freed after the same op of a kind, r in each of its segments, are r
 // kind changes. A family (a root's copies, with its running sums when it is
@@ -48,25 +58,17 @@ constexpr int64_t kNoReader = std::numeric_limits<int64_t>::min();
 // with those of the other families of the same value.
 class FreeFolder {
  public:
-  FreeFolder(SegmentedProgram& p, int64_t total) : p_(p) {
-    start_.reserve(p.segment_kind.size() + 1);
-    int64_t at = 0;
-    for (int32_t kind : p.segment_kind) {
-      start_.push_back(at);
-      at += p.KindSize(kind);
-    }
-    start_.push_back(total);
+  explicit FreeFolder(SegmentedProgram& p) : p_(p) {
     stamp_.assign(p.segment_kind.size(), 0);
     count_.assign(p.segment_kind.size(), 0);
     segments_of_.assign(static_cast<size_t>(p.num_kinds()), 0);
     for (int32_t kind : p.segment_kind) ++segments_of_[static_cast<size_t>(kind)];
   }
 
-  /// A copy of `value` freed after the op at position `death`, which segment
-  /// `s` (in program order) holds.
-  void Add(int32_t value, int64_t death, int32_t s) {
-    family_.push_back({value, p_.segment_kind[static_cast<size_t>(s)],
-                       static_cast<int32_t>(death - start_[static_cast<size_t>(s)]), s, death});
+  /// A copy of `value` freed after the op at `death`.
+  void Add(int32_t value, const At& death) {
+    family_.push_back({value, p_.segment_kind[static_cast<size_t>(death.seg)], death.offset,
+                       death.seg, death.pos});
   }
   /// Folds what the family's frees fold alone (grouped by kind and offset,
   /// a family's frees falling in a few groups); keeps the rest.
@@ -146,7 +148,6 @@ class FreeFolder {
   }
 
   SegmentedProgram& p_;
-  std::vector<int64_t> start_;        // by segment in order
   std::vector<int64_t> segments_of_;  // by kind
   struct Group {
     int32_t kind, offset;
@@ -286,15 +287,9 @@ class SegmentWriter {
     }
   }
 
-  // A position and the segment holding it (its index in program order),
-  // so that a free needs no search for its segment.
-  struct At {
-    int64_t pos = kNoReader;
-    int32_t seg = -1;
-  };
-  static At Later(At a, At b) { return b.pos > a.pos ? b : a; }
-  At InSegment(int32_t s, int64_t offset) const {
-    return {start_[static_cast<size_t>(s)] + offset, in_order_[static_cast<size_t>(s)]};
+  // Offset `offset` of segment s (the Expander's numbering).
+  At InSegment(int32_t s, int32_t offset) const {
+    return {start_[static_cast<size_t>(s)] + offset, in_order_[static_cast<size_t>(s)], offset};
   }
 
   // Position of op i's copy for microbatch m (0 for a shared op).
@@ -438,7 +433,7 @@ class SegmentWriter {
            KeptValue(static_cast<int32_t>(v));
   }
 
-  // Where reader r reads copy m of a root (kNoReader: it does not), after
+  // Where reader r reads copy m of a root (pos kNoReader: it does not), after
   // checking that the value it reads is written before (else undefined_).
   At ReadAt(const Reader& r, int64_t m) {
     auto check = [&](At read, int64_t written_copy) {
@@ -479,7 +474,7 @@ class SegmentWriter {
             {prm->id(), SegmentedProgram::kBeforeFirstOp, SegmentedProgram::kResident});
     }
     changes_.assign(static_cast<size_t>(p_.num_kinds()), {});
-    FreeFolder frees(p_, total_);
+    FreeFolder frees(p_);
     std::vector<char> sums_done(nv_, 0);
     for (size_t v = 0; v < nv_; ++v) {
       if (!IsCrossingCandidate(v) || is_local_[v]) continue;
@@ -498,7 +493,7 @@ class SegmentWriter {
           At last;
           for (const Reader& r : readers_[v]) last = Later(last, ReadAt(r, m));
           if (last.pos == kNoReader) last = PosAt(j, m);
-          frees.Add(value, last.pos, last.seg);
+          frees.Add(value, last);
         }
       }
       // A summed root's sums free its copy 0 and each other: one family.
@@ -551,7 +546,7 @@ class SegmentWriter {
         if (final_resident_[v]) break;
       }
       if (last.pos == kNoReader) last = def;
-      frees.Add(value, last.pos, last.seg);
+      frees.Add(value, last);
     }
     return true;
   }
