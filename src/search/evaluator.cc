@@ -158,14 +158,17 @@ Status CheckDistributionSize(const Function& seq, const ParallelOptions& o, bool
 Evaluator::Evaluator(const Experiment& e, EvaluatorOptions options)
     : e_(e), options_(options), costs_(e.hardware, nullptr) {}
 
-StatusOr<const Function*> Evaluator::Sequential(int64_t batch) {
-  auto it = sequential_.find(batch);
+StatusOr<const Function*> Evaluator::Sequential(int64_t batch, int64_t layers) {
+  const std::pair<int64_t, int64_t> key{batch, layers};
+  auto it = sequential_.find(key);
   if (it == sequential_.end()) {
+    ModelSpec spec = WithBatch(e_.model, batch);
+    if (layers > 0) spec.transformer.num_layers = layers;
     // An imported model is typed by the importer, with the batch bound to B.
-    DISTIR_ASSIGN_OR_RETURN(Module m, e_.model_file ? LoadModelFile(*e_.model_file, batch)
-                                                    : BuildModel(WithBatch(e_.model, batch)));
+    DISTIR_ASSIGN_OR_RETURN(
+        Module m, e_.model_file ? LoadModelFile(*e_.model_file, batch) : BuildModel(spec));
     if (!e_.model_file) DISTIR_RETURN_IF_ERROR(InferTypes(m));
-    it = sequential_.emplace(batch, std::move(m)).first;
+    it = sequential_.emplace(key, std::move(m)).first;
   }
   return it->second.entry();
 }
@@ -517,8 +520,7 @@ Status Evaluator::NextTemplate(const TemplatePoint& p, const std::vector<Represe
   }
   template_.reset();
   template_family_.clear();
-  StatusOr<sharding::GridTemplate> built =
-      sharding::DistributedTemplateOfFirst(p.program, p.grid, p.rules, PartsOf(ways));
+  StatusOr<sharding::GridTemplate> built = BuildTemplate(p, ways);
   if (!built.ok()) return built.status();
   template_ = std::move(built).value();
   template_family_ = family;
@@ -536,6 +538,135 @@ Status Evaluator::NextTemplate(const TemplatePoint& p, const std::vector<Represe
     }
   }
   return Status::Ok();
+}
+
+StatusOr<sharding::GridTemplate> Evaluator::BuildTemplate(
+    const TemplatePoint& p, const std::vector<Representatives>& ways) {
+  if (!family_.stage_fold_refused && FoldsStages(p)) {
+    StatusOr<sharding::GridTemplate> folded = StageFoldedTemplate(p, ways);
+    if (folded.ok()) {
+      ++templates_folded_;
+      return folded;
+    }
+    family_.stage_fold_refused = true;
+    family_.stage_fold.reset();
+  }
+  if (const int64_t n = FoldedLayersPerChunk(p); n > 0 && !family_.fold_refused) {
+    StatusOr<sharding::GridTemplate> folded = FoldedTemplate(p, ways, n);
+    if (folded.ok()) {
+      ++templates_folded_;
+      return folded;
+    }
+    // Whatever the fold or its small builds refuse, the whole build decides.
+    family_.fold_refused = true;
+    family_.fold.reset();
+  }
+  return sharding::DistributedTemplateOfFirst(p.program, p.grid, p.rules, PartsOf(ways));
+}
+
+int64_t Evaluator::FoldedLayersPerChunk(const TemplatePoint& p) const {
+  if (options_.folded_layers <= 1 || e_.model_file ||
+      e_.model.family != ModelFamily::kTransformerTraining ||
+      sharding::LayerNamePrefix(p.grid.layer_pattern).empty())
+    return 0;
+  const int64_t chunks = p.grid.pp * std::max<int64_t>(p.grid.virtual_stages, 1);
+  const int64_t layers = e_.model.transformer.num_layers;
+  if (chunks < 1 || layers % chunks != 0) return 0;
+  const int64_t n = layers / chunks;
+  return n >= options_.folded_layers ? n : 0;
+}
+
+bool Evaluator::FoldsStages(const TemplatePoint& p) const {
+  const int64_t stages = p.grid.pp;
+  if (options_.folded_stages < 4 || stages < options_.folded_stages || stages % 2 != 0 ||
+      e_.model_file || e_.model.family != ModelFamily::kTransformerTraining ||
+      sharding::LayerNamePrefix(p.grid.layer_pattern).empty())
+    return false;
+  const int64_t v = std::max<int64_t>(p.grid.virtual_stages, 1);
+  const int64_t layers = e_.model.transformer.num_layers;
+  if (layers % (stages * v) != 0) return false;
+  // Interleaving runs K a multiple of the stages: of 4 for the small ones.
+  if (v > 1 && p.grid.microbatches % 4 != 0) return false;
+  // The layers built: 2 + 4 stages, against the layer fold's 2 C + 3 C.
+  const int64_t n = layers / (stages * v);
+  const int64_t by_stages = 6 * v * n;
+  const int64_t by_layers = FoldedLayersPerChunk(p) > 0 ? 5 * stages * v : layers;
+  return by_stages < by_layers;
+}
+
+StatusOr<sharding::GridTemplate> Evaluator::StageFoldedTemplate(
+    const TemplatePoint& p, const std::vector<Representatives>& ways) {
+  const int64_t stages = p.grid.pp;
+  const int64_t v = std::max<int64_t>(p.grid.virtual_stages, 1);
+  const int64_t n = e_.model.transformer.num_layers / (stages * v);
+  const int64_t batch = ShardedPoint(p.config).second;
+  // The template of the same grid point with `s` stages, for the same ways.
+  auto small = [&](int64_t s) -> StatusOr<sharding::GridTemplate> {
+    ParallelOptions o = p.o;
+    o.pp = s;
+    std::vector<Representatives> all;
+    if (options_.replica_symmetry) all = RepresentativesOf(o, e_.hardware.devices_per_node);
+    std::vector<Representatives> same;
+    for (const Representatives& w : ways) {
+      auto it = std::find_if(all.begin(), all.end(), [&](const Representatives& x) {
+        return x.tp == w.tp && x.last_apart == w.last_apart && (x.replica > 0) == (w.replica > 0);
+      });
+      if (it == all.end()) return FailedPrecondition() << "no such way with " << s << " stages";
+      same.push_back(*it);
+    }
+    sharding::GridOptions grid = p.grid;
+    grid.pp = s;
+    DISTIR_ASSIGN_OR_RETURN(const Function* seq, Sequential(batch, s * v * n));
+    return sharding::DistributedTemplateOfFirst(*seq, grid, p.rules, PartsOf(same));
+  };
+  DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate b, small(4));
+  StatusOr<sharding::GridTemplate> written = FailedPrecondition() << "not learned";
+  // Another micro-batch of the family: the same ops, other integers (else
+  // learned again: the partitioner chooses some ops by size).
+  if (family_.stage_fold.has_value()) written = family_.stage_fold->Write(b, stages);
+  if (!written.ok()) {
+    DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate a, small(2));
+    sharding::StageLayout layout;
+    for (const MeshAxis& axis : p.grid.axes) {
+      if (axis.name == "dp") layout.dp = axis.size;
+      if (axis.name == "tp") layout.tp = axis.size;
+    }
+    layout.chunks = v;
+    layout.layers = n;
+    layout.prefix = sharding::LayerNamePrefix(p.grid.layer_pattern);
+    DISTIR_ASSIGN_OR_RETURN(sharding::StageFold fold, sharding::StageFold::Learn(a, b, layout));
+    family_.stage_fold = std::move(fold);
+    written = family_.stage_fold->Write(b, stages);
+    DISTIR_RETURN_IF_ERROR(written.status());
+  }
+  // The part the search simulates must be the one the whole build would keep.
+  if (written->part >= 0 && (static_cast<size_t>(written->part) >= ways.size() ||
+                             written->keep_device != ways[static_cast<size_t>(written->part)].keep))
+    return FailedPrecondition() << "the written template keeps other devices";
+  return written;
+}
+
+StatusOr<sharding::GridTemplate> Evaluator::FoldedTemplate(const TemplatePoint& p,
+                                                           const std::vector<Representatives>& ways,
+                                                           int64_t n) {
+  const int64_t batch = ShardedPoint(p.config).second;
+  const int64_t chunks = e_.model.transformer.num_layers / n;
+  DISTIR_ASSIGN_OR_RETURN(const Function* three, Sequential(batch, 3 * chunks));
+  DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate b, sharding::DistributedTemplateOfFirst(
+                                                        *three, p.grid, p.rules, PartsOf(ways)));
+  if (family_.fold.has_value()) {
+    // Another micro-batch of the family: the same ops, other integers.
+    StatusOr<sharding::GridTemplate> written = family_.fold->Write(b, n);
+    if (written.ok()) return written;
+  }
+  DISTIR_ASSIGN_OR_RETURN(const Function* two, Sequential(batch, 2 * chunks));
+  DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate a, sharding::DistributedTemplateOfFirst(
+                                                        *two, p.grid, p.rules, PartsOf(ways)));
+  DISTIR_ASSIGN_OR_RETURN(
+      sharding::LayerFold fold,
+      sharding::LayerFold::Learn(a, b, sharding::LayerNamePrefix(p.grid.layer_pattern)));
+  family_.fold = std::move(fold);
+  return family_.fold->Write(b, n);
 }
 
 StatusOr<sim::SimulationResult> Evaluator::SimulateTemplate(const sharding::GridOptions& grid,

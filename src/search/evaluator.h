@@ -17,6 +17,8 @@
 #include "search/grid.h"
 #include "search/representatives.h"
 #include "sharding/annotate.h"
+#include "sharding/fold_layers.h"
+#include "sharding/fold_stages.h"
 #include "sharding/grid.h"
 #include "sharding/retype_template.h"
 #include "sim/cost_model.h"
@@ -128,6 +130,16 @@ struct EvaluatorOptions {
   /// them (sharding::MicrobatchScaling), not built: the same template, op for
   /// op. Off only to test that it changes nothing.
   bool retyped_templates = true;
+  /// With expanded_microbatches, on transformer-training models: the template
+  /// of a grid point with at least this many layers per model chunk (L / (P v))
+  /// is written from templates of one and two layers per chunk
+  /// (sharding::LayerFold), not built for all L: the same template, op for op.
+  /// 0: always built (`distir search --built-layers`).
+  int64_t folded_layers = 5;
+  /// The same for pipelines of at least this many stages (an even P): the
+  /// template written from templates of 2 and 4 stages (sharding::StageFold),
+  /// where that builds fewer layers than the layer fold. 0: never.
+  int64_t folded_stages = 8;
   /// Configurations whose estimated memory (memory_estimate.h) is above this
   /// are kTooLarge and not built; Trace() refuses them as ResourceExhausted.
   /// 0: no limit.
@@ -190,6 +202,9 @@ class Evaluator {
   /// (retyped_templates) rather than built, and the template of the last
   /// grid point simulated from one (nullptr if none): for tests.
   int64_t templates_written() const { return templates_written_; }
+  /// How many templates were written from templates of fewer layers
+  /// (folded_layers) rather than built: for tests and benchmarks.
+  int64_t templates_folded() const { return templates_folded_; }
   const sharding::GridTemplate* last_template() const {
     return template_.has_value() ? &*template_ : nullptr;
   }
@@ -201,7 +216,9 @@ class Evaluator {
   Status Trace(const Config& c, io::TraceRecord& out);
 
  private:
-  StatusOr<const Function*> Sequential(int64_t batch);
+  /// The sequential model at `batch`; with `layers` > 0, a transformer's
+  /// with that many layers (folded_layers).
+  StatusOr<const Function*> Sequential(int64_t batch, int64_t layers = 0);
   /// What Evaluate, Validate and PredictedCost start from: the sequential
   /// program of `c`'s batch, its knobs with the world's device count, and
   /// whether one replica stands for all (replica symmetry).
@@ -307,7 +324,7 @@ class Evaluator {
 
   const Experiment& e_;
   EvaluatorOptions options_;
-  std::map<int64_t, Module> sequential_;  // per batch
+  std::map<std::pair<int64_t, int64_t>, Module> sequential_;  // per batch and layers
   std::map<int64_t, std::optional<double>> work_floor_;  // per batch (ThroughputBound)
   mutable std::map<std::pair<const Function*, const std::vector<sharding::ParamRule>*>,
                    SequentialFacts>
@@ -322,6 +339,28 @@ class Evaluator {
   /// FailedPrecondition from the build: the template cannot say the program.
   Status NextTemplate(const TemplatePoint& p, const std::vector<Representatives>& ways,
                       const std::string& family, int64_t micro);
+  /// The template of `p` built, or written from templates of fewer layers
+  /// where folded_layers allows it and the fold can say it.
+  StatusOr<sharding::GridTemplate> BuildTemplate(const TemplatePoint& p,
+                                                 const std::vector<Representatives>& ways);
+  /// The layers per model chunk of `p` when its template is folded, else 0.
+  int64_t FoldedLayersPerChunk(const TemplatePoint& p) const;
+  /// True when `p`'s template is written by the stage fold: P >= folded_stages,
+  /// even, its layers split evenly, and fewer layers built than by the layer
+  /// fold (or built whole).
+  bool FoldsStages(const TemplatePoint& p) const;
+  /// `p`'s template of P stages written from one of 4 by the family's stage
+  /// fold (learned from one of 2 the first time); its part the same way of
+  /// `ways` as the small ones'. FailedPrecondition or the small builds'
+  /// errors: build it otherwise.
+  StatusOr<sharding::GridTemplate> StageFoldedTemplate(const TemplatePoint& p,
+                                                       const std::vector<Representatives>& ways);
+  /// `p`'s template of n layers per chunk written from one of 2 per chunk by
+  /// the family's fold (learned from one of 1 per chunk the first time).
+  /// FailedPrecondition or the small builds' errors: build it whole.
+  StatusOr<sharding::GridTemplate> FoldedTemplate(const TemplatePoint& p,
+                                                  const std::vector<Representatives>& ways,
+                                                  int64_t n);
   /// The last grid point's template, its family and micro-batch (expanded
   /// simulation).
   std::optional<sharding::GridTemplate> template_;
@@ -340,9 +379,17 @@ class Evaluator {
     int64_t first_micro = 0, second_micro = 0;
     std::optional<sharding::MicrobatchScaling> scaling;
     bool refused = false;
+    /// What a layer adds to the family's templates (sharding::LayerFold),
+    /// learned at its first micro-batch; `fold_refused`: built whole.
+    std::optional<sharding::LayerFold> fold;
+    bool fold_refused = false;
+    /// The same across pipeline stages (sharding::StageFold).
+    std::optional<sharding::StageFold> stage_fold;
+    bool stage_fold_refused = false;
   };
   Family family_;
   int64_t templates_written_ = 0;
+  int64_t templates_folded_ = 0;
   /// The template keys of parts (representatives) that could not be cut out.
   std::set<std::string> refused_parts_;
 };

@@ -344,6 +344,7 @@ EvaluatorOptions EvaluatorOptionsOf(const SearchOptions& options) {
   o.expanded_microbatches = !options.exact_full;
   o.composed_segments = !options.op_by_op;
   o.retyped_templates = !options.build_all_templates;
+  if (options.build_all_templates) o.folded_layers = o.folded_stages = 0;
   return o;
 }
 

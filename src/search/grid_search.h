@@ -100,8 +100,8 @@ struct SearchOptions {
   /// EvaluatorOptions::composed_segments off: the copies simulated op by op
   /// (`distir search --op-by-op`).
   bool op_by_op = false;
-  /// EvaluatorOptions::retyped_templates off: every template built
-  /// (`distir search --build-all-templates`).
+  /// EvaluatorOptions::retyped_templates and folded_layers off: every
+  /// template built (`distir search --build-all-templates`).
   bool build_all_templates = false;
 };
 

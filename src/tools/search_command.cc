@@ -310,9 +310,9 @@ int RunSearch(int argc, char** argv) {
       "simulate a pipeline's copies op by op, not composed per kind of segment (the same "
       "peaks, the same times to rounding, slower; docs/cost_model.md §3.3)")(
       "build-all-templates", po::bool_switch(&f.build_all_templates),
-      "build the template of every micro-batch, also where the search would write it from "
-      "two built ones of the same configuration at other micro-batches (the same results, "
-      "slower; docs/cost_model.md §3.2)")(
+      "build the template of every configuration whole, also where the search would write it "
+      "from two built ones of the same configuration at other micro-batches or with fewer "
+      "layers (the same results, slower; docs/cost_model.md §3.2, §3.6)")(
       "max-memory", po::value(&f.max_memory),
       "skip as too-large, before building it, every configuration whose program distir "
       "estimates to need more memory than SIZE per rank to build and simulate (e.g. 4GiB; "

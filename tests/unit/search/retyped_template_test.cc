@@ -8,62 +8,28 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "ir/printer.h"
 #include "search/evaluator.h"
 #include "search/grid.h"
 #include "search/grid_search.h"
 #include "testing/experiment_text.h"
-#include "testing/same_result.h"
+#include "testing/written_templates.h"
 
 namespace distir::search {
 namespace {
 
-using ::distir::testing::ExpectSameResult;
 using ::distir::testing::ExperimentOf;
 
-// Evaluates every configuration of `e`, grouped by template family as
-// grid_search.cc does, with and without written templates; returns how many
-// were written.
+// Every configuration of `e` with and without written templates, in the
+// search's order (testing/written_templates.h); returns how many were written.
 int64_t ExpectWrittenTemplatesExact(const Experiment& e) {
-  const std::vector<Config> configs = EnumerateConfigs(e);
   Evaluator written(e), built(e, EvaluatorOptions{.retyped_templates = false});
-  const std::vector<Slice> slices = AssignUnits(
-      e, configs, 1, {}, [&](const Config& c) { return written.TemplateKey(c); },
-      [&](const Config& c) { return written.MicroBatchOf(c); });
-  std::vector<int64_t> order;
-  for (const std::vector<int64_t>& unit : slices[0].units)
-    order.insert(order.end(), unit.begin(), unit.end());
-  EXPECT_EQ(order.size(), configs.size());
-  int64_t checked = 0;
-  for (int64_t i : order) {
-    const Config& c = configs[static_cast<size_t>(i)];
-    const int64_t before = written.templates_written();
-    const ConfigResult a = written.Evaluate(c), b = built.Evaluate(c);
-    const std::string what =
-        DescribeParallelOptions(c.options) + " batch " + std::to_string(c.batch);
-    if (written.templates_written() > before) {
-      ++checked;
-      EXPECT_NE(written.last_template(), nullptr) << what;
-      EXPECT_NE(built.last_template(), nullptr) << what;
-      if (written.last_template() != nullptr && built.last_template() != nullptr) {
-        EXPECT_EQ(PrintModule(written.last_template()->module),
-                  PrintModule(built.last_template()->module))
-            << what;
-        EXPECT_EQ(written.last_template()->op_images, built.last_template()->op_images) << what;
-      }
-    }
-    ExpectSameResult(a, b, what);
-    EXPECT_EQ(a.evaluation, b.evaluation) << what;
-    EXPECT_EQ(a.num_ops, b.num_ops) << what;
-    EXPECT_EQ(a.fits, b.fits) << what;
-  }
-  EXPECT_EQ(checked, written.templates_written());
-  std::cout << checked << " of " << configs.size() << " templates written\n";
+  const int64_t checked = ::distir::testing::ExpectWrittenTemplatesExact(
+      e, written, built, [](const Evaluator& x) { return x.templates_written(); });
+  std::cout << checked << " of " << EnumerateConfigs(e).size() << " templates written\n";
   return checked;
 }
 

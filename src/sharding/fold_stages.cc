@@ -1,0 +1,308 @@
+#include "sharding/fold_stages.h"
+
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sharding/pipeline_task.h"
+
+namespace distir::sharding {
+namespace {
+
+// The stages of the larger built template.
+constexpr int64_t kFrom = 4;
+
+std::optional<int64_t> Digits(std::string_view s) {
+  if (s.empty() || s.size() > 9) return std::nullopt;
+  int64_t x = 0;
+  for (char ch : s) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    x = x * 10 + (ch - '0');
+  }
+  return x;
+}
+
+// The four-stage template's stages, chunks, layers and devices in another
+// template of `to` stages: copy j >= 1 of the middle stages, or (j = 0) the
+// matched ops, whose middle stages are neighbours of the first (stage 1) or
+// the last (stage 2), or none (`exact`: learning, a name of the middle).
+class StageRenamer {
+ public:
+  StageRenamer(const StageLayout& layout, int64_t to, int j, bool exact)
+      : layout_(layout), to_(to), j_(j), exact_(exact) {}
+
+  int64_t Stage(int64_t s) const {
+    if (j_ > 0) return 2 * (j_ - 1) + s;
+    if (s == 0) return 0;
+    if (s == kFrom - 1) return to_ - 1;
+    if (exact_) return -1;
+    return s == 1 ? 1 : to_ - 2;
+  }
+  int64_t Chunk(int64_t c) const {
+    const int64_t s = Stage(c % kFrom);
+    return s < 0 ? -1 : s + to_ * (c / kFrom);
+  }
+  int64_t Layer(int64_t layer) const {
+    const int64_t c = Chunk(layer / layout_.layers);
+    return c < 0 ? -1 : c * layout_.layers + layer % layout_.layers;
+  }
+  std::optional<DeviceId> Device(DeviceId d) const {
+    if (!d.has_value()) return d;
+    const int64_t id = d.value(), t = id % layout_.tp, s = (id / layout_.tp) % kFrom;
+    const int64_t replica = id / (layout_.tp * kFrom);
+    const int64_t stage = Stage(s);
+    if (stage < 0) return std::nullopt;
+    return DeviceId(static_cast<int32_t>((replica * to_ + stage) * layout_.tp + t));
+  }
+
+  // A name's layer (after the prefix), its `s<k>` parts and its last part
+  // `d<N>`; nullopt where one is a middle stage's and `exact`.
+  std::optional<std::string> Name(const std::string& name) const {
+    std::string out;
+    out.reserve(name.size() + 4);
+    size_t begin = 0;
+    const std::string& prefix = layout_.prefix;
+    if (!prefix.empty() && name.compare(0, prefix.size(), prefix) == 0) {
+      const size_t end = name.find('.', prefix.size());
+      if (end != std::string::npos) {
+        if (std::optional<int64_t> layer =
+                Digits(std::string_view(name).substr(prefix.size(), end - prefix.size()))) {
+          const int64_t l = Layer(*layer);
+          if (l < 0) return std::nullopt;
+          out.append(prefix);
+          out += std::to_string(l);
+          begin = end;
+        }
+      }
+    }
+    while (begin < name.size()) {
+      const size_t dot = name.find('.', begin + 1);
+      const size_t end = dot == std::string::npos ? name.size() : dot;
+      // The part from `begin` (a '.' but at the start) to `end`.
+      const size_t part = name[begin] == '.' ? begin + 1 : begin;
+      const std::string_view text = std::string_view(name).substr(part, end - part);
+      std::optional<int64_t> number;
+      const bool stage = text.size() > 1 && text[0] == 's' && (number = Digits(text.substr(1)));
+      const bool device = !stage && end == name.size() && text.size() > 1 && text[0] == 'd' &&
+                          (number = Digits(text.substr(1)));
+      out.append(name, begin, part - begin);
+      if (stage) {
+        const int64_t s = number.has_value() && *number < kFrom ? Stage(*number) : -1;
+        if (s < 0) return std::nullopt;
+        out += 's';
+        out += std::to_string(s);
+      } else if (device) {
+        std::optional<DeviceId> d = Device(DeviceId(static_cast<int32_t>(*number)));
+        if (!d.has_value()) return std::nullopt;
+        out += 'd';
+        out += std::to_string(d->value());
+      } else {
+        out.append(text);
+      }
+      begin = end;
+    }
+    return out;
+  }
+
+  std::optional<Type> TypeOf(const Type& t) const {
+    if (t.is_tuple()) {
+      std::vector<Type> elements;
+      elements.reserve(t.elements().size());
+      for (const Type& e : t.elements()) {
+        std::optional<Type> x = TypeOf(e);
+        if (!x.has_value()) return std::nullopt;
+        elements.push_back(std::move(*x));
+      }
+      return Type::Tuple(std::move(elements));
+    }
+    if (!t.device().has_value()) return t;
+    std::optional<DeviceId> d = Device(t.device());
+    if (!d.has_value()) return std::nullopt;
+    return t.WithDevice(*d);
+  }
+
+  std::optional<AttrMap> Attrs(const AttrMap& attrs) const {
+    AttrMap out = attrs;
+    for (auto& [name, attr] : out) {
+      if (attr.type() == AttrType::kDevice) {
+        std::optional<DeviceId> d = Device(attr.AsDevice());
+        if (!d.has_value()) return std::nullopt;
+        attr = Attribute(*d);
+      } else if (attr.type() == AttrType::kDevices) {
+        std::vector<DeviceId> devices = attr.AsDevices();
+        for (DeviceId& d : devices) {
+          std::optional<DeviceId> x = Device(d);
+          if (!x.has_value()) return std::nullopt;
+          d = *x;
+        }
+        attr = Attribute(std::move(devices));
+      } else if (name == "task" && attr.type() == AttrType::kInts && attr.AsInts().size() == 3) {
+        std::vector<int64_t> task = attr.AsInts();
+        const int64_t c = Chunk(task[0]);
+        if (c < 0) return std::nullopt;
+        task[0] = c;
+        attr = Attribute(std::move(task));
+      }
+    }
+    return out;
+  }
+
+ private:
+  const StageLayout& layout_;
+  int64_t to_;
+  int j_;
+  bool exact_;
+};
+
+// Learning: the four-stage template read as the two-stage one.
+class StageSpec final : public FoldSpec {
+ public:
+  explicit StageSpec(const StageLayout& layout)
+      : exact_(layout, 2, 0, true), shifted_(layout, 2, 0, false) {}
+  FoldNames NameInA(const std::string& name) const override {
+    if (std::optional<std::string> exact = exact_.Name(name)) return {std::move(*exact), ""};
+    std::optional<std::string> shifted = shifted_.Name(name);
+    return {"", shifted.has_value() ? std::move(*shifted) : ""};
+  }
+  bool SameType(const Type& b, const Type& a) const override {
+    std::optional<Type> t = shifted_.TypeOf(b);
+    return t.has_value() && *t == a;
+  }
+  bool SameAttrs(const AttrMap& b, const AttrMap& a) const override {
+    std::optional<AttrMap> x = shifted_.Attrs(b);
+    return x.has_value() && *x == a;
+  }
+
+ private:
+  StageRenamer exact_, shifted_;
+};
+
+class StageWriter final : public FoldWriter {
+ public:
+  StageWriter(const StageLayout& layout, int64_t stages) : stages_(stages) {
+    for (int j = 0; j <= copies(); ++j) renamers_.emplace_back(layout, stages, j, false);
+  }
+  int copies() const override { return static_cast<int>((stages_ - 2) / 2); }
+  std::string Name(const std::string& name, int j) const override {
+    return renamers_[static_cast<size_t>(j)].Name(name).value_or(name);
+  }
+  bool Retypes() const override { return true; }
+  Type TypeOf(const Type& t, int j) const override {
+    return renamers_[static_cast<size_t>(j)].TypeOf(t).value_or(t);
+  }
+  AttrMap Attrs(const AttrMap& attrs, int j) const override {
+    return renamers_[static_cast<size_t>(j)].Attrs(attrs).value_or(attrs);
+  }
+  const StageRenamer& renamer(int j) const { return renamers_[static_cast<size_t>(j)]; }
+
+ private:
+  int64_t stages_;
+  std::vector<StageRenamer> renamers_;
+};
+
+// Which of the four-stage template's stages, and which copy, target stage `s`
+// of `stages` is.
+std::pair<int64_t, int> SourceOf(int64_t s, int64_t stages) {
+  if (s == 0) return {0, 0};
+  if (s == stages - 1) return {kFrom - 1, 0};
+  return {(s - 1) % 2 + 1, static_cast<int>((s - 1) / 2 + 1)};
+}
+
+// "<base>.s<k>": k, else -1.
+int64_t StageOfMesh(const std::string& name, std::string& base) {
+  const size_t dot = name.rfind(".s");
+  if (dot == std::string::npos) return -1;
+  std::optional<int64_t> k = Digits(std::string_view(name).substr(dot + 2));
+  if (!k.has_value()) return -1;
+  base = name.substr(0, dot);
+  return *k;
+}
+
+}  // namespace
+
+StatusOr<StageFold> StageFold::Learn(const GridTemplate& a, const GridTemplate& b,
+                                     const StageLayout& layout) {
+  if (layout.dp < 1 || layout.tp < 1 || layout.chunks < 1 || layout.layers < 1)
+    return FailedPrecondition() << "no stage layout to fold by";
+  if (a.part != b.part || a.local.size() != b.local.size() || a.module.functions().size() != 1 ||
+      b.module.functions().size() != 1)
+    return FailedPrecondition() << "the templates differ in more than their stages";
+  for (const auto& v : b.module.entry()->params()) {
+    if (v->sharding() != nullptr)
+      return FailedPrecondition() << "%" << v->name() << " keeps a sharding";
+  }
+  for (const auto& op : b.module.entry()->ops()) {
+    for (const auto& r : op->results()) {
+      if (r->sharding() != nullptr)
+        return FailedPrecondition() << "%" << r->name() << " keeps a sharding";
+    }
+  }
+  StageFold f;
+  f.layout_ = layout;
+  DISTIR_ASSIGN_OR_RETURN(
+      f.fold_, TemplateFold::Learn(*a.module.entry(), *b.module.entry(), StageSpec(f.layout_)));
+  return f;
+}
+
+StatusOr<GridTemplate> StageFold::Write(const GridTemplate& b, int64_t stages) const {
+  if (stages < 2 || stages % 2 != 0 || stages > 100000)
+    return FailedPrecondition() << "a stage fold writes an even number of stages";
+  if (b.module.functions().size() != 1)
+    return FailedPrecondition() << "the template is not the one learned from";
+  const StageWriter writer(layout_, stages);
+  GridTemplate out;
+  out.part = b.part;
+  for (const std::string& name : b.local) out.local.push_back(writer.Name(name, 0));
+  // The devices kept: each target device as the one of `b` it copies.
+  if (!b.keep_device.empty()) {
+    const int64_t per_stage = layout_.tp;
+    if (b.keep_device.size() % static_cast<size_t>(kFrom * per_stage) != 0)
+      return FailedPrecondition() << "the template keeps devices of another world";
+    const auto replicas = static_cast<int64_t>(b.keep_device.size()) / (kFrom * per_stage);
+    out.keep_device.resize(static_cast<size_t>(replicas * stages * per_stage));
+    for (size_t d = 0; d < out.keep_device.size(); ++d) {
+      const auto id = static_cast<int64_t>(d);
+      const int64_t t = id % per_stage, s = (id / per_stage) % stages,
+                    r = id / (per_stage * stages);
+      const int64_t from = SourceOf(s, stages).first;
+      out.keep_device[d] = b.keep_device[static_cast<size_t>((r * kFrom + from) * per_stage + t)];
+    }
+  }
+  // Meshes: the stage meshes <base>.s<k> of every target stage, in order,
+  // where `b`'s first one was; the others as they are.
+  bool stage_meshes = false;
+  for (const std::unique_ptr<Mesh>& mesh : b.module.meshes()) {
+    std::string base;
+    if (StageOfMesh(mesh->name(), base) < 0) {
+      out.module.AddMesh(*mesh);
+      continue;
+    }
+    if (stage_meshes) continue;
+    stage_meshes = true;
+    for (int64_t s = 0; s < stages; ++s) {
+      const auto [from, j] = SourceOf(s, stages);
+      const Mesh* source = b.module.LookupMesh(base + ".s" + std::to_string(from));
+      if (source == nullptr)
+        return FailedPrecondition() << "mesh @" << base << ".s" << from << " is missing";
+      std::vector<DeviceId> devices;
+      devices.reserve(source->devices().size());
+      for (DeviceId d : source->devices()) {
+        std::optional<DeviceId> x = writer.renamer(j).Device(d);
+        if (!x.has_value()) return FailedPrecondition() << "mesh @" << source->name();
+        devices.push_back(*x);
+      }
+      out.module.AddMesh(
+          Mesh(base + ".s" + std::to_string(s), source->axes(),
+               source->explicit_devices() ? std::move(devices) : std::vector<DeviceId>{},
+               source->loc()));
+    }
+  }
+  DISTIR_ASSIGN_OR_RETURN(std::unique_ptr<Function> fn,
+                          fold_.Write(*b.module.entry(), writer, b.op_images, out.op_images));
+  out.module.AddFunction(std::move(fn));
+  return out;
+}
+
+}  // namespace distir::sharding
