@@ -542,8 +542,9 @@ Status Evaluator::NextTemplate(const TemplatePoint& p, const std::vector<Represe
 
 StatusOr<sharding::GridTemplate> Evaluator::BuildTemplate(
     const TemplatePoint& p, const std::vector<Representatives>& ways) {
-  if (!family_.stage_fold_refused && FoldsStages(p)) {
-    StatusOr<sharding::GridTemplate> folded = StageFoldedTemplate(p, ways);
+  if (std::vector<std::pair<int64_t, int64_t>> groups = StageGroups(p);
+      !groups.empty() && !family_.stage_fold_refused) {
+    StatusOr<sharding::GridTemplate> folded = StageFoldedTemplate(p, ways, groups);
     if (folded.ok()) {
       ++templates_folded_;
       return folded;
@@ -576,34 +577,49 @@ int64_t Evaluator::FoldedLayersPerChunk(const TemplatePoint& p) const {
   return n >= options_.folded_layers ? n : 0;
 }
 
-bool Evaluator::FoldsStages(const TemplatePoint& p) const {
+std::vector<std::pair<int64_t, int64_t>> Evaluator::StageGroups(const TemplatePoint& p) const {
   const int64_t stages = p.grid.pp;
-  if (options_.folded_stages < 4 || stages < options_.folded_stages || stages % 2 != 0 ||
-      e_.model_file || e_.model.family != ModelFamily::kTransformerTraining ||
+  if (options_.folded_stages < 4 || stages < options_.folded_stages || e_.model_file ||
+      e_.model.family != ModelFamily::kTransformerTraining ||
       sharding::LayerNamePrefix(p.grid.layer_pattern).empty())
-    return false;
+    return {};
   const int64_t v = std::max<int64_t>(p.grid.virtual_stages, 1);
   const int64_t layers = e_.model.transformer.num_layers;
-  if (layers % (stages * v) != 0) return false;
-  // Interleaving runs K a multiple of the stages: of 4 for the small ones.
-  if (v > 1 && p.grid.microbatches % 4 != 0) return false;
-  // The layers built: 2 + 4 stages, against the layer fold's 2 C + 3 C.
-  const int64_t n = layers / (stages * v);
-  const int64_t by_stages = 6 * v * n;
+  // Interleaving runs K a multiple of the stages: of 4 for the larger small
+  // one (one group: the split of an interleaved pipeline is even).
+  if (v > 1 && p.grid.microbatches % 4 != 0) return {};
+  std::vector<std::pair<int64_t, int64_t>> groups;
+  if (layers % (stages * v) == 0) {
+    if (stages % 2 != 0) return {};
+    groups = {{stages, layers / (stages * v)}};
+  } else {
+    // Megatron's uneven split (v = 1): the first L mod P stages a layer
+    // longer, folded as two groups of as many stages.
+    const int64_t longer = layers % stages;
+    if (v > 1 || 2 * longer != stages || longer % 2 != 0) return {};
+    groups = {{longer, layers / stages + 1}, {longer, layers / stages}};
+  }
+  // The layers built: 2 + 4 stages per group, against the layer fold's 2 C
+  // + 3 C (or all of them).
+  int64_t by_stages = 0;
+  for (const auto& [count, n] : groups) by_stages += 6 * v * n;
   const int64_t by_layers = FoldedLayersPerChunk(p) > 0 ? 5 * stages * v : layers;
-  return by_stages < by_layers;
+  if (by_stages >= by_layers) return {};
+  return groups;
 }
 
 StatusOr<sharding::GridTemplate> Evaluator::StageFoldedTemplate(
-    const TemplatePoint& p, const std::vector<Representatives>& ways) {
-  const int64_t stages = p.grid.pp;
+    const TemplatePoint& p, const std::vector<Representatives>& ways,
+    const std::vector<std::pair<int64_t, int64_t>>& groups) {
   const int64_t v = std::max<int64_t>(p.grid.virtual_stages, 1);
-  const int64_t n = e_.model.transformer.num_layers / (stages * v);
   const int64_t batch = ShardedPoint(p.config).second;
-  // The template of the same grid point with `s` stages, for the same ways.
-  auto small = [&](int64_t s) -> StatusOr<sharding::GridTemplate> {
+  // The template of the same grid point with `per_group` stages per group,
+  // for the same ways.
+  auto small = [&](int64_t per_group) -> StatusOr<sharding::GridTemplate> {
     ParallelOptions o = p.o;
-    o.pp = s;
+    o.pp = per_group * static_cast<int64_t>(groups.size());
+    int64_t layers = 0;
+    for (const auto& [count, n] : groups) layers += per_group * v * n;
     std::vector<Representatives> all;
     if (options_.replica_symmetry) all = RepresentativesOf(o, e_.hardware.devices_per_node);
     std::vector<Representatives> same;
@@ -611,14 +627,16 @@ StatusOr<sharding::GridTemplate> Evaluator::StageFoldedTemplate(
       auto it = std::find_if(all.begin(), all.end(), [&](const Representatives& x) {
         return x.tp == w.tp && x.last_apart == w.last_apart && (x.replica > 0) == (w.replica > 0);
       });
-      if (it == all.end()) return FailedPrecondition() << "no such way with " << s << " stages";
+      if (it == all.end()) return FailedPrecondition() << "no such way with " << o.pp << " stages";
       same.push_back(*it);
     }
     sharding::GridOptions grid = p.grid;
-    grid.pp = s;
-    DISTIR_ASSIGN_OR_RETURN(const Function* seq, Sequential(batch, s * v * n));
+    grid.pp = o.pp;
+    DISTIR_ASSIGN_OR_RETURN(const Function* seq, Sequential(batch, layers));
     return sharding::DistributedTemplateOfFirst(*seq, grid, p.rules, PartsOf(same));
   };
+  std::vector<int64_t> stages;
+  for (const auto& [count, n] : groups) stages.push_back(count);
   DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate b, small(4));
   StatusOr<sharding::GridTemplate> written = FailedPrecondition() << "not learned";
   // Another micro-batch of the family: the same ops, other integers (else
@@ -628,11 +646,11 @@ StatusOr<sharding::GridTemplate> Evaluator::StageFoldedTemplate(
     DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate a, small(2));
     sharding::StageLayout layout;
     for (const MeshAxis& axis : p.grid.axes) {
-      if (axis.name == "dp") layout.dp = axis.size;
       if (axis.name == "tp") layout.tp = axis.size;
     }
     layout.chunks = v;
-    layout.layers = n;
+    layout.layers.clear();
+    for (const auto& [count, n] : groups) layout.layers.push_back(n);
     layout.prefix = sharding::LayerNamePrefix(p.grid.layer_pattern);
     DISTIR_ASSIGN_OR_RETURN(sharding::StageFold fold, sharding::StageFold::Learn(a, b, layout));
     family_.stage_fold = std::move(fold);

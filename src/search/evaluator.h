@@ -136,9 +136,10 @@ struct EvaluatorOptions {
   /// (sharding::LayerFold), not built for all L: the same template, op for op.
   /// 0: always built (`distir search --built-layers`).
   int64_t folded_layers = 5;
-  /// The same for pipelines of at least this many stages (an even P): the
-  /// template written from templates of 2 and 4 stages (sharding::StageFold),
-  /// where that builds fewer layers than the layer fold. 0: never.
+  /// The same for pipelines of at least this many stages (groups of an even
+  /// number of stages alike): the template written from templates of 2 and 4
+  /// stages per group (sharding::StageFold), where that builds fewer layers
+  /// than the layer fold. 0: never.
   int64_t folded_stages = 8;
   /// Configurations whose estimated memory (memory_estimate.h) is above this
   /// are kTooLarge and not built; Trace() refuses them as ResourceExhausted.
@@ -345,16 +346,19 @@ class Evaluator {
                                                  const std::vector<Representatives>& ways);
   /// The layers per model chunk of `p` when its template is folded, else 0.
   int64_t FoldedLayersPerChunk(const TemplatePoint& p) const;
-  /// True when `p`'s template is written by the stage fold: P >= folded_stages,
-  /// even, its layers split evenly, and fewer layers built than by the layer
-  /// fold (or built whole).
-  bool FoldsStages(const TemplatePoint& p) const;
-  /// `p`'s template of P stages written from one of 4 by the family's stage
-  /// fold (learned from one of 2 the first time); its part the same way of
-  /// `ways` as the small ones'. FailedPrecondition or the small builds'
-  /// errors: build it otherwise.
-  StatusOr<sharding::GridTemplate> StageFoldedTemplate(const TemplatePoint& p,
-                                                       const std::vector<Representatives>& ways);
+  /// The groups of stages of `p` (stages, layers per chunk) when its template
+  /// is written by the stage fold: P >= folded_stages with groups of an even
+  /// number of stages (one, or two of P / 2 with Megatron's uneven split),
+  /// and fewer layers built than by the layer fold (or built whole); else
+  /// none.
+  std::vector<std::pair<int64_t, int64_t>> StageGroups(const TemplatePoint& p) const;
+  /// `p`'s template of `groups` written from one of 4 stages per group by the
+  /// family's stage fold (learned from one of 2 the first time); its part the
+  /// same way of `ways` as the small ones'. FailedPrecondition or the small
+  /// builds' errors: build it otherwise.
+  StatusOr<sharding::GridTemplate> StageFoldedTemplate(
+      const TemplatePoint& p, const std::vector<Representatives>& ways,
+      const std::vector<std::pair<int64_t, int64_t>>& groups);
   /// `p`'s template of n layers per chunk written from one of 2 per chunk by
   /// the family's fold (learned from one of 1 per chunk the first time).
   /// FailedPrecondition or the small builds' errors: build it whole.

@@ -1,5 +1,6 @@
 #include "sharding/fold_stages.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -11,8 +12,10 @@
 namespace distir::sharding {
 namespace {
 
-// The stages of the larger built template.
+// The stages per group of the larger built template (its two middle ones
+// inserted) and of the smaller.
 constexpr int64_t kFrom = 4;
+constexpr int64_t kSmall = 2;
 
 std::optional<int64_t> Digits(std::string_view s) {
   if (s.empty() || s.size() > 9) return std::nullopt;
@@ -24,37 +27,77 @@ std::optional<int64_t> Digits(std::string_view s) {
   return x;
 }
 
-// The four-stage template's stages, chunks, layers and devices in another
-// template of `to` stages: copy j >= 1 of the middle stages, or (j = 0) the
-// matched ops, whose middle stages are neighbours of the first (stage 1) or
-// the last (stage 2), or none (`exact`: learning, a name of the middle).
+// Where each group of `sizes` stages starts, and their sum last.
+std::vector<int64_t> Starts(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> starts{0};
+  for (int64_t n : sizes) starts.push_back(starts.back() + n);
+  return starts;
+}
+
+// The first layer of each chunk (and their count last) of a pipeline of
+// `sizes` stages per group, v chunks per stage, `layers[g]` per chunk of a
+// stage of group g; chunk c = s + P k.
+std::vector<int64_t> FirstLayers(const std::vector<int64_t>& sizes, int64_t chunks,
+                                 const std::vector<int64_t>& layers) {
+  std::vector<int64_t> per_stage;
+  for (size_t g = 0; g < sizes.size(); ++g)
+    per_stage.insert(per_stage.end(), static_cast<size_t>(sizes[g]), layers[g]);
+  std::vector<int64_t> first{0};
+  for (int64_t k = 0; k < chunks; ++k) {
+    for (int64_t n : per_stage) first.push_back(first.back() + n);
+  }
+  return first;
+}
+
+// The larger built template's stages, chunks, layers and devices in a
+// template of `to[g]` stages per group: copy j >= 1 of each group's middle
+// stages, or (j = 0) the matched ops, whose middle stages are neighbours of
+// the group's first (stage 1) or last (stage 2), or none (`exact`: learning,
+// a name of the middle).
 class StageRenamer {
  public:
-  StageRenamer(const StageLayout& layout, int64_t to, int j, bool exact)
-      : layout_(layout), to_(to), j_(j), exact_(exact) {}
+  StageRenamer(const StageLayout& layout, std::vector<int64_t> to, int j, bool exact)
+      : layout_(layout),
+        to_(std::move(to)),
+        starts_(Starts(to_)),
+        from_first_(
+            FirstLayers(std::vector<int64_t>(to_.size(), kFrom), layout.chunks, layout.layers)),
+        to_first_(FirstLayers(to_, layout.chunks, layout.layers)),
+        j_(j),
+        exact_(exact) {}
+
+  int64_t from_stages() const { return kFrom * static_cast<int64_t>(to_.size()); }
+  int64_t to_stages() const { return starts_.back(); }
 
   int64_t Stage(int64_t s) const {
-    if (j_ > 0) return 2 * (j_ - 1) + s;
-    if (s == 0) return 0;
-    if (s == kFrom - 1) return to_ - 1;
+    const auto g = static_cast<size_t>(s / kFrom);
+    const int64_t pos = s % kFrom, start = starts_[g], size = to_[g];
+    if (j_ > 0) return start + 2 * (j_ - 1) + pos;
+    if (pos == 0) return start;
+    if (pos == kFrom - 1) return start + size - 1;
     if (exact_) return -1;
-    return s == 1 ? 1 : to_ - 2;
+    return pos == 1 ? start + 1 : start + size - 2;
   }
   int64_t Chunk(int64_t c) const {
-    const int64_t s = Stage(c % kFrom);
-    return s < 0 ? -1 : s + to_ * (c / kFrom);
+    const int64_t s = Stage(c % from_stages());
+    return s < 0 ? -1 : s + to_stages() * (c / from_stages());
   }
   int64_t Layer(int64_t layer) const {
-    const int64_t c = Chunk(layer / layout_.layers);
-    return c < 0 ? -1 : c * layout_.layers + layer % layout_.layers;
+    auto it = std::upper_bound(from_first_.begin(), from_first_.end(), layer);
+    if (it == from_first_.begin() || it == from_first_.end()) return -1;
+    const auto c = static_cast<int64_t>(it - from_first_.begin()) - 1;
+    const int64_t to = Chunk(c);
+    if (to < 0) return -1;
+    return to_first_[static_cast<size_t>(to)] + layer - from_first_[static_cast<size_t>(c)];
   }
   std::optional<DeviceId> Device(DeviceId d) const {
     if (!d.has_value()) return d;
-    const int64_t id = d.value(), t = id % layout_.tp, s = (id / layout_.tp) % kFrom;
-    const int64_t replica = id / (layout_.tp * kFrom);
+    const int64_t id = d.value(), t = id % layout_.tp;
+    const int64_t s = (id / layout_.tp) % from_stages();
+    const int64_t replica = id / (layout_.tp * from_stages());
     const int64_t stage = Stage(s);
     if (stage < 0) return std::nullopt;
-    return DeviceId(static_cast<int32_t>((replica * to_ + stage) * layout_.tp + t));
+    return DeviceId(static_cast<int32_t>((replica * to_stages() + stage) * layout_.tp + t));
   }
 
   // A name's layer (after the prefix), its `s<k>` parts and its last part
@@ -89,7 +132,7 @@ class StageRenamer {
                           (number = Digits(text.substr(1)));
       out.append(name, begin, part - begin);
       if (stage) {
-        const int64_t s = number.has_value() && *number < kFrom ? Stage(*number) : -1;
+        const int64_t s = number.has_value() && *number < from_stages() ? Stage(*number) : -1;
         if (s < 0) return std::nullopt;
         out += 's';
         out += std::to_string(s);
@@ -151,16 +194,19 @@ class StageRenamer {
 
  private:
   const StageLayout& layout_;
-  int64_t to_;
+  std::vector<int64_t> to_, starts_, from_first_, to_first_;
   int j_;
   bool exact_;
 };
 
-// Learning: the four-stage template read as the two-stage one.
+// Learning: the larger template read as the smaller.
 class StageSpec final : public FoldSpec {
  public:
   explicit StageSpec(const StageLayout& layout)
-      : exact_(layout, 2, 0, true), shifted_(layout, 2, 0, false) {}
+      : exact_(layout, Small(layout), 0, true), shifted_(layout, Small(layout), 0, false) {}
+  static std::vector<int64_t> Small(const StageLayout& layout) {
+    return std::vector<int64_t>(layout.layers.size(), kSmall);
+  }
   FoldNames NameInA(const std::string& name) const override {
     if (std::optional<std::string> exact = exact_.Name(name)) return {std::move(*exact), ""};
     std::optional<std::string> shifted = shifted_.Name(name);
@@ -181,10 +227,11 @@ class StageSpec final : public FoldSpec {
 
 class StageWriter final : public FoldWriter {
  public:
-  StageWriter(const StageLayout& layout, int64_t stages) : stages_(stages) {
-    for (int j = 0; j <= copies(); ++j) renamers_.emplace_back(layout, stages, j, false);
+  StageWriter(const StageLayout& layout, const std::vector<int64_t>& stages)
+      : copies_(static_cast<int>((stages.at(0) - 2) / 2)) {
+    for (int j = 0; j <= copies_; ++j) renamers_.emplace_back(layout, stages, j, false);
   }
-  int copies() const override { return static_cast<int>((stages_ - 2) / 2); }
+  int copies() const override { return copies_; }
   std::string Name(const std::string& name, int j) const override {
     return renamers_[static_cast<size_t>(j)].Name(name).value_or(name);
   }
@@ -198,16 +245,20 @@ class StageWriter final : public FoldWriter {
   const StageRenamer& renamer(int j) const { return renamers_[static_cast<size_t>(j)]; }
 
  private:
-  int64_t stages_;
+  int copies_;
   std::vector<StageRenamer> renamers_;
 };
 
-// Which of the four-stage template's stages, and which copy, target stage `s`
-// of `stages` is.
-std::pair<int64_t, int> SourceOf(int64_t s, int64_t stages) {
-  if (s == 0) return {0, 0};
-  if (s == stages - 1) return {kFrom - 1, 0};
-  return {(s - 1) % 2 + 1, static_cast<int>((s - 1) / 2 + 1)};
+// Which of the larger template's stages, and which copy, target stage `s` of
+// a pipeline of `stages[g]` per group (starting at `starts[g]`) is.
+std::pair<int64_t, int> SourceOf(int64_t s, const std::vector<int64_t>& stages,
+                                 const std::vector<int64_t>& starts) {
+  const auto g =
+      static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), s) - starts.begin() - 1);
+  const int64_t o = s - starts[g], base = kFrom * static_cast<int64_t>(g);
+  if (o == 0) return {base, 0};
+  if (o == stages[g] - 1) return {base + kFrom - 1, 0};
+  return {base + (o - 1) % 2 + 1, static_cast<int>((o - 1) / 2 + 1)};
 }
 
 // "<base>.s<k>": k, else -1.
@@ -224,8 +275,12 @@ int64_t StageOfMesh(const std::string& name, std::string& base) {
 
 StatusOr<StageFold> StageFold::Learn(const GridTemplate& a, const GridTemplate& b,
                                      const StageLayout& layout) {
-  if (layout.dp < 1 || layout.tp < 1 || layout.chunks < 1 || layout.layers < 1)
+  if (layout.tp < 1 || layout.chunks < 1 || layout.layers.empty() ||
+      (layout.layers.size() > 1 && layout.chunks > 1))
     return FailedPrecondition() << "no stage layout to fold by";
+  for (int64_t n : layout.layers) {
+    if (n < 1) return FailedPrecondition() << "no stage layout to fold by";
+  }
   if (a.part != b.part || a.local.size() != b.local.size() || a.module.functions().size() != 1 ||
       b.module.functions().size() != 1)
     return FailedPrecondition() << "the templates differ in more than their stages";
@@ -246,28 +301,35 @@ StatusOr<StageFold> StageFold::Learn(const GridTemplate& a, const GridTemplate& 
   return f;
 }
 
-StatusOr<GridTemplate> StageFold::Write(const GridTemplate& b, int64_t stages) const {
-  if (stages < 2 || stages % 2 != 0 || stages > 100000)
-    return FailedPrecondition() << "a stage fold writes an even number of stages";
+StatusOr<GridTemplate> StageFold::Write(const GridTemplate& b,
+                                        const std::vector<int64_t>& stages) const {
+  if (stages.size() != layout_.layers.size())
+    return FailedPrecondition() << "a stage fold writes as many groups as it learned";
+  for (int64_t n : stages) {
+    if (n < 2 || n % 2 != 0 || n > 100000 || n != stages[0])
+      return FailedPrecondition() << "a stage fold writes groups of one even number of stages";
+  }
   if (b.module.functions().size() != 1)
     return FailedPrecondition() << "the template is not the one learned from";
   const StageWriter writer(layout_, stages);
+  const std::vector<int64_t> starts = Starts(stages);
+  const int64_t total = starts.back();
+  const int64_t from = kFrom * static_cast<int64_t>(stages.size());
   GridTemplate out;
   out.part = b.part;
   for (const std::string& name : b.local) out.local.push_back(writer.Name(name, 0));
   // The devices kept: each target device as the one of `b` it copies.
   if (!b.keep_device.empty()) {
     const int64_t per_stage = layout_.tp;
-    if (b.keep_device.size() % static_cast<size_t>(kFrom * per_stage) != 0)
+    if (b.keep_device.size() % static_cast<size_t>(from * per_stage) != 0)
       return FailedPrecondition() << "the template keeps devices of another world";
-    const auto replicas = static_cast<int64_t>(b.keep_device.size()) / (kFrom * per_stage);
-    out.keep_device.resize(static_cast<size_t>(replicas * stages * per_stage));
+    const auto replicas = static_cast<int64_t>(b.keep_device.size()) / (from * per_stage);
+    out.keep_device.resize(static_cast<size_t>(replicas * total * per_stage));
     for (size_t d = 0; d < out.keep_device.size(); ++d) {
       const auto id = static_cast<int64_t>(d);
-      const int64_t t = id % per_stage, s = (id / per_stage) % stages,
-                    r = id / (per_stage * stages);
-      const int64_t from = SourceOf(s, stages).first;
-      out.keep_device[d] = b.keep_device[static_cast<size_t>((r * kFrom + from) * per_stage + t)];
+      const int64_t t = id % per_stage, s = (id / per_stage) % total, r = id / (per_stage * total);
+      const int64_t source = SourceOf(s, stages, starts).first;
+      out.keep_device[d] = b.keep_device[static_cast<size_t>((r * from + source) * per_stage + t)];
     }
   }
   // Meshes: the stage meshes <base>.s<k> of every target stage, in order,
@@ -281,11 +343,11 @@ StatusOr<GridTemplate> StageFold::Write(const GridTemplate& b, int64_t stages) c
     }
     if (stage_meshes) continue;
     stage_meshes = true;
-    for (int64_t s = 0; s < stages; ++s) {
-      const auto [from, j] = SourceOf(s, stages);
-      const Mesh* source = b.module.LookupMesh(base + ".s" + std::to_string(from));
+    for (int64_t s = 0; s < total; ++s) {
+      const auto [source_stage, j] = SourceOf(s, stages, starts);
+      const Mesh* source = b.module.LookupMesh(base + ".s" + std::to_string(source_stage));
       if (source == nullptr)
-        return FailedPrecondition() << "mesh @" << base << ".s" << from << " is missing";
+        return FailedPrecondition() << "mesh @" << base << ".s" << source_stage << " is missing";
       std::vector<DeviceId> devices;
       devices.reserve(source->devices().size());
       for (DeviceId d : source->devices()) {

@@ -1,5 +1,5 @@
 // A grid point's template for P pipeline stages, written from two built ones
-// with two and four (docs/cost_model.md §3.7).
+// with two and four (per group of stages alike; docs/cost_model.md §3.7).
 //
 // A pipeline's middle stages are alike but for their devices: each runs its
 // v chunks of n layers, receives from the stage before and sends to the
@@ -23,7 +23,10 @@
 // sent) stage 1 reads as stage 1 and stage 2 as stage 0 (the neighbour across).
 // Copy j (1 .. (P - 2) / 2) of the inserted stages 1 and 2 is stages 2j - 1
 // and 2j, and their neighbours 2j - 2 and 2j + 1. Meshes and the devices the
-// template keeps follow the same map.
+// template keeps follow the same map. With Megatron's uneven split (v = 1,
+// the first L mod P stages a layer longer) the stages form two groups of
+// equal size, each folded so: the built templates have 2 and 4 stages per
+// group, 4 and 8 in all.
 //
 // tests/unit/search/folded_template_test.cc checks that the written template
 // prints as the built one, op for op, and simulates to the same results.
@@ -32,6 +35,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sharding/grid.h"
 #include "sharding/template_fold.h"
@@ -39,30 +43,31 @@
 
 namespace distir::sharding {
 
-/// What the stage fold's names and devices depend on: D and T of the world
-/// [dp, pp, tp], v chunks per stage, n layers per chunk, and the layers'
-/// name prefix (fold_layers.h LayerNamePrefix; empty: names carry no layer).
+/// What the stage fold's names and devices depend on: T of the world
+/// [dp, pp, tp], v chunks per stage, the layers per chunk of each group of
+/// stages (one group where the layers split evenly; Megatron's uneven split
+/// of L over P, v = 1, has the first L mod P stages one layer longer: two
+/// groups), and the layers' name prefix (fold_layers.h LayerNamePrefix).
 struct StageLayout {
-  int64_t dp = 1;
   int64_t tp = 1;
   int64_t chunks = 1;
-  int64_t layers = 1;
+  std::vector<int64_t> layers{1};
   std::string prefix;
 };
 
 class StageFold {
  public:
-  /// From `a` (2 stages) and `b` (4) of the same grid point but for P.
-  /// FailedPrecondition naming the first difference that is not two inserted
-  /// middle stages.
+  /// From `a` (2 stages per group) and `b` (4 per group) of the same grid
+  /// point but for P. FailedPrecondition naming the first difference that is
+  /// not two inserted middle stages per group.
   static StatusOr<StageFold> Learn(const GridTemplate& a, const GridTemplate& b,
                                    const StageLayout& layout);
 
-  /// The template of `stages` (>= 2, even) stages written from `b`: the
-  /// template Learn was given as `b`, or one that differs from it in
-  /// integers only. Its `part` is `b`'s. FailedPrecondition where `b` is not
-  /// of that structure.
-  StatusOr<GridTemplate> Write(const GridTemplate& b, int64_t stages) const;
+  /// The template of `stages[g]` stages in group g (each even and >= 2, all
+  /// equal) written from `b`: the template Learn was given as `b`, or one
+  /// that differs from it in integers only. Its `part` is `b`'s.
+  /// FailedPrecondition where `b` is not of that structure.
+  StatusOr<GridTemplate> Write(const GridTemplate& b, const std::vector<int64_t>& stages) const;
 
  private:
   StageLayout layout_;

@@ -104,7 +104,16 @@ INSTANTIATE_TEST_SUITE_P(
                  "  virtual_stages: [1, 2]\n  micro_batch: [1, 2]\n"
                  "  sequence_parallel: [false, true]\n  recompute: [selective]\n"
                  "  zero: [0, 1]\nconstraints: {world: equal}\nsharding: model\n",
-                 8}),
+                 8},
+        // Sixteen stages over 24 layers, Megatron's uneven split: the first
+        // eight stages hold two layers, the last eight one (two groups).
+        FoldGrid{"GptUnevenStages",
+                 "name: t\nmodel: {name: gpt-tiny, num_layers: 24}\n"
+                 "hardware: ../hardware/dgx-a100.yaml\nworld_size: 16\n"
+                 "space:\n  batch: 64\n  dp: all\n  tp: [1]\n  pp: [16]\n"
+                 "  micro_batch: [1, 2]\n  recompute: [selective, full]\n"
+                 "  zero: [0, 1]\nconstraints: {world: equal}\nsharding: model\n",
+                 4}),
     [](const ::testing::TestParamInfo<FoldGrid>& grid) { return std::string(grid.param.name); });
 
 // LayerFold on its own: the template of gpt-tiny (T 2, P 2, sequence
