@@ -8,11 +8,19 @@
 //       (sim::SimulateSegmented, the search's default), 0: op by op
 //       (`distir search --op-by-op`).
 //
+//   BM_EvaluateLayers/L/P/folded   one Evaluate of (D 1, T 1, P, K 8) with
+//       L blocks: folded 1, the template written from templates of two and
+//       three blocks per stage (P 2, sharding::LayerFold) or of 2 and 4 stages
+//       (P 8, sharding::StageFold), the search's default; 0, built for all L
+//       (`distir search --build-all-templates`). A fresh evaluator learns the
+//       fold every iteration, as the first micro-batch of a family does.
+//
 // Counters: ops, the distributed program's op count (every device's), and
 // ops_per_second. Today the template (one microbatch of one replica) is built
 // once and expanded into its K copies (docs/cost_model.md §3.2), and replica
 // 0 stands for the D replicas. From segments (docs/cost_model.md §3.3), K
-// costs 4-5x less than op by op; the template (L) dominates.
+// costs 4-5x less than op by op; the template (L) dominates, and what of it
+// grows with L when folded is writing it, not building it (§3.6, §3.7).
 
 #include <benchmark/benchmark.h>
 
@@ -26,13 +34,14 @@
 namespace distir::search {
 namespace {
 
-Experiment Point(int64_t k, int64_t d, int64_t layers) {
+Experiment Point(int64_t k, int64_t d, int64_t layers, int64_t stages = 2) {
   const std::string yaml =
       "name: bench\nmodel: {name: gpt-tiny, num_layers: " + std::to_string(layers) +
       "}\nhardware: " + DISTIR_SOURCE_DIR +
-      "/configs/hardware/dgx-a100.yaml\nworld_size: " + std::to_string(2 * d) +
+      "/configs/hardware/dgx-a100.yaml\nworld_size: " + std::to_string(stages * d) +
       "\nspace: {batch: [" + std::to_string(d * k) + "], dp: [" + std::to_string(d) +
-      "], tp: [1], pp: [2], microbatches: [" + std::to_string(k) + "]}\ntraces: 0\n";
+      "], tp: [1], pp: [" + std::to_string(stages) + "], microbatches: [" + std::to_string(k) +
+      "]}\ntraces: 0\n";
   StatusOr<Experiment> e = ParseExperiment(yaml, "bench.yaml");
   if (!e.ok()) {
     std::cerr << e.status().ToString() << "\n";
@@ -41,13 +50,11 @@ Experiment Point(int64_t k, int64_t d, int64_t layers) {
   return std::move(*e);
 }
 
-void BM_EvaluatePoint(benchmark::State& state) {
-  const Experiment e = Point(state.range(0), state.range(1), state.range(2));
+// Evaluates the one configuration of `e` with `options` per iteration.
+void Evaluate(benchmark::State& state, const Experiment& e, const EvaluatorOptions& options) {
   const std::vector<Config> configs = EnumerateConfigs(e);
   if (configs.size() != 1) std::abort();
   int64_t ops = 0;
-  EvaluatorOptions options;
-  options.composed_segments = state.range(3) != 0;
   for (auto _ : state) {
     Evaluator evaluator(e, options);
     const ConfigResult r = evaluator.Evaluate(configs[0]);
@@ -64,10 +71,30 @@ void BM_EvaluatePoint(benchmark::State& state) {
                          benchmark::Counter::kIsRate);
 }
 
+void BM_EvaluatePoint(benchmark::State& state) {
+  EvaluatorOptions options;
+  options.composed_segments = state.range(3) != 0;
+  Evaluate(state, Point(state.range(0), state.range(1), state.range(2)), options);
+}
+
+void BM_EvaluateLayers(benchmark::State& state) {
+  const bool folded = state.range(2) != 0;
+  EvaluatorOptions options;
+  options.folded_layers = folded ? 5 : 0;
+  options.folded_stages = folded ? 8 : 0;
+  Evaluate(state, Point(8, 1, state.range(0), state.range(1)), options);
+}
+
 // K in {2, 8, 32, 128}, D in {1, 4}, L in {4, 16}, each op by op and from segments.
 BENCHMARK(BM_EvaluatePoint)
     ->ArgsProduct({{2, 8, 32, 128}, {1, 4}, {4, 16}, {0, 1}})
     ->ArgNames({"K", "D", "L", "segments"})
+    ->Unit(benchmark::kMillisecond);
+
+// L in {8, 16, 32, 64} over P 2 and 8, folded and built.
+BENCHMARK(BM_EvaluateLayers)
+    ->ArgsProduct({{8, 16, 32, 64}, {2, 8}, {0, 1}})
+    ->ArgNames({"L", "P", "folded"})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -12,7 +12,23 @@
 #include "search/evaluator.h"
 #include "search/experiment.h"
 
+// Under the sanitizers (5-20x slower) the tests' grids thin to one value of a
+// knob whose code paths the others repeat; the Release stage runs them whole.
+#ifdef DISTIR_SANITIZED_BUILD
+#define DISTIR_THIN(whole, thin) thin
+#else
+#define DISTIR_THIN(whole, thin) whole
+#endif
+
 namespace distir::testing {
+
+/// A grid of such a test: its name, its experiment text, and how many of its
+/// templates at least are written.
+struct TemplateGrid {
+  const char* name;
+  const char* text;
+  int64_t min_written;
+};
 
 /// Evaluates every configuration of `e` with `writing` and `building`, grouped
 /// by template family as the search does (search::AssignUnits on one rank).

@@ -29,6 +29,7 @@ namespace distir::search {
 namespace {
 
 using ::distir::testing::ExperimentOf;
+using ::distir::testing::TemplateGrid;
 
 // Every configuration of `e` with templates folded from three layers per
 // chunk (and eight stages) onwards and built, in the search's order
@@ -43,22 +44,10 @@ int64_t ExpectFoldedTemplatesExact(const Experiment& e) {
   return checked;
 }
 
-#ifdef DISTIR_SANITIZED_BUILD
-#define DISTIR_THIN(whole, thin) thin
-#else
-#define DISTIR_THIN(whole, thin) whole
-#endif
-
-struct FoldGrid {
-  const char* name;
-  const char* text;
-  int64_t min_folded;
-};
-
-class FoldedTemplateTest : public ::testing::TestWithParam<FoldGrid> {};
+class FoldedTemplateTest : public ::testing::TestWithParam<TemplateGrid> {};
 
 TEST_P(FoldedTemplateTest, EqualsTheBuiltTemplateAndResults) {
-  EXPECT_GE(ExpectFoldedTemplatesExact(ExperimentOf(GetParam().text)), GetParam().min_folded);
+  EXPECT_GE(ExpectFoldedTemplatesExact(ExperimentOf(GetParam().text)), GetParam().min_written);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -66,7 +55,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         // Pipelines with and without interleaving (3, 6 and 12 layers per
         // chunk), tensor and sequence parallelism, recomputation, ZeRO-1.
-        FoldGrid{
+        TemplateGrid{
             "GptPipelines",
             "name: t\nmodel: {name: gpt-tiny, num_layers: 12}\n"
             "hardware: ../hardware/dgx-a100.yaml\nworld_size: 8\n"
@@ -82,39 +71,42 @@ INSTANTIATE_TEST_SUITE_P(
             DISTIR_THIN(100, 10)},
         // LLaMA (RMSNorm, SwiGLU, grouped queries) with four tensor-parallel
         // ranks, whose template is built for representatives of them.
-        FoldGrid{"LlamaTensorParallel",
-                 "name: t\nmodel: {name: llama-tiny, num_layers: 12}\n"
-                 "hardware: ../hardware/dgx-a100.yaml\nworld_size: 8\n"
-                 "space:\n  batch: 32\n  dp: all\n  tp: " DISTIR_THIN(
-                     "[2, 4]",
-                     "[4]") "\n"
-                            "  pp: [2]\n  virtual_stages: [1, 2]\n  micro_batch: [1, 4]\n"
-                            "  sequence_parallel: [false, true]\n  recompute: " DISTIR_THIN(
-                                "[none, selective, full]", "[full]") "\n"
-                                                                     "  zero: [0, 1]\n"
-                                                                     "constraints: {world: equal}\n"
-                                                                     "sharding: model\n",
-                 DISTIR_THIN(60, 8)},
+        TemplateGrid{
+            "LlamaTensorParallel",
+            "name: t\nmodel: {name: llama-tiny, num_layers: 12}\n"
+            "hardware: ../hardware/dgx-a100.yaml\nworld_size: 8\n"
+            "space:\n  batch: 32\n  dp: all\n  tp: " DISTIR_THIN(
+                "[2, 4]", "[4]") "\n"
+                                 "  pp: [2]\n  virtual_stages: [1, 2]\n  micro_batch: [1, 4]\n"
+                                 "  sequence_parallel: [false, true]\n  recompute: " DISTIR_THIN(
+                                     "[none, selective, full]",
+                                     "[full]") "\n"
+                                               "  zero: [0, 1]\n"
+                                               "constraints: {world: equal}\n"
+                                               "sharding: model\n",
+            DISTIR_THIN(60, 8)},
         // Eight stages written from two and four (the stage fold), with and
         // without interleaving, replicas standing for all.
-        FoldGrid{"GptStages",
-                 "name: t\nmodel: {name: gpt-tiny, num_layers: 16}\n"
-                 "hardware: ../hardware/dgx-a100.yaml\nworld_size: 16\n"
-                 "space:\n  batch: 64\n  dp: all\n  tp: [1, 2]\n  pp: [8]\n"
-                 "  virtual_stages: [1, 2]\n  micro_batch: [1, 2]\n"
-                 "  sequence_parallel: [false, true]\n  recompute: [selective]\n"
-                 "  zero: [0, 1]\nconstraints: {world: equal}\nsharding: model\n",
-                 8},
+        TemplateGrid{"GptStages",
+                     "name: t\nmodel: {name: gpt-tiny, num_layers: 16}\n"
+                     "hardware: ../hardware/dgx-a100.yaml\nworld_size: 16\n"
+                     "space:\n  batch: 64\n  dp: all\n  tp: [1, 2]\n  pp: [8]\n"
+                     "  virtual_stages: [1, 2]\n  micro_batch: [1, 2]\n"
+                     "  sequence_parallel: [false, true]\n  recompute: [selective]\n"
+                     "  zero: [0, 1]\nconstraints: {world: equal}\nsharding: model\n",
+                     8},
         // Sixteen stages over 24 layers, Megatron's uneven split: the first
         // eight stages hold two layers, the last eight one (two groups).
-        FoldGrid{"GptUnevenStages",
-                 "name: t\nmodel: {name: gpt-tiny, num_layers: 24}\n"
-                 "hardware: ../hardware/dgx-a100.yaml\nworld_size: 16\n"
-                 "space:\n  batch: 64\n  dp: all\n  tp: [1]\n  pp: [16]\n"
-                 "  micro_batch: [1, 2]\n  recompute: [selective, full]\n"
-                 "  zero: [0, 1]\nconstraints: {world: equal}\nsharding: model\n",
-                 4}),
-    [](const ::testing::TestParamInfo<FoldGrid>& grid) { return std::string(grid.param.name); });
+        TemplateGrid{"GptUnevenStages",
+                     "name: t\nmodel: {name: gpt-tiny, num_layers: 24}\n"
+                     "hardware: ../hardware/dgx-a100.yaml\nworld_size: 16\n"
+                     "space:\n  batch: 64\n  dp: all\n  tp: [1]\n  pp: [16]\n"
+                     "  micro_batch: [1, 2]\n  recompute: [selective, full]\n"
+                     "  zero: [0, 1]\nconstraints: {world: equal}\nsharding: model\n",
+                     4}),
+    [](const ::testing::TestParamInfo<TemplateGrid>& grid) {
+      return std::string(grid.param.name);
+    });
 
 // LayerFold on its own: the template of gpt-tiny (T 2, P 2, sequence
 // parallelism, selective recomputation, ZeRO-1) at 2, 4 and 6 layers per

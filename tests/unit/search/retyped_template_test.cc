@@ -22,6 +22,7 @@ namespace distir::search {
 namespace {
 
 using ::distir::testing::ExperimentOf;
+using ::distir::testing::TemplateGrid;
 
 // Every configuration of `e` with and without written templates, in the
 // search's order (testing/written_templates.h); returns how many were written.
@@ -33,22 +34,7 @@ int64_t ExpectWrittenTemplatesExact(const Experiment& e) {
   return checked;
 }
 
-// Under the sanitizers (5-20x slower) the gpt-tiny grids thin to one value of
-// a knob whose code paths the others repeat; the Release stage runs them whole.
-#ifdef DISTIR_SANITIZED_BUILD
-#define DISTIR_THIN(whole, thin) thin
-#else
-#define DISTIR_THIN(whole, thin) whole
-#endif
-
-// A grid (experiment text) and how many of its templates at least are written.
-struct Grid {
-  const char* name;
-  const char* text;
-  int64_t min_written;
-};
-
-class RetypedTemplateTest : public ::testing::TestWithParam<Grid> {};
+class RetypedTemplateTest : public ::testing::TestWithParam<TemplateGrid> {};
 
 TEST_P(RetypedTemplateTest, EqualsTheBuiltTemplateAndResults) {
   EXPECT_GT(ExpectWrittenTemplatesExact(ExperimentOf(GetParam().text)), GetParam().min_written);
@@ -59,42 +45,48 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         // Interleaving, tensor and sequence parallelism over micro batches 1
         // to 8 (1 and 8 built per family, 2 and 4 written where they can be).
-        Grid{"MegatronPipelines",
-             "name: t\nmodel: gpt-tiny\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 8\n"
-             "space:\n  batch: 32\n  dp: all\n  tp: [1, 2]\n  pp: " DISTIR_THIN(
-                 "[2, 4]", "[4]") "\n"
-                                  "  virtual_stages: [1, 2]\n  micro_batch: [1, 2, 4, 8]\n"
-                                  "  sequence_parallel: [false, true]\nconstraints: {world: "
-                                  "equal}\nsharding: model\n",
-             DISTIR_THIN(10, 4)},
+        TemplateGrid{
+            "MegatronPipelines",
+            "name: t\nmodel: gpt-tiny\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 8\n"
+            "space:\n  batch: 32\n  dp: all\n  tp: [1, 2]\n  pp: " DISTIR_THIN(
+                "[2, 4]", "[4]") "\n"
+                                 "  virtual_stages: [1, 2]\n  micro_batch: [1, 2, 4, 8]\n"
+                                 "  sequence_parallel: [false, true]\nconstraints: {world: "
+                                 "equal}\nsharding: model\n",
+            DISTIR_THIN(10, 4)},
         // Recomputation (full, selective) and the distributed optimizer.
-        Grid{"RecomputationAndZero",
-             "name: t\nmodel: {name: gpt-tiny, bf16: true}\nhardware: ../hardware/dgx-a100.yaml\n"
-             "world_size: 8\nspace:\n  batch: 32\n  dp: all\n  tp: [2]\n  pp: [2]\n"
-             "  micro_batch: [1, 2, 4, 8]\n  recompute: [full, selective]\n"
-             "  zero: " DISTIR_THIN("[0, 1]",
-                                    "[1]") "\n"
-                                           "constraints: {world: equal}\nsharding: model\n",
-             DISTIR_THIN(4, 2)},
+        TemplateGrid{
+            "RecomputationAndZero",
+            "name: t\nmodel: {name: gpt-tiny, bf16: true}\nhardware: ../hardware/dgx-a100.yaml\n"
+            "world_size: 8\nspace:\n  batch: 32\n  dp: all\n  tp: [2]\n  pp: [2]\n"
+            "  micro_batch: [1, 2, 4, 8]\n  recompute: [full, selective]\n"
+            "  zero: " DISTIR_THIN("[0, 1]",
+                                   "[1]") "\n"
+                                          "constraints: {world: equal}\nsharding: model\n",
+            DISTIR_THIN(4, 2)},
         // Odd micro batches between even ones (3 between 2 and 6 on T = 2
         // with sequence parallelism): written where c * m is whole.
-        Grid{"OddMicroBatches",
-             "name: t\nmodel: gpt-tiny\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 4\n"
-             "space:\n  batch: 48\n  dp: 1\n  tp: [2]\n  pp: [2]\n"
-             "  virtual_stages: " DISTIR_THIN(
-                 "[1, 2]",
-                 "[2]") "\n"
-                        "  micro_batch: [1, 2, 3, 4, 6]\n  sequence_parallel: [false, true]\n"
-                        "constraints: {world: equal}\nsharding: model\n",
-             DISTIR_THIN(4, 2)},
+        TemplateGrid{
+            "OddMicroBatches",
+            "name: t\nmodel: gpt-tiny\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 4\n"
+            "space:\n  batch: 48\n  dp: 1\n  tp: [2]\n  pp: [2]\n"
+            "  virtual_stages: " DISTIR_THIN(
+                "[1, 2]",
+                "[2]") "\n"
+                       "  micro_batch: [1, 2, 3, 4, 6]\n  sequence_parallel: [false, true]\n"
+                       "constraints: {world: equal}\nsharding: model\n",
+            DISTIR_THIN(4, 2)},
         // The paper's MLP grid (K from 2 to 32 at one batch), replicas
         // standing for all.
-        Grid{"MlpPipelines",
-             "name: t\nmodel: mlp-tiny\nhardware: ../hardware/dgx2-v100.yaml\nworld_size: 16\n"
-             "space:\n  batch: 256\n  dp: all\n  tp: all\n  pp: all\n"
-             "  microbatches: {pow2: [1, 5]}\n  schedule: [1f1b]\nconstraints: {world: equal}\n",
-             10}),
-    [](const ::testing::TestParamInfo<Grid>& grid) { return std::string(grid.param.name); });
+        TemplateGrid{
+            "MlpPipelines",
+            "name: t\nmodel: mlp-tiny\nhardware: ../hardware/dgx2-v100.yaml\nworld_size: 16\n"
+            "space:\n  batch: 256\n  dp: all\n  tp: all\n  pp: all\n"
+            "  microbatches: {pow2: [1, 5]}\n  schedule: [1f1b]\nconstraints: {world: equal}\n",
+            10}),
+    [](const ::testing::TestParamInfo<TemplateGrid>& grid) {
+      return std::string(grid.param.name);
+    });
 
 }  // namespace
 }  // namespace distir::search
