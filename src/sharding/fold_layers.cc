@@ -7,26 +7,6 @@
 namespace distir::sharding {
 namespace {
 
-// Where a name carries its layer: prefix, digits, '.'.
-struct LayerRef {
-  int64_t layer = -1;  // -1: no layer
-  size_t begin = 0, end = 0;
-};
-
-LayerRef LayerOf(std::string_view name, std::string_view prefix) {
-  if (prefix.empty() || name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix)
-    return {};
-  size_t i = prefix.size();
-  int64_t layer = 0;
-  while (i < name.size() && name[i] >= '0' && name[i] <= '9') {
-    if (i - prefix.size() >= 9) return {};
-    layer = layer * 10 + (name[i] - '0');
-    ++i;
-  }
-  if (i == prefix.size() || i >= name.size() || name[i] != '.') return {};
-  return {layer, prefix.size(), i};
-}
-
 std::string WithLayer(const std::string& name, const LayerRef& r, int64_t layer) {
   std::string out;
   out.reserve(name.size() + 4);
@@ -82,6 +62,20 @@ class LayerWriter final : public FoldWriter {
 };
 
 }  // namespace
+
+LayerRef LayerOf(std::string_view name, std::string_view prefix) {
+  if (prefix.empty() || name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix)
+    return {};
+  size_t i = prefix.size();
+  int64_t layer = 0;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9') {
+    if (i - prefix.size() >= 9) return {};
+    layer = layer * 10 + (name[i] - '0');
+    ++i;
+  }
+  if (i == prefix.size() || i >= name.size() || name[i] != '.') return {};
+  return {layer, prefix.size(), i};
+}
 
 std::string LayerNamePrefix(const std::string& layer_pattern) {
   // ^NAME\.([0-9]+)\.  with NAME of letters, digits, '_' and escaped dots.

@@ -43,6 +43,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sharding/grid.h"
@@ -50,6 +51,14 @@
 #include "support/status_or.h"
 
 namespace distir::sharding {
+
+/// Where a name carries its layer: `prefix`, decimal digits (at most 9), '.'
+/// (the digits at [begin, end)); layer -1 where it does not.
+struct LayerRef {
+  int64_t layer = -1;
+  size_t begin = 0, end = 0;
+};
+LayerRef LayerOf(std::string_view name, std::string_view prefix);
 
 /// The literal prefix of a layer pattern of the form `^NAME\.([0-9]+)\.`
 /// (models/transformer.h kTransformerLayerPattern: "layers."), else "".

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "sharding/fold_layers.h"
 #include "sharding/pipeline_task.h"
 
 namespace distir::sharding {
@@ -106,19 +107,12 @@ class StageRenamer {
     std::string out;
     out.reserve(name.size() + 4);
     size_t begin = 0;
-    const std::string& prefix = layout_.prefix;
-    if (!prefix.empty() && name.compare(0, prefix.size(), prefix) == 0) {
-      const size_t end = name.find('.', prefix.size());
-      if (end != std::string::npos) {
-        if (std::optional<int64_t> layer =
-                Digits(std::string_view(name).substr(prefix.size(), end - prefix.size()))) {
-          const int64_t l = Layer(*layer);
-          if (l < 0) return std::nullopt;
-          out.append(prefix);
-          out += std::to_string(l);
-          begin = end;
-        }
-      }
+    if (const LayerRef r = LayerOf(name, layout_.prefix); r.layer >= 0) {
+      const int64_t l = Layer(r.layer);
+      if (l < 0) return std::nullopt;
+      out.append(name, 0, r.begin);
+      out += std::to_string(l);
+      begin = r.end;
     }
     while (begin < name.size()) {
       const size_t dot = name.find('.', begin + 1);
