@@ -210,7 +210,7 @@ def run_case(ctx, fmt, seed, index, work_dir, keep):
 def run_format(ctx, name, args, work_dir):
     fmt = formats.FORMATS[name](ctx)
     fmt.prepare(work_dir)
-    indices = [args.case] if args.case is not None else range(args.cases)
+    indices = [args.case] if args.case is not None else range(args.first, args.first + args.cases)
     jobs = args.jobs * (3 if fmt.uses_mpi else 1)  # a singleton MPI launch mostly waits
     counts = dict.fromkeys(CATEGORIES, 0)
     failures = []
@@ -250,6 +250,9 @@ def main():
     parser.add_argument("--format", action="append", choices=sorted(formats.FORMATS))
     parser.add_argument("--cases", type=int, default=1000,
                         help="cases per format (the environment's DISTIR_FUZZ_CASES wins)")
+    parser.add_argument("--first", type=int, default=0,
+                        help="index of the first case (CTest's plain build starts after the "
+                        "cases the sanitizer build runs, so the two builds run different cases)")
     parser.add_argument("--seed", type=int, default=int(os.environ.get("DISTIR_FUZZ_SEED", "1")))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per command")

@@ -22,14 +22,17 @@ namespace {
 using ::distir::testing::ExperimentOf;
 
 // Under the sanitizers these grids cost 20-45 s a test (the simulator runs 5-20x
-// slower there): they thin to one batch size and one model, whose code paths are
-// the same; the Release stage runs them whole.
+// slower there): they thin to one batch size, one model and the two ends of
+// ZeRO (no sharding, everything sharded), whose code paths the others repeat;
+// the Release stage runs them whole.
 #ifdef DISTIR_SANITIZED_BUILD
 constexpr const char* kSymmetryBatches = "[16]";
 constexpr const char* kPruningModels[] = {"{name: gpt-tiny, bf16: true}"};
+constexpr const char* kPruningZero = "[0, 3]";
 #else
 constexpr const char* kSymmetryBatches = "[16, 64]";
 constexpr const char* kPruningModels[] = {"gpt-tiny", "{name: gpt-tiny, bf16: true}"};
+constexpr const char* kPruningZero = "[0, 1, 2, 3]";
 #endif
 
 // Simulating one replica of an inference model changes nothing: every
@@ -255,12 +258,11 @@ TEST(EvaluatorTest, ZeroOneShardsMixedPrecisionMasters) {
 TEST(EvaluatorTest, MemoryPruningIsExact) {
   for (const char* model : kPruningModels) {
     SCOPED_TRACE(model);
-    const std::string text =
-        std::string("name: t\nmodel: ") + model +
-        "\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 8\n"
-        "space:\n  batch: [16]\n  dp: all\n  tp: [1, 2, 4]\n  pp: [1, 2]\n"
-        "  microbatches: [1, 2, 4]\n  zero: [0, 1, 2, 3]\nconstraints: {world: equal}\n"
-        "sharding: model\n";
+    const std::string text = std::string("name: t\nmodel: ") + model +
+                             "\nhardware: ../hardware/dgx-a100.yaml\nworld_size: 8\n"
+                             "space:\n  batch: [16]\n  dp: all\n  tp: [1, 2, 4]\n  pp: [1, 2]\n"
+                             "  microbatches: [1, 2, 4]\n  zero: " +
+                             kPruningZero + "\nconstraints: {world: equal}\nsharding: model\n";
     const Experiment all = ExperimentOf(text);
     Evaluator full(all);
     std::vector<ConfigResult> unlimited;

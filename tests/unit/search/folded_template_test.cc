@@ -65,10 +65,12 @@ INSTANTIATE_TEST_SUITE_P(
                                     "  sequence_parallel: [false, true]\n  recompute: " DISTIR_THIN(
                                         "[none, full, selective]",
                                         "[selective]") "\n"
-                                                       "  zero: [0, 1]\n"
-                                                       "constraints: {world: equal}\n"
-                                                       "sharding: model\n",
-            DISTIR_THIN(100, 10)},
+                                                       "  zero: " DISTIR_THIN(
+                                                           "[0, 1]",
+                                                           "[1]") "\n"
+                                                                  "constraints: {world: equal}\n"
+                                                                  "sharding: model\n",
+            DISTIR_THIN(100, 5)},
         // LLaMA (RMSNorm, SwiGLU, grouped queries) with four tensor-parallel
         // ranks, whose template is built for representatives of them.
         TemplateGrid{
@@ -87,14 +89,21 @@ INSTANTIATE_TEST_SUITE_P(
             DISTIR_THIN(60, 8)},
         // Eight stages written from two and four (the stage fold), with and
         // without interleaving, replicas standing for all.
-        TemplateGrid{"GptStages",
-                     "name: t\nmodel: {name: gpt-tiny, num_layers: 16}\n"
-                     "hardware: ../hardware/dgx-a100.yaml\nworld_size: 16\n"
-                     "space:\n  batch: 64\n  dp: all\n  tp: [1, 2]\n  pp: [8]\n"
-                     "  virtual_stages: [1, 2]\n  micro_batch: [1, 2]\n"
-                     "  sequence_parallel: [false, true]\n  recompute: [selective]\n"
-                     "  zero: [0, 1]\nconstraints: {world: equal}\nsharding: model\n",
-                     8},
+        TemplateGrid{
+            "GptStages",
+            "name: t\nmodel: {name: gpt-tiny, num_layers: 16}\n"
+            "hardware: ../hardware/dgx-a100.yaml\nworld_size: 16\n"
+            "space:\n  batch: 64\n  dp: all\n  tp: " DISTIR_THIN(
+                "[1, 2]",
+                "[2]") "\n"
+                       "  pp: [8]\n  virtual_stages: [1, 2]\n  micro_batch: " DISTIR_THIN(
+                           "[1, 2]",
+                           "[1]") "\n"
+                                  "  sequence_parallel: [false, true]\n  recompute: [selective]\n"
+                                  "  zero: " DISTIR_THIN(
+                                      "[0, 1]",
+                                      "[1]") "\nconstraints: {world: equal}\nsharding: model\n",
+            DISTIR_THIN(8, 2)},
         // Sixteen stages over 24 layers, Megatron's uneven split: the first
         // eight stages hold two layers, the last eight one (two groups).
         TemplateGrid{"GptUnevenStages",
