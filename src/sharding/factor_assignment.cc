@@ -1,7 +1,6 @@
 #include "sharding/factor_assignment.h"
 
 #include <algorithm>
-#include <set>
 
 namespace distir::sharding {
 namespace {
@@ -66,9 +65,11 @@ std::vector<int64_t> OffsetsOfFactor(const TensorSource& src, int f) {
   return {};
 }
 
+// A source's axes for one factor (pointing into Project's result: no copy,
+// AssignFactors runs for every op in each propagation round).
 struct Candidate {
   int source = 0;
-  Axes axes;
+  const Axes* axes = nullptr;
 };
 
 // Bytes resharded if factor f takes `axes`: every known tensor whose layout of
@@ -78,8 +79,8 @@ double ReshardBytes(const Axes& axes, const std::vector<Candidate>& known,
                     const std::vector<TensorSource>& sources) {
   double bytes = 0;
   for (const Candidate& k : known) {
-    if (k.axes == axes) continue;
-    if (!sources[k.source].is_result && IsPrefix(k.axes, axes)) continue;
+    if (*k.axes == axes) continue;
+    if (!sources[k.source].is_result && IsPrefix(*k.axes, axes)) continue;
     bytes += sources[k.source].bytes;
   }
   return bytes;
@@ -93,14 +94,15 @@ const Candidate& Pick(const std::vector<Candidate>& cands, const std::vector<Can
   const Candidate* longest = &cands[0];
   bool compatible = true;
   for (const Candidate& c : cands) {
-    if (!IsPrefix(c.axes, longest->axes) && !IsPrefix(longest->axes, c.axes)) compatible = false;
-    if (c.axes.size() > longest->axes.size()) longest = &c;
+    if (!IsPrefix(*c.axes, *longest->axes) && !IsPrefix(*longest->axes, *c.axes))
+      compatible = false;
+    if (c.axes->size() > longest->axes->size()) longest = &c;
   }
   if (compatible) return *longest;
   const Candidate* best = &cands[0];
-  double best_cost = ReshardBytes(best->axes, known, sources);
+  double best_cost = ReshardBytes(*best->axes, known, sources);
   for (const Candidate& c : cands) {
-    double cost = ReshardBytes(c.axes, known, sources);
+    double cost = ReshardBytes(*c.axes, known, sources);
     const TensorSource& s = sources[c.source];
     const TensorSource& b = sources[best->source];
     bool better = cost < best_cost ||
@@ -114,15 +116,17 @@ const Candidate& Pick(const std::vector<Candidate>& cands, const std::vector<Can
   return *best;
 }
 
-// Truncates `axes` at the first axis in `used`, then marks the rest used.
-void TakeUnused(Axes& axes, std::set<std::string>& used) {
+// Truncates `axes` at the first axis in `used`, then marks the rest used (a
+// mesh has a few axes: a list, not a set).
+void TakeUnused(Axes& axes, std::vector<const std::string*>& used) {
   for (size_t i = 0; i < axes.size(); ++i) {
-    if (used.count(axes[i]) != 0) {
+    if (std::any_of(used.begin(), used.end(),
+                    [&](const std::string* u) { return *u == axes[i]; })) {
       axes.resize(i);
       break;
     }
   }
-  used.insert(axes.begin(), axes.end());
+  for (const std::string& a : axes) used.push_back(&a);
 }
 
 // A factor inside a compound dim takes axes dividing its size, and only
@@ -171,7 +175,7 @@ FactorAssignment AssignFactors(const FactorRule& rule, const std::vector<TensorS
     for (size_t s = 0; s < sources.size(); ++s) {
       if (proj[s].empty() || !HasFactor(*sources[s].factors, f)) continue;
       bool constraint = sources[s].required && sources[s].is_result;
-      if (!proj[s][f].empty() || constraint) known.push_back({static_cast<int>(s), proj[s][f]});
+      if (!proj[s][f].empty() || constraint) known.push_back({static_cast<int>(s), &proj[s][f]});
     }
     if (known.empty()) continue;
     int best = INT_MAX;
@@ -189,7 +193,7 @@ FactorAssignment AssignFactors(const FactorRule& rule, const std::vector<TensorS
       std::erase_if(cands, [&](const Candidate& c) { return !sources[c.source].is_result; });
     }
     const Candidate& pick = Pick(cands, known, sources);
-    fa.axes[f] = pick.axes;
+    fa.axes[f] = *pick.axes;
     fa.offsets[f] = OffsetsOfFactor(sources[pick.source], f);
     level[f] = best;
     weight[f] = sources[pick.source].bytes;
@@ -205,7 +209,7 @@ FactorAssignment AssignFactors(const FactorRule& rule, const std::vector<TensorS
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     return level[a] != level[b] ? level[a] < level[b] : weight[a] > weight[b];
   });
-  std::set<std::string> used;
+  std::vector<const std::string*> used;
   for (int f : order) TakeUnused(fa.axes[f], used);
   // A required result may only be partial over its own partial axes.
   for (const TensorSource& src : sources) {

@@ -12,6 +12,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace distir {
 
@@ -32,6 +33,10 @@ class GlobPattern {
   bool plain_ = true;                     // no bracket, backslash or byte outside ASCII
   bool any_char_ = false;                 // has '?', which fnmatch reads by character
   size_t last_star_ = std::string::npos;  // of the last `*`; npos: none
+  // A plain pattern of literals and `*` only, split at its stars (so
+  // `segments_.size()` is the stars + 1): the first segment is the name's
+  // prefix, the last its suffix, the others found in order between them.
+  std::vector<std::string> segments_;
 };
 
 }  // namespace distir

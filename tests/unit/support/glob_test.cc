@@ -78,5 +78,26 @@ TEST(GlobTest, BacksUpToTheLastStar) {
   EXPECT_TRUE(GlobMatch("layers.*.out", "layers.1.attention.out"));
 }
 
+// Every pattern of up to five characters over `a`, `b`, `*` and `?` against
+// every name of up to six over `a` and `b`: the `*`-only patterns take the
+// segment search, the others the greedy match, all as fnmatch.
+TEST(GlobTest, EverySmallPatternMatchesAsFnmatch) {
+  auto all = [](const std::string& alphabet, size_t max) {
+    std::vector<std::string> out = {""};
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i].size() == max) continue;
+      for (char c : alphabet) out.push_back(out[i] + c);
+    }
+    return out;
+  };
+  const std::vector<std::string> names = all("ab", 6);
+  for (const std::string& p : all("ab*?", 5)) {
+    const GlobPattern pattern(p);
+    for (const std::string& s : names) {
+      ASSERT_EQ(pattern.Matches(s), Fnmatch(p, s)) << p << " / " << s;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace distir
