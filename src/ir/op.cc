@@ -24,6 +24,15 @@ Value* Op::result(int i) const {
 }
 
 const Attribute* Op::FindAttr(std::string_view name) const {
+  // An op has a few attributes: comparing lengths first finds one with fewer
+  // byte comparisons than the tree's ordered ones (lookups are ~3 % of a
+  // search, most of them for "task").
+  if (attrs_.size() <= 8) {
+    for (const auto& [key, attr] : attrs_) {
+      if (key.size() == name.size() && key == name) return &attr;
+    }
+    return nullptr;
+  }
   auto it = attrs_.find(name);
   return it == attrs_.end() ? nullptr : &it->second;
 }
