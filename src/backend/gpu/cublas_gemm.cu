@@ -1,14 +1,17 @@
 #include <cublas_v2.h>
 
 #include "backend/gpu/cublas_gemm.h"
+#include "backend/gpu/cublas_library.h"
 #include "backend/gpu/cuda_check.h"
 
 namespace distir::gpu {
 
+// cuBLAS is called through the functions LoadCublas loaded (cublas_library.h).
 struct CublasGemm::Impl {
+  const CublasLibrary* cublas = nullptr;
   cublasHandle_t handle = nullptr;
   ~Impl() {
-    if (handle != nullptr) cublasDestroy(handle);
+    if (handle != nullptr) cublas->destroy(handle);
   }
 };
 
@@ -33,8 +36,10 @@ CublasGemm::~CublasGemm() = default;
 
 StatusOr<std::unique_ptr<CublasGemm>> CublasGemm::Create(void* stream) {
   auto impl = std::make_unique<Impl>();
-  DISTIR_CUBLAS_RETURN_IF_ERROR(cublasCreate(&impl->handle));
-  DISTIR_CUBLAS_RETURN_IF_ERROR(cublasSetStream(impl->handle, static_cast<cudaStream_t>(stream)));
+  DISTIR_ASSIGN_OR_RETURN(impl->cublas, LoadCublas());
+  DISTIR_CUBLAS_RETURN_IF_ERROR(impl->cublas->create(&impl->handle));
+  DISTIR_CUBLAS_RETURN_IF_ERROR(
+      impl->cublas->set_stream(impl->handle, static_cast<cudaStream_t>(stream)));
   return std::unique_ptr<CublasGemm>(new CublasGemm(std::move(impl)));
 }
 
@@ -50,7 +55,7 @@ Status CublasGemm::Gemm(GpuDType t, GpuDType c_type, bool trans_a, bool trans_b,
   // Leading dimensions of the row-major operands as stored.
   const int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n, ldc = n;
   // Column-major C^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
-  DISTIR_CUBLAS_RETURN_IF_ERROR(cublasGemmEx(
+  DISTIR_CUBLAS_RETURN_IF_ERROR(impl_->cublas->gemm_ex(
       impl_->handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
       static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha, b, CudaType(t),
       static_cast<int>(ldb), a, CudaType(t), static_cast<int>(lda), &beta, c, CudaType(c_type),
@@ -65,7 +70,7 @@ Status CublasGemm::GemmStridedBatched(GpuDType t, bool trans_a, bool trans_b, in
   if (m == 0 || n == 0 || batch == 0) return Status::Ok();
   const int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n, ldc = n;
   // As Gemm: each column-major C_i^T = op(B_i)^T op(A_i)^T.
-  DISTIR_CUBLAS_RETURN_IF_ERROR(cublasGemmStridedBatchedEx(
+  DISTIR_CUBLAS_RETURN_IF_ERROR(impl_->cublas->gemm_strided_batched_ex(
       impl_->handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
       static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha, b, CudaType(t),
       static_cast<int>(ldb), stride_b, a, CudaType(t), static_cast<int>(lda), stride_a, &beta, c,

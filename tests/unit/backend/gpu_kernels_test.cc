@@ -1,6 +1,7 @@
 // The CUDA kernels, cuBLAS GEMM and NCCL against the CPU host kernels
 // (backend/cpu/host_kernels.h), in f32, f16 and bf16 (STYLE.md §7: the GPU
-// backend is tested against the CPU). Every test GTEST_SKIPs without a GPU.
+// backend is tested against the CPU). Every test GTEST_SKIPs without a GPU but
+// the loading of cuBLAS, which needs none.
 
 #include "backend/gpu/gpu_kernels.h"
 
@@ -14,6 +15,7 @@
 
 #include "backend/cpu/host_kernels.h"
 #include "backend/gpu/cublas_gemm.h"
+#include "backend/gpu/cublas_library.h"
 #include "backend/gpu/device_buffer.h"
 #include "backend/gpu/nccl_comm.h"
 #include "testing/test_util.h"
@@ -89,6 +91,19 @@ void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, 
   for (size_t i = 0; i < got.size(); ++i) {
     ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << what << " element " << i;
   }
+}
+
+// cuBLAS is loaded on first use (cublas_library.h): the library the headers
+// name, every function the GEMMs call, the same table on every call.
+TEST(CublasLibraryTest, LoadsEveryFunctionWithoutADevice) {
+  ASSERT_OK_AND_ASSIGN(const CublasLibrary* cublas, LoadCublas());
+  EXPECT_NE(cublas->create, nullptr);
+  EXPECT_NE(cublas->destroy, nullptr);
+  EXPECT_NE(cublas->set_stream, nullptr);
+  EXPECT_NE(cublas->gemm_ex, nullptr);
+  EXPECT_NE(cublas->gemm_strided_batched_ex, nullptr);
+  ASSERT_OK_AND_ASSIGN(const CublasLibrary* again, LoadCublas());
+  EXPECT_EQ(again, cublas);
 }
 
 TEST(GpuKernelsTest, ElementwiseMatchesHost) {
