@@ -13,6 +13,16 @@ bool Fnmatch(const std::string& p, const std::string& s) {
   return fnmatch(p.c_str(), s.c_str(), 0) == 0;
 }
 
+// Every string of at most `max` characters over `alphabet`, shortest first.
+std::vector<std::string> AllStrings(const std::string& alphabet, size_t max) {
+  std::vector<std::string> out = {""};
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].size() == max) continue;
+    for (char c : alphabet) out.push_back(out[i] + c);
+  }
+  return out;
+}
+
 TEST(GlobTest, WildcardsMatchAsFnmatch) {
   const std::vector<std::string> patterns = {"",
                                              "*",
@@ -82,16 +92,8 @@ TEST(GlobTest, BacksUpToTheLastStar) {
 // every name of up to six over `a` and `b`: the `*`-only patterns take the
 // segment search, the others the greedy match, all as fnmatch.
 TEST(GlobTest, EverySmallPatternMatchesAsFnmatch) {
-  auto all = [](const std::string& alphabet, size_t max) {
-    std::vector<std::string> out = {""};
-    for (size_t i = 0; i < out.size(); ++i) {
-      if (out[i].size() == max) continue;
-      for (char c : alphabet) out.push_back(out[i] + c);
-    }
-    return out;
-  };
-  const std::vector<std::string> names = all("ab", 6);
-  for (const std::string& p : all("ab*?", 5)) {
+  const std::vector<std::string> names = AllStrings("ab", 6);
+  for (const std::string& p : AllStrings("ab*?", 5)) {
     const GlobPattern pattern(p);
     for (const std::string& s : names) {
       ASSERT_EQ(pattern.Matches(s), Fnmatch(p, s)) << p << " / " << s;
@@ -120,17 +122,9 @@ TEST(GlobTest, NumberBlindPatternsHaveAnchoredDigits) {
 // `*` matches every name of up to five over `a`, `.`, `1`, `2` exactly when it
 // matches the name's canonical form.
 TEST(GlobTest, NumberBlindPatternsMatchCanonicalNumbersAlike) {
-  auto all = [](const std::string& alphabet, size_t max) {
-    std::vector<std::string> out = {""};
-    for (size_t i = 0; i < out.size(); ++i) {
-      if (out[i].size() == max) continue;
-      for (char c : alphabet) out.push_back(out[i] + c);
-    }
-    return out;
-  };
-  const std::vector<std::string> names = all("a.12", 5);
+  const std::vector<std::string> names = AllStrings("a.12", 5);
   int blind = 0;
-  for (const std::string& p : all("a.1*", 5)) {
+  for (const std::string& p : AllStrings("a.1*", 5)) {
     const GlobPattern pattern(p);
     if (!pattern.NumberBlind()) continue;
     ++blind;
