@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <string>
-#include <unordered_map>
-#include <utility>
 
 #include "interp/infer_types.h"
 #include "ir/parser.h"
@@ -122,50 +119,23 @@ Status CheckRank(const ParamRule& rule, const Value& v) {
   return Status::Ok();
 }
 
-// MatchRule and MatchUsersRule for every value of a function. Where every
-// rule is NumberBlind (glob.h), names that differ only in their numeric parts
-// match alike, so a model's layers (`layers.<i>.…`) are matched once per name
-// shape: the search annotates every value of every template it builds, and
-// 30 rules each were 3 % of its time.
-class RuleMatcher {
- public:
-  explicit RuleMatcher(const std::vector<ParamRule>& rules)
-      : rules_(rules), blind_(std::all_of(rules.begin(), rules.end(), [](const ParamRule& r) {
-          return r.pattern.NumberBlind();
-        })) {}
-
-  // The first rule, and the first for_users rule, matching `name`.
-  std::pair<const ParamRule*, const ParamRule*> Match(const std::string& name) {
-    if (!blind_) return {MatchRule(rules_, name), MatchUsersRule(rules_, name)};
-    auto [it, added] = memo_.try_emplace(CanonicalNumbers(name));
-    if (added) it->second = {MatchRule(rules_, name), MatchUsersRule(rules_, name)};
-    return it->second;
-  }
-
- private:
-  const std::vector<ParamRule>& rules_;
-  const bool blind_;
-  std::unordered_map<std::string, std::pair<const ParamRule*, const ParamRule*>> memo_;
-};
-
 // Op results that a rule names get a Shard op stating that layout (a
 // requirement on the producer), which their users then read. Returns whether
 // one of them is split.
 StatusOr<bool> AnnotateValues(Module& module, const std::string& function,
                               const std::vector<ParamRule>& rules, const Mesh& mesh,
-                              std::vector<bool>& used, RuleMatcher& matcher) {
+                              std::vector<bool>& used) {
   const Function& fn = *module.Lookup(function);
   // A rule that laid out a parameter names parameters only.
   const std::vector<bool> for_params = used;
-  auto value_rule = [&](const ParamRule* r) -> const ParamRule* {
+  auto value_rule = [&](const Value& v) -> const ParamRule* {
+    const ParamRule* r = MatchRule(rules, v.name());
     return r != nullptr && !for_params[static_cast<size_t>(r - rules.data())] ? r : nullptr;
   };
   bool any = false, split = false;
   for (const auto& op : fn.ops()) {
-    for (const auto& r : op->results()) {
-      const auto [rule, users] = matcher.Match(r->name());
-      any = any || value_rule(rule) != nullptr || users != nullptr;
-    }
+    for (const auto& r : op->results())
+      any = any || value_rule(*r) != nullptr || MatchUsersRule(rules, r->name()) != nullptr;
   }
   if (!any) return false;
   DISTIR_RETURN_IF_ERROR(InferTypes(module));
@@ -187,10 +157,10 @@ StatusOr<bool> AnnotateValues(Module& module, const std::string& function,
     b.Clone(*op);
     if (op->kind() == OpKind::kShard) continue;
     for (const auto& r : op->results()) {
-      const auto [rule, users] = matcher.Match(r->name());
-      if (const ParamRule* laid = value_rule(rule))
-        DISTIR_RETURN_IF_ERROR(lay(*op, *r, *laid, ".laid"));
-      if (users != nullptr) DISTIR_RETURN_IF_ERROR(lay(*op, *r, *users, ".read"));
+      if (const ParamRule* rule = value_rule(*r))
+        DISTIR_RETURN_IF_ERROR(lay(*op, *r, *rule, ".laid"));
+      if (const ParamRule* rule = MatchUsersRule(rules, r->name()))
+        DISTIR_RETURN_IF_ERROR(lay(*op, *r, *rule, ".read"));
     }
   }
   module.ReplaceFunction(b.Finish());
@@ -245,9 +215,8 @@ Status AnnotateMesh(Module& module, std::string function, const std::vector<Mesh
   const Mesh* m = module.AddMesh(std::move(mesh));
   std::vector<bool> used(rules.size(), false);
   bool any_axis = false;
-  RuleMatcher matcher(rules);
   for (const auto& p : fn->params()) {
-    const ParamRule* r = matcher.Match(p->name()).first;
+    const ParamRule* r = MatchRule(rules, p->name());
     if (r == nullptr) continue;
     used[static_cast<size_t>(r - rules.data())] = true;
     DISTIR_RETURN_IF_ERROR(CheckRank(*r, *p));
@@ -258,8 +227,7 @@ Status AnnotateMesh(Module& module, std::string function, const std::vector<Mesh
     any_axis = any_axis || !s.IsReplicated();
     p->set_sharding(s);
   }
-  DISTIR_ASSIGN_OR_RETURN(bool values_split,
-                          AnnotateValues(module, function, rules, *m, used, matcher));
+  DISTIR_ASSIGN_OR_RETURN(bool values_split, AnnotateValues(module, function, rules, *m, used));
   any_axis = any_axis || values_split;
   fn = module.Lookup(function);
   for (size_t r = 0; r < rules.size(); ++r) {

@@ -84,50 +84,6 @@ bool GlobMatch(std::string_view pattern, std::string_view name) {
   return GlobPattern(std::string(pattern)).Matches(name);
 }
 
-namespace {
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-}  // namespace
-
-std::string CanonicalNumbers(std::string_view name) {
-  std::string out;
-  out.reserve(name.size());
-  size_t i = 0;
-  while (i < name.size()) {
-    size_t j = i;
-    while (j < name.size() && IsDigit(name[j])) ++j;
-    const bool numeric =
-        j > i && (i == 0 || name[i - 1] == '.') && (j == name.size() || name[j] == '.');
-    if (numeric) {
-      out += '0';
-    } else {
-      out.append(name, i, std::max(j, i + 1) - i);
-    }
-    i = std::max(j, i + 1);
-  }
-  return out;
-}
-
-bool GlobPattern::NumberBlind() const {
-  if (!plain_ || any_char_) return false;
-  // A literal neighbour that no numeric part of a name can hold.
-  auto anchors = [&](size_t k) {
-    return k < pattern_.size() && pattern_[k] != '.' && pattern_[k] != '*' && !IsDigit(pattern_[k]);
-  };
-  for (size_t i = 0; i < pattern_.size();) {
-    if (!IsDigit(pattern_[i])) {
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j < pattern_.size() && IsDigit(pattern_[j])) ++j;
-    if (!(i > 0 && anchors(i - 1)) && !anchors(j)) return false;
-    i = j;
-  }
-  return true;
-}
-
 GlobPattern::GlobPattern(std::string pattern)
     : pattern_(std::move(pattern)),
       plain_(Plain(pattern_)),

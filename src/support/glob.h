@@ -19,12 +19,6 @@ namespace distir {
 /// Whether `name` matches `pattern`: fnmatch(pattern, name, 0) == 0.
 bool GlobMatch(std::string_view pattern, std::string_view name);
 
-/// `name` with each numeric part (digits from a '.' or the start to a '.' or
-/// the end) replaced by `0`: names that differ only in such numbers
-/// (`layers.3.mlp`, `layers.17.mlp`) have one canonical form, which a
-/// NumberBlind pattern matches exactly when it matches them.
-std::string CanonicalNumbers(std::string_view name);
-
 /// A pattern read once for many names: GlobPattern(p).Matches(n) ==
 /// GlobMatch(p, n).
 class GlobPattern {
@@ -33,13 +27,6 @@ class GlobPattern {
   explicit GlobPattern(std::string pattern);
   bool Matches(std::string_view name) const;
   const std::string& pattern() const { return pattern_; }
-  /// True when the pattern's wildcards are `*` only and each run of digits
-  /// in it has a neighbour in the pattern that is a literal other than '.'
-  /// (`fc1`, not `.1.`): then no literal digit can match inside a name's
-  /// numeric part (a run of digits between dots), every such digit lies in
-  /// what a `*` matches, and whether a name matches does not change when a
-  /// numeric part is replaced by another (CanonicalNumbers).
-  bool NumberBlind() const;
 
  private:
   std::string pattern_;

@@ -101,39 +101,5 @@ TEST(GlobTest, EverySmallPatternMatchesAsFnmatch) {
   }
 }
 
-TEST(GlobTest, CanonicalNumbersReplacesWholeNumericParts) {
-  EXPECT_EQ(CanonicalNumbers("layers.17.mlp.fc1.out"), "layers.0.mlp.fc1.out");
-  EXPECT_EQ(CanonicalNumbers("3.a.45"), "0.a.0");
-  EXPECT_EQ(CanonicalNumbers("a12.3b.7"), "a12.3b.0");
-  EXPECT_EQ(CanonicalNumbers("x..9.."), "x..0..");
-  EXPECT_EQ(CanonicalNumbers(""), "");
-}
-
-TEST(GlobTest, NumberBlindPatternsHaveAnchoredDigits) {
-  EXPECT_TRUE(GlobPattern("layers.*.mlp.fc1.weight*").NumberBlind());
-  EXPECT_TRUE(GlobPattern("*.grad").NumberBlind());
-  EXPECT_FALSE(GlobPattern("layers.1*").NumberBlind());
-  EXPECT_FALSE(GlobPattern("*.12.*").NumberBlind());
-  EXPECT_FALSE(GlobPattern("layers.?.mlp").NumberBlind());
-  EXPECT_FALSE(GlobPattern("layers.[0-9].mlp").NumberBlind());
-}
-
-// Every NumberBlind pattern of up to five characters over `a`, `.`, `1` and
-// `*` matches every name of up to five over `a`, `.`, `1`, `2` exactly when it
-// matches the name's canonical form.
-TEST(GlobTest, NumberBlindPatternsMatchCanonicalNumbersAlike) {
-  const std::vector<std::string> names = AllStrings("a.12", 5);
-  int blind = 0;
-  for (const std::string& p : AllStrings("a.1*", 5)) {
-    const GlobPattern pattern(p);
-    if (!pattern.NumberBlind()) continue;
-    ++blind;
-    for (const std::string& s : names) {
-      ASSERT_EQ(pattern.Matches(s), pattern.Matches(CanonicalNumbers(s))) << p << " / " << s;
-    }
-  }
-  EXPECT_GT(blind, 300);
-}
-
 }  // namespace
 }  // namespace distir
