@@ -206,16 +206,15 @@ bool Expander::GroupTasks() {
   return true;
 }
 
-void Expander::AddSegment(size_t i, int64_t m, std::vector<std::vector<int32_t>>& instance) {
+void Expander::AddSegment(size_t i, std::vector<char>& opened) {
   const int32_t c = class_of_[i];
   if (c < 0) {
-    segments_.push_back({-1, static_cast<int32_t>(i), static_cast<int32_t>(m)});
+    segments_.push_back({-1, static_cast<int32_t>(i), 0});
     return;
   }
-  int32_t& at = instance[static_cast<size_t>(c)][static_cast<size_t>(m)];
-  if (at >= 0) return;
-  at = static_cast<int32_t>(segments_.size());
-  segments_.push_back({c, -1, static_cast<int32_t>(m)});
+  if (opened[static_cast<size_t>(c)] != 0) return;
+  opened[static_cast<size_t>(c)] = 1;
+  segments_.push_back({c, -1, 0});
 }
 
 // In Run()'s order: microbatch 0's ops (shared ones included), the later
@@ -231,18 +230,33 @@ std::optional<SegmentOrderView::Parts> Expander::Segments() {
     if (ops[i]->kind() == OpKind::kSend && kept(i) && tout_begin_[i + 1] == tout_begin_[i])
       return std::nullopt;
   }
-  std::vector<std::vector<int32_t>> instance(class_task_.size(),
-                                             std::vector<int32_t>(static_cast<size_t>(k_), -1));
+  std::vector<char> opened(class_task_.size(), 0);  // microbatch 0's classes
   for (size_t i = 0; i < c_.last_per; ++i) {
-    if (kept(i)) AddSegment(i, 0, instance);
+    if (kept(i)) AddSegment(i, opened);
   }
+  // Every later microbatch's segments come in one order: each class at its
+  // first op, each other op alone, found once.
+  std::vector<Segment> later;
+  std::vector<char> seen(class_task_.size(), 0);
+  for (size_t i = 0; i < c_.last_per; ++i) {
+    if (!c_.per_op[i] || !kept(i)) continue;
+    const int32_t c = class_of_[i];
+    if (c < 0) {
+      later.push_back({-1, static_cast<int32_t>(i), 0});
+    } else if (seen[static_cast<size_t>(c)] == 0) {
+      seen[static_cast<size_t>(c)] = 1;
+      later.push_back({c, -1, 0});
+    }
+  }
+  segments_.reserve(segments_.size() + later.size() * static_cast<size_t>(k_ - 1));
   for (int64_t m = 1; m < k_; ++m) {
-    for (size_t i = 0; i < c_.last_per; ++i) {
-      if (c_.per_op[i] && kept(i)) AddSegment(i, m, instance);
+    for (Segment g : later) {
+      g.m = static_cast<int32_t>(m);
+      segments_.push_back(g);
     }
   }
   for (size_t i = c_.last_per; i < ops.size(); ++i) {
-    if (kept(i)) AddSegment(i, 0, instance);
+    if (kept(i)) AddSegment(i, opened);
   }
   return SegmentParts();
 }

@@ -79,7 +79,9 @@ class Expander {
   /// result is not such an op (a Send: its sum would join another segment),
   /// or a shared task op names a microbatch other than 0.
   bool GroupTasks();
-  void AddSegment(size_t i, int64_t m, std::vector<std::vector<int32_t>>& instance);
+  /// Microbatch 0's segment of op i: its class's (where `opened` has not
+  /// marked it yet), or the op's own.
+  void AddSegment(size_t i, std::vector<char>& opened);
   /// The segments' tasks, Sends, the Sends each reads, and devices.
   SegmentOrderView::Parts SegmentParts() const;
   /// The template's reads and writes as value ids (those kept, when

@@ -74,25 +74,44 @@ class FreeFolder {
   /// a family's frees falling in a few groups); keeps the rest.
   void EndFamily() {
     groups_.clear();
+    group_of_.clear();
+    size_t g = 0;  // a family's frees come in runs of one group: try the last first
     for (const Free& f : family_) {
-      auto g = std::find_if(groups_.begin(), groups_.end(), [&](const Group& x) {
-        return x.kind == f.kind && x.offset == f.offset;
-      });
-      if (g == groups_.end()) g = groups_.insert(groups_.end(), Group{f.kind, f.offset, 0});
-      ++g->count;
+      if (g >= groups_.size() || groups_[g].kind != f.kind || groups_[g].offset != f.offset) {
+        g = static_cast<size_t>(
+            std::find_if(groups_.begin(), groups_.end(),
+                         [&](const Group& x) { return x.kind == f.kind && x.offset == f.offset; }) -
+            groups_.begin());
+        if (g == groups_.size()) groups_.push_back(Group{f.kind, f.offset, 0, 0});
+      }
+      ++groups_[g].count;
+      group_of_.push_back(static_cast<int32_t>(g));
     }
-    for (const Group& g : groups_) {
-      const int32_t times = Uniform(g);
-      for (int32_t r = 0; r < times; ++r) {
-        folded_.push_back({family_.front().value, g.offset, false});
-        kinds_.push_back(g.kind);
+    bool rest = false;
+    for (size_t x = 0; x < groups_.size(); ++x) {
+      Group& group = groups_[x];
+      group.times = Uniform(static_cast<int32_t>(x));
+      for (int32_t r = 0; r < group.times; ++r) {
+        folded_.push_back({family_.front().value, group.offset, false});
+        kinds_.push_back(group.kind);
       }
-      if (times > 0) continue;
-      for (const Free& f : family_) {
-        if (f.kind == g.kind && f.offset == g.offset) rest_.push_back(f);
-      }
+      rest = rest || group.times == 0;
+    }
+    // The rest in the family's order (Finish sorts them; frees equal in
+    // value, kind, offset and segment are equal in all).
+    for (size_t i = 0; rest && i < family_.size(); ++i) {
+      if (groups_[static_cast<size_t>(group_of_[i])].times == 0) rest_.push_back(family_[i]);
     }
     family_.clear();
+  }
+  /// How many segments are of `kind`.
+  int64_t SegmentsOf(int32_t kind) const { return segments_of_[static_cast<size_t>(kind)]; }
+  /// One copy of `value` freed after op `offset` in each segment of `kind`,
+  /// the family's frees there: the change EndFamily folds them into.
+  /// REQUIRES: no Add since the last EndFamily.
+  void FoldOnePerSegment(int32_t value, int32_t kind, int32_t offset) {
+    folded_.push_back({value, offset, false});
+    kinds_.push_back(kind);
   }
   /// Folds what the rest fold together; lists the others as buffers.
   void Finish(std::vector<std::vector<SegmentedProgram::KindChange>>& changes) {
@@ -152,18 +171,20 @@ class FreeFolder {
   struct Group {
     int32_t kind, offset;
     int64_t count;
+    int32_t times;  // frees folded per segment of the kind (Uniform); 0: none
   };
 
   // How many of the family's copies group `g` frees in each segment of its
   // kind: r when every segment has r of them, else 0 (not foldable).
-  int32_t Uniform(const Group& g) {
-    const int64_t segments = segments_of_[static_cast<size_t>(g.kind)];
-    if (segments == 0 || g.count % segments != 0) return 0;
-    const auto r = static_cast<int32_t>(g.count / segments);
+  int32_t Uniform(int32_t g) {
+    const Group& group = groups_[static_cast<size_t>(g)];
+    const int64_t segments = segments_of_[static_cast<size_t>(group.kind)];
+    if (segments == 0 || group.count % segments != 0) return 0;
+    const auto r = static_cast<int32_t>(group.count / segments);
     ++token_;
-    for (const Free& f : family_) {
-      if (f.kind != g.kind || f.offset != g.offset) continue;
-      const auto s = static_cast<size_t>(f.segment);
+    for (size_t i = 0; i < family_.size(); ++i) {
+      if (group_of_[i] != g) continue;
+      const auto s = static_cast<size_t>(family_[i].segment);
       if (stamp_[s] != token_) stamp_[s] = token_, count_[s] = 0;
       if (++count_[s] > r) return 0;
     }
@@ -171,6 +192,7 @@ class FreeFolder {
   }
   std::vector<Free> family_, rest_;
   std::vector<Group> groups_;
+  std::vector<int32_t> group_of_;  // per free of the family: its group
   std::vector<int32_t> stamp_;  // by segment: the last group that counted there
   std::vector<int32_t> count_;  // by segment: that group's frees there
   int32_t token_ = 0;
@@ -487,7 +509,7 @@ class SegmentWriter {
       } else {
         Allocates(op_kind_[static_cast<size_t>(j)], 0, value);
       }
-      if (!resident_[v]) {
+      if (!resident_[v] && !FreedInOwnSegments(v, frees)) {
         const int64_t copies = PerOp(j) ? k_ : 1;
         for (int64_t m = 0; m < copies; ++m) {
           At last;
@@ -512,6 +534,58 @@ class SegmentWriter {
     for (const auto& list : changes_) {
       p_.changes.insert(p_.changes.end(), list.begin(), list.end());
       p_.change_begin.push_back(static_cast<int32_t>(p_.changes.size()));
+    }
+    return true;
+  }
+
+  // The frees of a root's copies where every copy is read only by its own
+  // microbatch's segments (an activation read by the forward after it and by
+  // the backward): copy m dies in the latest of its readers' classes'
+  // segments m, after its last reader there. Where that is the same class
+  // for every copy (microbatch 0 apart: kinds of its own), the family folds
+  // into one change per kind, as EndFamily would fold the K frees (checked
+  // as ReadAt checks them). False, with nothing folded, where the copies are
+  // read otherwise, the root is summed or the last class changes.
+  bool FreedInOwnSegments(size_t v, FreeFolder& frees) {
+    const int32_t j = def_op_[v];
+    const std::vector<Reader>& readers = readers_[v];
+    if (!PerOp(j) || (Summed(v) && k_ > 1) || readers.empty()) return false;
+    std::vector<ClassRead>& reads = reads_;
+    reads.clear();
+    for (const Reader& r : readers) {
+      const int32_t c = ClassOf(r.op);
+      if (r.reach != Reach::kOwn || c < 0) return false;
+      auto it =
+          std::find_if(reads.begin(), reads.end(), [&](const ClassRead& x) { return x.cls == c; });
+      if (it == reads.end()) it = reads.insert(reads.end(), ClassRead{c, {-1, -1}});
+      for (int b = 0; b < 2; ++b)
+        it->last[b] = std::max(it->last[b], offset_[b][static_cast<size_t>(r.op)]);
+    }
+    int32_t winner[2] = {-1, -1};  // the latest class's index in reads, microbatch 0 and later
+    for (int64_t m = 0; m < k_; ++m) {
+      const int b = m > 0 ? 1 : 0;
+      int64_t latest = kNoReader;
+      int32_t at = -1;
+      for (size_t x = 0; x < reads.size(); ++x) {
+        const int32_t s = of_class_[static_cast<size_t>(reads[x].cls)][static_cast<size_t>(m)];
+        const int64_t pos = InSegment(s, reads[x].last[b]).pos;
+        if (pos > latest) latest = pos, at = static_cast<int32_t>(x);
+      }
+      if (winner[b] < 0) winner[b] = at;
+      if (winner[b] != at) return false;
+      for (const Reader& r : readers) {
+        const int32_t s = of_class_[static_cast<size_t>(ClassOf(r.op))][static_cast<size_t>(m)];
+        const int32_t offset = offset_[b][static_cast<size_t>(r.op)];
+        if (r.source >= 0 && InSegment(s, offset).pos <= Pos(r.source, m)) undefined_ = true;
+      }
+    }
+    for (int b = 0; b < (k_ > 1 ? 2 : 1); ++b) {
+      const int32_t kind = 2 * reads[static_cast<size_t>(winner[b])].cls + b;
+      if (frees.SegmentsOf(kind) != (b == 0 ? 1 : k_ - 1)) return false;
+    }
+    for (int b = 0; b < (k_ > 1 ? 2 : 1); ++b) {
+      const ClassRead& w = reads[static_cast<size_t>(winner[b])];
+      frees.FoldOnePerSegment(static_cast<int32_t>(v), 2 * w.cls + b, w.last[b]);
     }
     return true;
   }
@@ -557,6 +631,7 @@ class SegmentWriter {
       if (!KeptValue(prm->id())) continue;
       const int64_t copies = PerValue(prm->id()) ? k_ : 1;
       for (const Reader& r : readers_[static_cast<size_t>(prm->id())]) {
+        if (r.source < 0) continue;  // the parameter itself: resident, nothing to check
         for (int64_t m = 0; m < copies; ++m) ReadAt(r, m);
       }
     }
@@ -571,6 +646,13 @@ class SegmentWriter {
   int64_t total_ = 0;
   std::vector<int64_t> start_;                  // per segment (Expander's numbering)
   std::vector<int32_t> in_order_;               // per segment: its index in program order
+  // FreedInOwnSegments: per class reading a root, its last reader's offsets
+  // in the class's two kinds.
+  struct ClassRead {
+    int32_t cls;
+    int32_t last[2];
+  };
+  std::vector<ClassRead> reads_;
   std::vector<std::vector<int32_t>> of_class_;  // [class][microbatch]: its segment
   std::vector<std::vector<int32_t>> of_op_;     // [op][microbatch]: a one-op segment
   std::vector<int32_t> offset_[2];              // [b][op]: offset in its class kind
