@@ -5,13 +5,8 @@
 namespace distir {
 namespace {
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-bool Contains(std::string_view s, std::string_view part) {
-  return s.find(part) != std::string_view::npos;
-}
+// Inlined: a few of these run for every value of every simulated template.
+inline bool EndsWith(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
 
 // `<w>.master`, `<w>.exp_avg`, `<w>.exp_avg_sq`, their `.new`, and the
 // AdamW-decayed master `<w>.decayed`.
@@ -27,14 +22,27 @@ bool IsWeightName(std::string_view name) {
 
 // A weight's gradient, not an activation's: the gradient of a name ending in
 // .weight/.bias, its parts (the tied embedding's .lookup and .output), its
-// f32 copy and the decay term added to it.
+// f32 copy and the decay term added to it. That is, the name holds
+// `.weight.grad`, `.bias.grad` or `.main_grad`, or ends in `.l2`: each
+// `grad` in it is tried once against the three (the search classifies every
+// value of every simulated template; one scan, not three).
 bool IsWeightGradient(std::string_view name) {
-  return Contains(name, ".weight.grad") || Contains(name, ".bias.grad") ||
-         Contains(name, ".main_grad") || EndsWith(name, ".l2");
+  if (EndsWith(name, ".l2")) return true;
+  for (size_t at = name.find("grad"); at != std::string_view::npos;
+       at = name.find("grad", at + 1)) {
+    const std::string_view before = name.substr(0, at);
+    if (EndsWith(before, ".weight.") || EndsWith(before, ".bias.") || EndsWith(before, ".main_"))
+      return true;
+  }
+  return false;
 }
 
 bool AllDigits(std::string_view s) {
-  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
 }
 
 // A component the distribution passes append to a value's name without
@@ -42,13 +50,22 @@ bool AllDigits(std::string_view s) {
 // (`.s0`, `.to.s1`), a partial sum (`.sum2`), a ZeRO shard (`.zero`, and its
 // `.step` slice), a uniquifying number (`.1`).
 bool IsDecoration(std::string_view c) {
-  if (c == "zero" || c == "step" || c == "to" || AllDigits(c)) return true;
-  for (std::string_view prefix : {"d", "mb", "s", "sum"}) {
-    if (c.size() > prefix.size() && c.substr(0, prefix.size()) == prefix &&
-        AllDigits(c.substr(prefix.size())))
-      return true;
+  if (c.empty()) return false;
+  switch (c[0]) {
+    case 'z':
+      return c == "zero";
+    case 't':
+      return c == "to";
+    case 'd':
+      return AllDigits(c.substr(1));
+    case 'm':
+      return c.size() > 2 && c[1] == 'b' && AllDigits(c.substr(2));
+    case 's':
+      return c == "step" || AllDigits(c.substr(1)) ||
+             (c.size() > 3 && c.substr(0, 3) == "sum" && AllDigits(c.substr(3)));
+    default:
+      return AllDigits(c);
   }
-  return false;
 }
 
 // `name` without its trailing decorations: `layers.0.mlp.fc1.weight.grad.zero.d3`

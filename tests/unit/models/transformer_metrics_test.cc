@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include "models/model_zoo.h"
 #include "testing/test_util.h"
@@ -60,6 +62,88 @@ TEST(TransformerMetricsTest, DistributionSuffixesKeepTheRole) {
   // The constants of a shard's slice are constants, whatever they were named for.
   EXPECT_EQ(ClassifyTransformerValueName("layers.0.mlp.fc1.weight.zero.start.d0", false, true),
             Role::kOther);
+}
+
+// The classifier as first written (three substring scans, prefix lists): the
+// one-scan version must agree with it on every name.
+namespace reference {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+bool Contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+bool AllDigits(std::string_view s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+bool IsDecoration(std::string_view c) {
+  if (c == "zero" || c == "step" || c == "to" || AllDigits(c)) return true;
+  for (std::string_view prefix : {"d", "mb", "s", "sum"}) {
+    if (c.size() > prefix.size() && c.substr(0, prefix.size()) == prefix &&
+        AllDigits(c.substr(prefix.size())))
+      return true;
+  }
+  return false;
+}
+Role Classify(std::string_view name, bool is_param, bool is_constant) {
+  while (true) {
+    const size_t dot = name.rfind('.');
+    if (dot == std::string_view::npos || !IsDecoration(name.substr(dot + 1))) break;
+    name = name.substr(0, dot);
+  }
+  std::string_view base = name;
+  if (EndsWith(base, ".new")) base.remove_suffix(4);
+  if (EndsWith(base, ".master") || EndsWith(base, ".exp_avg") || EndsWith(base, ".exp_avg_sq") ||
+      EndsWith(base, ".decayed"))
+    return Role::kOptimizerState;
+  if (Contains(name, ".weight.grad") || Contains(name, ".bias.grad") ||
+      Contains(name, ".main_grad") || EndsWith(name, ".l2"))
+    return Role::kGradient;
+  auto weight = [](std::string_view n) { return EndsWith(n, ".weight") || EndsWith(n, ".bias"); };
+  if (is_param) return weight(name) ? Role::kWeight : Role::kInput;
+  if (is_constant) return Role::kOther;
+  if (EndsWith(name, ".new") && weight(name.substr(0, name.size() - 4))) return Role::kWeight;
+  return Role::kActivation;
+}
+
+}  // namespace reference
+
+// Every name of up to three parts from parts that matter to the rules (and
+// near misses), and a few written out, as the reference classifies them.
+TEST(TransformerMetricsTest, ClassifiesEveryNameAsTheReference) {
+  const std::vector<std::string> parts = {
+      "layers",  "3",          "mlp",     "weight", "bias",  "grad",       "main_grad", "master",
+      "exp_avg", "exp_avg_sq", "decayed", "new",    "l2",    "zero",       "step",      "to",
+      "s1",      "d3",         "d",       "mb",     "mb1",   "sum",        "sum2",      "s",
+      "m1",      "lookup",     "gradx",   "xgrad",  "main_", "weightgrad", "",          "12"};
+  std::vector<std::string> names = {"",
+                                    ".",
+                                    "grad",
+                                    ".weight.grad",
+                                    "x.bias.gradgrad",
+                                    "a.main_grad",
+                                    "a.main_.grad",
+                                    "a.weight.weight.grad.d"};
+  for (const std::string& a : parts) {
+    names.push_back(a);
+    for (const std::string& b : parts) {
+      names.push_back(a + "." + b);
+      for (const std::string& c : parts) names.push_back(a + "." + b + "." + c);
+    }
+  }
+  int64_t checked = 0;
+  for (const std::string& name : names) {
+    for (bool is_param : {false, true}) {
+      for (bool is_constant : {false, true}) {
+        ASSERT_EQ(ClassifyTransformerValueName(name, is_param, is_constant),
+                  reference::Classify(name, is_param, is_constant))
+            << name << " param " << is_param << " constant " << is_constant;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100000);
 }
 
 // Every weight of a built mixed-precision step has a gradient, a master, two
