@@ -159,6 +159,9 @@ Value* Partitioner::Ghost(const Value& of, int dev, const std::vector<int64_t>& 
 bool Partitioner::NamesLeftOut(const Value& in, const std::vector<int>& group) const {
   if (part_ == nullptr || std::all_of(group.begin(), group.end(), [&](int d) { return Kept(d); }))
     return false;
+  // Evenly sharded, every device holds the same shape (a data-parallel
+  // group's reduction: asked for every collective of every device).
+  if (in.sharding()->IsEven(MeshOfValue(in), in.type().shape())) return true;
   const std::vector<int64_t> shape = LocalShape(in, group[0]);
   return std::all_of(group.begin(), group.end(), [&](int d) { return LocalShape(in, d) == shape; });
 }
