@@ -42,13 +42,29 @@ function(distir_add_test name)
                        DISCOVERY_TIMEOUT 60)
 endfunction()
 
-# Links tcmalloc (Debian's libgoogle-perftools-dev) into an executable that builds
-# and frees millions of IR objects: `distir` and the benchmarks that measure what it
-# does. glibc's malloc spent a third of the search's time consolidating and
-# unlinking chunks. Not with the sanitizers, which bring their own allocator.
+# Links a faster allocator into an executable that builds and frees millions of
+# IR objects: `distir` and the benchmarks that measure what it does. glibc's
+# malloc spent a third of the search's time consolidating and unlinking chunks;
+# mimalloc (Debian's libmimalloc-dev) beats gperftools' tcmalloc on the search,
+# whose thread cache sends every wave of frees through its central lists
+# (docs/cost_model.md §3.7), and is the one linked; tcmalloc where mimalloc is
+# not installed. mimalloc_options.cc keeps freed pages committed: returning
+# them cost the search system time and page faults. Not with the sanitizers,
+# which bring their own allocator.
 function(distir_link_allocator target)
+  if(DISTIR_SANITIZE)
+    return()
+  endif()
+  find_library(DISTIR_MIMALLOC NAMES mimalloc)
+  find_path(DISTIR_MIMALLOC_INCLUDE NAMES mimalloc.h)
+  if(DISTIR_MIMALLOC AND DISTIR_MIMALLOC_INCLUDE)
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src/tools/mimalloc_options.cc)
+    target_include_directories(${target} PRIVATE ${DISTIR_MIMALLOC_INCLUDE})
+    target_link_libraries(${target} PRIVATE ${DISTIR_MIMALLOC})
+    return()
+  endif()
   find_library(DISTIR_TCMALLOC NAMES tcmalloc_minimal libtcmalloc_minimal.so.4)
-  if(DISTIR_TCMALLOC AND NOT DISTIR_SANITIZE)
+  if(DISTIR_TCMALLOC)
     target_link_libraries(${target} PRIVATE ${DISTIR_TCMALLOC})
   endif()
 endfunction()

@@ -15,7 +15,7 @@ PACKAGES=(
   libfmt-dev nlohmann-json3-dev libeigen3-dev
   libopenblas-serial-dev                     # the CPU executor's BLAS, one thread per rank
   llvm-14-tools                              # lit and FileCheck for golden-text tests
-  libgoogle-perftools-dev                    # tcmalloc: the search allocates millions of ops
+  libmimalloc-dev                            # mimalloc: the search allocates millions of ops
   libabsl-dev                                # Abseil's flat_hash_map: the IR's name index
   python3-h5py python3-matplotlib python3-numpy  # scripts/ (plots, result analysis)
   python3-yaml                               # tests/fuzz (the fuzz campaign)
