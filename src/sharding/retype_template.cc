@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -16,6 +17,24 @@ __extension__ typedef __int128 Wide;
 constexpr double kExact = 9007199254740992.0;  // 2^53: whole doubles up to it are exact
 
 bool Whole(double x) { return std::trunc(x) == x && std::abs(x) <= kExact; }
+
+// Where an integer is (its function, and its value or op and attribute),
+// spelled only when a check fails: the walk passes every integer of every
+// op of the template, and spelling each place cost more than the checks.
+struct Where {
+  const std::string& fn;
+  const distir::Value* value = nullptr;
+  const distir::Op* op = nullptr;
+  size_t index = 0;       // the op's
+  std::string_view attr;  // the attribute's name, if any
+  std::string str() const {
+    if (value != nullptr) return fn + " %" + value->name();
+    std::string s = fn + " op " + std::to_string(index) + " (" + op->Name() + ")";
+    if (!attr.empty()) s.append(" ").append(attr);
+    return s;
+  }
+  Where At(std::string_view name) const { return Where{fn, value, op, index, name}; }
+};
 
 // Learns, from integers at micro-batches ma and mb, which are c * m: visits
 // each integer of the first template with its counterpart in the second.
@@ -31,14 +50,14 @@ class Learner {
   const std::string& error() const { return error_; }
   std::vector<bool> TakeScales() { return std::move(scales_); }
 
-  bool Int(int64_t& x, int64_t other, const std::string& where) {
+  bool Int(int64_t& x, int64_t other, const Where& where) {
     if (x == other) return Record(false);
-    if (Wide{x} * mb_ != Wide{other} * ma_) return Fail(where + " is not c * m");
+    if (Wide{x} * mb_ != Wide{other} * ma_) return Fail(where.str() + " is not c * m");
     return Record(true);
   }
-  bool Float(double& x, double other, const std::string& where) {
+  bool Float(double& x, double other, const Where& where) {
     if (x == other) return Record(false);
-    if (!Whole(x) || !Whole(other)) return Fail(where + " is not c * m");
+    if (!Whole(x) || !Whole(other)) return Fail(where.str() + " is not c * m");
     auto xi = static_cast<int64_t>(x);
     return Int(xi, static_cast<int64_t>(other), where);
   }
@@ -66,18 +85,18 @@ class Writer {
   }
   const std::string& error() const { return error_; }
 
-  bool Int(int64_t& x, int64_t /*other*/, const std::string& where) {
+  bool Int(int64_t& x, int64_t /*other*/, const Where& where) {
     bool scales = false;
     if (!Next(scales)) return false;
     return !scales || Scale(x, where);
   }
-  bool Float(double& x, double /*other*/, const std::string& where) {
+  bool Float(double& x, double /*other*/, const Where& where) {
     bool scales = false;
     if (!Next(scales)) return false;
     if (!scales) return true;
     auto xi = static_cast<int64_t>(x);
     if (!Scale(xi, where)) return false;
-    if (std::abs(static_cast<double>(xi)) > kExact) return Fail(where + " is too large at m");
+    if (std::abs(static_cast<double>(xi)) > kExact) return Fail(where.str() + " is too large at m");
     x = static_cast<double>(xi);
     return true;
   }
@@ -95,9 +114,9 @@ class Writer {
     return true;
   }
   // x = c * m_a written as c * m.
-  bool Scale(int64_t& x, const std::string& where) {
+  bool Scale(int64_t& x, const Where& where) {
     const Wide at_m = Wide{x} * m_;
-    if (at_m % ma_ != 0) return Fail(where + " = c * m is not whole");
+    if (at_m % ma_ != 0) return Fail(where.str() + " = c * m is not whole");
     x = static_cast<int64_t>(at_m / ma_);
     return true;
   }
@@ -140,12 +159,12 @@ class Walk {
 
  private:
   bool Value(distir::Value& a, const distir::Value& b) {
-    const std::string where = fn_ + " %" + a.name();
+    const Where where{fn_, &a, nullptr, 0, {}};
     if constexpr (V::kLearns) {
-      if (a.name() != b.name()) return v_.Fail(where + ": names differ");
+      if (a.name() != b.name()) return v_.Fail(where.str() + ": names differ");
       if ((a.sharding() == nullptr) != (b.sharding() == nullptr) ||
           (a.sharding() != nullptr && !(*a.sharding() == *b.sharding())))
-        return v_.Fail(where + ": shardings differ");
+        return v_.Fail(where.str() + ": shardings differ");
     }
     std::optional<Type> t = TypeOf(a.type(), b.type(), where);
     if (!t.has_value()) return false;
@@ -153,10 +172,10 @@ class Walk {
     return true;
   }
 
-  std::optional<Type> TypeOf(const Type& a, const Type& b, const std::string& where) {
+  std::optional<Type> TypeOf(const Type& a, const Type& b, const Where& where) {
     if constexpr (V::kLearns) {
       if (a.kind() != b.kind() || (a.is_tuple() && a.elements().size() != b.elements().size()))
-        return v_.Fail(where + ": types differ"), std::nullopt;
+        return v_.Fail(where.str() + ": types differ"), std::nullopt;
     }
     if (a.is_tuple()) {
       std::vector<Type> elements;
@@ -169,13 +188,13 @@ class Walk {
       return Type::Tuple(std::move(elements));
     }
     if (!a.is_tensor()) {
-      if (V::kLearns && !(a == b)) return v_.Fail(where + ": types differ"), std::nullopt;
+      if (V::kLearns && !(a == b)) return v_.Fail(where.str() + ": types differ"), std::nullopt;
       return a;
     }
     if constexpr (V::kLearns) {
       if (a.dtype() != b.dtype() || !(a.device() == b.device()) ||
           a.shape().size() != b.shape().size())
-        return v_.Fail(where + ": dtypes, devices or ranks differ"), std::nullopt;
+        return v_.Fail(where.str() + ": dtypes, devices or ranks differ"), std::nullopt;
     }
     Dims shape = a.shape();
     for (size_t i = 0; i < shape.size(); ++i) {
@@ -185,14 +204,14 @@ class Walk {
   }
 
   bool Op(distir::Op& a, const distir::Op& b, size_t index) {
-    const std::string where = fn_ + " op " + std::to_string(index) + " (" + a.Name() + ")";
+    const Where where{fn_, nullptr, &a, index, {}};
     if constexpr (V::kLearns) {
       if (a.kind() != b.kind() || (a.is_call() && a.callee() != b.callee()) ||
           a.num_inputs() != b.num_inputs() || a.num_results() != b.num_results() ||
           a.attrs().size() != b.attrs().size())
-        return v_.Fail(where + ": the ops differ");
+        return v_.Fail(where.str() + ": the ops differ");
       for (int k = 0; k < a.num_inputs(); ++k) {
-        if (a.input(k)->id() != b.input(k)->id()) return v_.Fail(where + ": inputs differ");
+        if (a.input(k)->id() != b.input(k)->id()) return v_.Fail(where.str() + ": inputs differ");
       }
     }
     auto ib = b.attrs().begin();
@@ -201,10 +220,10 @@ class Walk {
       const Attribute& other = V::kLearns ? ib->second : attr;
       if constexpr (V::kLearns) {
         if (ib->first != name || other.type() != attr.type())
-          return v_.Fail(where + ": attributes differ");
+          return v_.Fail(where.str() + ": attributes differ");
         ++ib;
       }
-      std::optional<Attribute> x = AttributeOf(attr, other, where + " " + name);
+      std::optional<Attribute> x = AttributeOf(attr, other, where.At(name));
       if (!x.has_value()) return false;
       if (!V::kLearns && !(*x == attr)) changed.emplace_back(name, std::move(*x));
     }
@@ -215,8 +234,7 @@ class Walk {
     return true;
   }
 
-  std::optional<Attribute> AttributeOf(const Attribute& a, const Attribute& b,
-                                       const std::string& where) {
+  std::optional<Attribute> AttributeOf(const Attribute& a, const Attribute& b, const Where& where) {
     switch (a.type()) {
       case AttrType::kInt: {
         int64_t x = a.AsInt();
@@ -231,7 +249,7 @@ class Walk {
       case AttrType::kInts: {
         std::vector<int64_t> v = a.AsInts();
         if (V::kLearns && v.size() != b.AsInts().size())
-          return v_.Fail(where + ": sizes differ"), std::nullopt;
+          return v_.Fail(where.str() + ": sizes differ"), std::nullopt;
         for (size_t i = 0; i < v.size(); ++i) {
           if (!v_.Int(v[i], V::kLearns ? b.AsInts()[i] : 0, where)) return std::nullopt;
         }
@@ -244,22 +262,23 @@ class Walk {
         const DenseTensor& ta = a.AsTensor();
         const DenseTensor& tb = b.AsTensor();
         if (V::kLearns && (ta.dtype != tb.dtype || ta.shape != tb.shape))
-          return v_.Fail(where + ": constants of other shapes"), std::nullopt;
+          return v_.Fail(where.str() + ": constants of other shapes"), std::nullopt;
         return Floats(ta.values, tb.values, where, [&](std::vector<double> v) {
           DenseTensor t{ta.dtype, ta.shape, std::move(v)};
           return Attribute(std::move(t));
         });
       }
       default:
-        if (V::kLearns && !(a == b)) return v_.Fail(where + " differs"), std::nullopt;
+        if (V::kLearns && !(a == b)) return v_.Fail(where.str() + " differs"), std::nullopt;
         return a;
     }
   }
 
   template <typename Make>
   std::optional<Attribute> Floats(const std::vector<double>& a, const std::vector<double>& b,
-                                  const std::string& where, Make make) {
-    if (V::kLearns && a.size() != b.size()) return v_.Fail(where + ": sizes differ"), std::nullopt;
+                                  const Where& where, Make make) {
+    if (V::kLearns && a.size() != b.size())
+      return v_.Fail(where.str() + ": sizes differ"), std::nullopt;
     std::vector<double> v = a;
     for (size_t i = 0; i < v.size(); ++i) {
       if (!v_.Float(v[i], V::kLearns ? b[i] : 0, where)) return std::nullopt;
