@@ -14,7 +14,17 @@ namespace {
 // communication points between them.
 struct Chain {
   std::vector<int64_t> steps;                  // its tasks' timesteps, in order
-  std::vector<std::vector<size_t>> task_ops;   // per task: its ops, in program order
+  // Per task g: its ops, in program order, ops[task_begin[g] .. task_begin[g + 1])
+  // (one list: a segmented program's tasks are one op each, and K x stages of them).
+  std::vector<size_t> ops;
+  std::vector<size_t> task_begin;
+  size_t num_tasks() const { return steps.size(); }
+  bool TaskEmpty(size_t g) const { return task_begin[g] == task_begin[g + 1]; }
+  size_t TaskFront(size_t g) const { return ops[task_begin[g]]; }
+  void AppendTask(size_t g, std::vector<size_t>& out) const {
+    out.insert(out.end(), ops.begin() + static_cast<std::ptrdiff_t>(task_begin[g]),
+               ops.begin() + static_cast<std::ptrdiff_t>(task_begin[g + 1]));
+  }
   std::vector<bool> point_after;               // per task: a communication point after it
   // points[g]: the Sends of the point before task g's ops (g = task count: after the last).
   std::vector<std::vector<size_t>> points;
@@ -97,21 +107,36 @@ void Builder<View>::Tasks(bool interleaved) {
   for (Chain& c : chains_) {
     std::sort(c.steps.begin(), c.steps.end());
     c.steps.erase(std::unique(c.steps.begin(), c.steps.end()), c.steps.end());
-    c.task_ops.resize(c.steps.size());
+    c.task_begin.assign(c.steps.size() + 1, 0);
     c.point_after.assign(c.steps.size(), true);
     c.points.resize(c.steps.size() + 1);
   }
+  // Each task's ops: counted, then placed (program order within a task).
+  std::vector<size_t> slot(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (step_[i] < 0 || fn_.IsSend(i)) continue;
-    chains_[ChainOf(i)].task_ops[Slot(i)].push_back(i);
+    slot[i] = Slot(i);
+    ++chains_[ChainOf(i)].task_begin[slot[i] + 1];
+  }
+  std::vector<std::vector<size_t>> next(chains_.size());
+  for (size_t c = 0; c < chains_.size(); ++c) {
+    std::vector<size_t>& begin = chains_[c].task_begin;
+    for (size_t g = 1; g < begin.size(); ++g) begin[g] += begin[g - 1];
+    chains_[c].ops.resize(begin.back());
+    next[c].assign(begin.begin(), begin.end() - 1);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (step_[i] < 0 || fn_.IsSend(i)) continue;
+    const size_t c = ChainOf(i);
+    chains_[c].ops[next[c][slot[i]]++] = i;
   }
   if (!interleaved) return;
   // Interleaved: no point between a forward and the backward right after it.
   for (Chain& c : chains_) {
-    for (size_t k = 0; k + 1 < c.task_ops.size(); ++k) {
-      if (c.task_ops[k].empty() || c.task_ops[k + 1].empty()) continue;
-      const TaskPhase a = tasks_[c.task_ops[k].front()]->phase;
-      const TaskPhase b = tasks_[c.task_ops[k + 1].front()]->phase;
+    for (size_t k = 0; k + 1 < c.num_tasks(); ++k) {
+      if (c.TaskEmpty(k) || c.TaskEmpty(k + 1)) continue;
+      const TaskPhase a = tasks_[c.TaskFront(k)]->phase;
+      const TaskPhase b = tasks_[c.TaskFront(k + 1)]->phase;
       if (a == TaskPhase::kForward && b == TaskPhase::kBackward) c.point_after[k] = false;
     }
   }
@@ -176,8 +201,8 @@ void Builder<View>::Enter(size_t c, std::deque<size_t>& ready) {
     for (size_t s : ch.points[g]) {
       if (++arrived_[s] == members_[s]) ready.push_back(s);
     }
-    if (pending_[c] > 0 || g == ch.task_ops.size()) return;
-    order_.insert(order_.end(), ch.task_ops[g].begin(), ch.task_ops[g].end());
+    if (pending_[c] > 0 || g == ch.num_tasks()) return;
+    ch.AppendTask(g, order_);
     ++at_[c];
   }
 }
@@ -185,6 +210,7 @@ void Builder<View>::Enter(size_t c, std::deque<size_t>& ready) {
 template <typename View>
 std::optional<std::vector<size_t>> Builder<View>::Merge() {
   const size_t n = fn_.num_ops();
+  order_.reserve(n);
   arrived_.assign(n, 0);
   at_.assign(chains_.size(), 0);
   pending_.assign(chains_.size(), 0);
@@ -208,8 +234,8 @@ std::optional<std::vector<size_t>> Builder<View>::Merge() {
       if (--pending_[c] > 0) continue;
       // The point is complete: run the task after it and go on.
       Chain& ch = chains_[c];
-      if (at_[c] < ch.task_ops.size()) {
-        order_.insert(order_.end(), ch.task_ops[at_[c]].begin(), ch.task_ops[at_[c]].end());
+      if (at_[c] < ch.num_tasks()) {
+        ch.AppendTask(at_[c], order_);
         ++at_[c];
         Enter(c, ready);
       }
