@@ -561,6 +561,22 @@ class SegmentWriter {
       for (int b = 0; b < 2; ++b)
         it->last[b] = std::max(it->last[b], offset_[b][static_cast<size_t>(r.op)]);
     }
+    // The reads ReadAt would check: where the value read is written in the
+    // reader's own segment, once per kind (the offsets are those of every
+    // segment); else copy by copy below.
+    std::vector<const Reader*>& across = across_;
+    across.clear();
+    for (const Reader& r : readers) {
+      if (r.source < 0) continue;
+      if (PerOp(r.source) && ClassOf(r.source) == ClassOf(r.op)) {
+        for (int b = 0; b < (k_ > 1 ? 2 : 1); ++b) {
+          if (offset_[b][static_cast<size_t>(r.op)] <= offset_[b][static_cast<size_t>(r.source)])
+            undefined_ = true;
+        }
+        continue;
+      }
+      across.push_back(&r);
+    }
     int32_t winner[2] = {-1, -1};  // the latest class's index in reads, microbatch 0 and later
     for (int64_t m = 0; m < k_; ++m) {
       const int b = m > 0 ? 1 : 0;
@@ -573,10 +589,10 @@ class SegmentWriter {
       }
       if (winner[b] < 0) winner[b] = at;
       if (winner[b] != at) return false;
-      for (const Reader& r : readers) {
-        const int32_t s = of_class_[static_cast<size_t>(ClassOf(r.op))][static_cast<size_t>(m)];
-        const int32_t offset = offset_[b][static_cast<size_t>(r.op)];
-        if (r.source >= 0 && InSegment(s, offset).pos <= Pos(r.source, m)) undefined_ = true;
+      for (const Reader* r : across) {
+        const int32_t s = of_class_[static_cast<size_t>(ClassOf(r->op))][static_cast<size_t>(m)];
+        const int32_t offset = offset_[b][static_cast<size_t>(r->op)];
+        if (InSegment(s, offset).pos <= Pos(r->source, m)) undefined_ = true;
       }
     }
     for (int b = 0; b < (k_ > 1 ? 2 : 1); ++b) {
@@ -653,6 +669,7 @@ class SegmentWriter {
     int32_t last[2];
   };
   std::vector<ClassRead> reads_;
+  std::vector<const Reader*> across_;           // FreedInOwnSegments: reads checked copy by copy
   std::vector<std::vector<int32_t>> of_class_;  // [class][microbatch]: its segment
   std::vector<std::vector<int32_t>> of_op_;     // [op][microbatch]: a one-op segment
   std::vector<int32_t> offset_[2];              // [b][op]: offset in its class kind
