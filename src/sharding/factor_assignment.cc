@@ -1,6 +1,7 @@
 #include "sharding/factor_assignment.h"
 
 #include <algorithm>
+#include <list>
 
 namespace distir::sharding {
 namespace {
@@ -17,35 +18,52 @@ bool IsPrefix(const Axes& a, const Axes& b) {
   return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
 }
 
+// A source's axes per factor, pointing into its sharding where a dim is one
+// factor (no copy: AssignFactors runs for every op in each propagation round),
+// into `owned` where a compound dim splits its axes; nullptr: none.
+struct Projection {
+  std::vector<const Axes*> of;  // per factor
+  std::list<Axes> owned;  // compound dims' pieces (a list: pointers stay, none allocated empty)
+};
+
 // The axes of one dim split over its factors, major first. A dim of one
 // factor takes all its axes (uneven shards allowed); in a compound dim an
 // axis goes to the current factor while it divides what is left of it, and
 // the next factor starts once the current one is fully sharded.
 void ProjectDim(const Axes& axes, const std::vector<int>& factors, const FactorRule& rule,
-                const Mesh& mesh, std::vector<Axes>& proj) {
+                const Mesh& mesh, Projection& proj) {
   if (factors.empty()) return;
   if (factors.size() == 1) {
-    proj[factors[0]] = axes;
+    proj.of[factors[0]] = &axes;
     return;
   }
   size_t i = 0;
   int64_t left = rule.factors[factors[0]].size;
+  Axes* into = nullptr;  // factors[i]'s piece
   for (const std::string& a : axes) {
-    while (left == 1 && ++i < factors.size()) left = rule.factors[factors[i]].size;
+    while (left == 1 && ++i < factors.size()) {
+      left = rule.factors[factors[i]].size;
+      into = nullptr;
+    }
     if (i >= factors.size()) return;
     int64_t n = mesh.AxisSize(a);
     if (left % n != 0) return;
-    proj[factors[i]].push_back(a);
+    if (into == nullptr) {
+      // Appended to what an earlier dim gave the factor, if any (as a list would be).
+      const Axes* before = proj.of[factors[i]];
+      into = before != nullptr ? &proj.owned.emplace_back(*before) : &proj.owned.emplace_back();
+      proj.of[factors[i]] = into;
+    }
+    into->push_back(a);
     left /= n;
   }
 }
 
-std::vector<Axes> Project(const TensorSource& src, const FactorRule& rule, const Mesh& mesh) {
-  std::vector<Axes> proj(rule.factors.size());
+void Project(const TensorSource& src, const FactorRule& rule, const Mesh& mesh, Projection& proj) {
+  proj.of.assign(rule.factors.size(), nullptr);
   const TensorFactors& tf = *src.factors;
   for (size_t d = 0; d < tf.size() && d < src.sharding->dims.size(); ++d)
     ProjectDim(src.sharding->dims[d], tf[d], rule, mesh, proj);
-  return proj;
 }
 
 bool HasFactor(const TensorFactors& tf, int f) {
@@ -163,25 +181,28 @@ FactorAssignment AssignFactors(const FactorRule& rule, const std::vector<TensorS
   FactorAssignment fa;
   fa.axes.assign(nf, {});
   fa.offsets.assign(nf, {});
-  std::vector<std::vector<Axes>> proj(sources.size());
+  std::vector<Projection> proj(sources.size());
   for (size_t s = 0; s < sources.size(); ++s) {
     if (sources[s].sharding != nullptr && sources[s].shardable)
-      proj[s] = Project(sources[s], rule, mesh);
+      Project(sources[s], rule, mesh, proj[s]);
   }
+  static const Axes kNone;
   std::vector<int> level(nf, INT_MAX);
   std::vector<double> weight(nf, 0);
+  std::vector<Candidate> known, cands;
   for (int f = 0; f < nf; ++f) {
-    std::vector<Candidate> known;
+    known.clear();
     for (size_t s = 0; s < sources.size(); ++s) {
-      if (proj[s].empty() || !HasFactor(*sources[s].factors, f)) continue;
+      if (proj[s].of.empty() || !HasFactor(*sources[s].factors, f)) continue;
       bool constraint = sources[s].required && sources[s].is_result;
-      if (!proj[s][f].empty() || constraint) known.push_back({static_cast<int>(s), &proj[s][f]});
+      const Axes* axes = proj[s].of[f] != nullptr ? proj[s].of[f] : &kNone;
+      if (!axes->empty() || constraint) known.push_back({static_cast<int>(s), axes});
     }
     if (known.empty()) continue;
     int best = INT_MAX;
     bool result_required = false;
     for (const Candidate& c : known) best = std::min(best, sources[c.source].level);
-    std::vector<Candidate> cands;
+    cands.clear();
     for (const Candidate& c : known) {
       const TensorSource& src = sources[c.source];
       if (src.level != best) continue;
@@ -206,9 +227,17 @@ FactorAssignment AssignFactors(const FactorRule& rule, const std::vector<TensorS
   // Stronger, then larger, factors keep their axes when two want the same one.
   std::vector<int> order(nf);
   for (int f = 0; f < nf; ++f) order[f] = f;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+  // A stable insertion sort: an op has a few factors (std::stable_sort
+  // allocated a buffer per call).
+  auto before = [&](int a, int b) {
     return level[a] != level[b] ? level[a] < level[b] : weight[a] > weight[b];
-  });
+  };
+  for (int i = 1; i < nf; ++i) {
+    const int f = order[i];
+    int j = i;
+    for (; j > 0 && before(f, order[j - 1]); --j) order[j] = order[j - 1];
+    order[j] = f;
+  }
   std::vector<const std::string*> used;
   for (int f : order) TakeUnused(fa.axes[f], used);
   // A required result may only be partial over its own partial axes.
