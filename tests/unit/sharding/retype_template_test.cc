@@ -14,6 +14,7 @@
 namespace distir::sharding {
 namespace {
 
+using ::distir::testing::ParseOrDie;
 using ::testing::HasSubstr;
 
 // A template whose batch extent is `rows`, with an integer attribute (the
