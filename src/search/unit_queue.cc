@@ -5,31 +5,17 @@
 #include "search/ranks.h"
 
 namespace distir::search {
-namespace {
-
-uint64_t FrontOf(uint64_t word) { return word & 0xffffffffu; }
-uint64_t BackOf(uint64_t word) { return word >> 32; }
-
-// [begin, end) of the units of a slice of `n` that the word `word` leaves.
-std::pair<size_t, size_t> Untaken(size_t n, uint64_t word) {
-  const uint64_t front = FrontOf(word), back = BackOf(word);
-  if (front + back >= n) return {0, 0};
-  return {static_cast<size_t>(front), static_cast<size_t>(n - back)};
-}
-
-}  // namespace
-
-std::optional<size_t> ClaimedPosition(uint64_t word_before, size_t n, bool from_back) {
-  const auto [begin, end] = Untaken(n, word_before);
-  if (begin == end) return std::nullopt;
-  return from_back ? end - 1 : begin;
+std::optional<size_t> ClaimedPosition(uint64_t word_before, size_t n) {
+  if (word_before >= n) return std::nullopt;
+  return static_cast<size_t>(word_before);
 }
 
 UnitsLeft LeftOf(const Slice& s, uint64_t word) {
-  const auto [begin, end] = Untaken(s.units.size(), word);
   UnitsLeft left;
-  left.units = end - begin;
-  for (size_t i = begin; i < end; ++i) left.cost += s.costs[i];
+  for (size_t i = word; i < s.units.size(); ++i) {
+    ++left.units;
+    left.cost += s.costs[i];
+  }
   return left;
 }
 
@@ -67,7 +53,7 @@ std::optional<UnitQueue::Taken> UnitQueue::Next() {
     if (taken_alone_ >= mine.units.size()) return std::nullopt;
     return Taken{&mine.units[taken_alone_++], true};
   }
-  if (std::optional<size_t> at = ClaimedPosition(Add(rank_, kTakeFront), mine.units.size(), false))
+  if (std::optional<size_t> at = ClaimedPosition(Add(rank_, 1), mine.units.size()))
     return Taken{&mine.units[*at], true};
   return Steal();
 }
@@ -76,8 +62,8 @@ std::vector<const std::vector<int64_t>*> UnitQueue::NotTaken() {
   std::vector<const std::vector<int64_t>*> left;
   for (int r = 0; r < size_; ++r) {
     const Slice& s = slices_[static_cast<size_t>(r)];
-    const auto [begin, end] = Untaken(s.units.size(), size_ == 1 ? taken_alone_ : Add(r, 0));
-    for (size_t i = begin; i < end; ++i) left.push_back(&s.units[i]);
+    for (size_t i = size_ == 1 ? taken_alone_ : Add(r, 0); i < s.units.size(); ++i)
+      left.push_back(&s.units[i]);
   }
   return left;
 }
@@ -102,8 +88,7 @@ std::optional<UnitQueue::Taken> UnitQueue::Steal() {
     }
     if (victim < 0) return std::nullopt;
     const Slice& theirs = slices_[static_cast<size_t>(victim)];
-    if (std::optional<size_t> at =
-            ClaimedPosition(Add(victim, kTakeBack), theirs.units.size(), true))
+    if (std::optional<size_t> at = ClaimedPosition(Add(victim, 1), theirs.units.size()))
       return Taken{&theirs.units[*at], false};
     // Another rank took the last one first: look again.
   }

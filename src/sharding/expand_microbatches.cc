@@ -206,15 +206,15 @@ bool Expander::GroupTasks() {
   return true;
 }
 
-void Expander::AddSegment(size_t i, std::vector<char>& opened) {
+void Expander::AddSegment(size_t i, std::vector<char>& opened, std::vector<Segment>& out) const {
   const int32_t c = class_of_[i];
   if (c < 0) {
-    segments_.push_back({-1, static_cast<int32_t>(i), 0});
+    out.push_back({-1, static_cast<int32_t>(i), 0});
     return;
   }
   if (opened[static_cast<size_t>(c)] != 0) return;
   opened[static_cast<size_t>(c)] = 1;
-  segments_.push_back({c, -1, 0});
+  out.push_back({c, -1, 0});
 }
 
 // In Run()'s order: microbatch 0's ops (shared ones included), the later
@@ -232,21 +232,14 @@ std::optional<SegmentOrderView::Parts> Expander::Segments() {
   }
   std::vector<char> opened(class_task_.size(), 0);  // microbatch 0's classes
   for (size_t i = 0; i < c_.last_per; ++i) {
-    if (kept(i)) AddSegment(i, opened);
+    if (kept(i)) AddSegment(i, opened, segments_);
   }
   // Every later microbatch's segments come in one order: each class at its
   // first op, each other op alone, found once.
   std::vector<Segment> later;
   std::vector<char> seen(class_task_.size(), 0);
   for (size_t i = 0; i < c_.last_per; ++i) {
-    if (!c_.per_op[i] || !kept(i)) continue;
-    const int32_t c = class_of_[i];
-    if (c < 0) {
-      later.push_back({-1, static_cast<int32_t>(i), 0});
-    } else if (seen[static_cast<size_t>(c)] == 0) {
-      seen[static_cast<size_t>(c)] = 1;
-      later.push_back({c, -1, 0});
-    }
+    if (c_.per_op[i] && kept(i)) AddSegment(i, seen, later);
   }
   segments_.reserve(segments_.size() + later.size() * static_cast<size_t>(k_ - 1));
   for (int64_t m = 1; m < k_; ++m) {
@@ -256,7 +249,7 @@ std::optional<SegmentOrderView::Parts> Expander::Segments() {
     }
   }
   for (size_t i = c_.last_per; i < ops.size(); ++i) {
-    if (kept(i)) AddSegment(i, opened);
+    if (kept(i)) AddSegment(i, opened, segments_);
   }
   return SegmentParts();
 }

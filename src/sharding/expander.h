@@ -79,9 +79,10 @@ class Expander {
   /// result is not such an op (a Send: its sum would join another segment),
   /// or a shared task op names a microbatch other than 0.
   bool GroupTasks();
-  /// Microbatch 0's segment of op i: its class's (where `opened` has not
-  /// marked it yet), or the op's own.
-  void AddSegment(size_t i, std::vector<char>& opened);
+  /// Appends to `out` the segment op i opens, numbered microbatch 0: its
+  /// class's where `opened` has not marked the class yet (then marks it),
+  /// none where it has, else the op's own.
+  void AddSegment(size_t i, std::vector<char>& opened, std::vector<Segment>& out) const;
   /// The segments' tasks, Sends, the Sends each reads, and devices.
   SegmentOrderView::Parts SegmentParts() const;
   /// The template's reads and writes as value ids (those kept, when

@@ -17,15 +17,17 @@ SRC=$(realpath "$2")
 source "$(dirname "$0")/../testing/shell_prelude.sh" resume
 trap 'pkill -KILL -f "$WORK/" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
-# 10 batches of the paper's GPT-2 1.6B grid: 750 configurations, about 4 s on 2
-# ranks with --build-all-templates, so that there is time to kill it part-way
-# (the MLP grid, at 200 configurations/s, sometimes ended between two polls,
-# and so did 2 batches once a template's configurations went to one rank; 4
-# batches, 1.7 s on 2 ranks once templates were built faster, ended before a
-# SIGKILL took effect; with templates written from two of their family the
-# 750 take 1.1 s). The reference and the last resumed run write templates, so
-# the files compared come from both.
-TOTAL=750
+# 10 batches of the paper's GPT-2 1.6B grid under two schedules: 1450
+# configurations, about 3.7 s on 2 ranks with --build-all-templates, so that
+# there is time to kill it part-way. A SIGTERM to mpirun takes ~1-1.5 s to stop
+# the ranks: with one schedule (750 configurations, 1.8 s once stealing took
+# the front units, 2026-11-30) the killed search had journaled 685-742 of 750,
+# and the resumed one then ended before its SIGKILL ('last resume reused 750
+# results after the first reused 742'); earlier the MLP grid, 2 and then 4
+# batches ended between two polls likewise as the search grew faster. The
+# reference and the last resumed run write templates, so the files compared
+# come from both.
+TOTAL=1450
 EXP=$WORK/mlp.yaml
 cat > "$EXP" <<EOF
 name: resume-test
@@ -38,7 +40,7 @@ space:
   tp: all
   pp: all
   microbatches: {pow2: [1, 7]}
-  schedule: [1f1b]
+  schedule: [1f1b, gpipe]
 constraints: {world: equal}
 traces: 1
 EOF

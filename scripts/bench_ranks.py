@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""How much faster N ranks search than one, and how much of that the cores allow.
+
+    scripts/bench_ranks.py EXPERIMENT.yaml [--rounds 5] [--distir PATH] [--ranks N]
+
+Issue #18 asks two ranks to be at least 1.8 times as fast as one. On a VM the
+cores need not run at one speed: on the project's 2-core VM the second core has
+run the same one-rank search up to 1.7x slower than the first (docs/cost_model.md
+§3.2), and `mpirun -np 1` binds its rank to the first core. So each round runs,
+one after the other in the same minutes:
+  - one rank on each core (`mpirun -np 1 --bind-to none taskset -c C distir search`),
+  - N ranks (`mpirun -np N distir search`, one rank per core),
+and takes the search's own time from its last line (`[search] ... in X s`: the
+search, without mpirun's start and the results file). It prints, per round and
+as medians over the rounds:
+  - speed-up: one rank on core 0 against N ranks (what the issue measures),
+  - ideal: the N-rank time the cores allow if the work split perfectly by their
+    measured speeds, 1 / sum(1 / t_c), and the speed-up that would give,
+  - efficiency: ideal / N-rank time (1.0: the ranks lose nothing to each other).
+Results files go to a temporary folder and are compared: each run's /ranking
+must equal the first's (h5diff), else the script fails.
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+LINE = re.compile(r"\[search\] \d+ configurations on (\d+) ranks in ([0-9.]+) s")
+
+
+def search_seconds(cmd, env):
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"bench_ranks: {' '.join(cmd)} failed (rc {out.returncode}):\n{out.stderr[-2000:]}")
+    found = LINE.findall(out.stdout + out.stderr)
+    if not found:
+        sys.exit(f"bench_ranks: no '[search] ... in X s' line from {' '.join(cmd)}")
+    return float(found[-1][1])
+
+
+def same_ranking(a, b):
+    return subprocess.run(["h5diff", a, b, "/ranking", "/ranking"], capture_output=True).returncode == 0
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("experiment")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--distir", default=os.path.join(here, "..", "build", "dev", "src", "tools", "distir"))
+    p.add_argument("--ranks", type=int, default=len(os.sched_getaffinity(0)))
+    a = p.parse_args()
+    if a.ranks < 2:
+        sys.exit("bench_ranks: needs at least 2 cores (or --ranks N with N >= 2)")
+    if shutil.which("mpirun") is None:
+        sys.exit("bench_ranks: mpirun is not on the PATH")
+    env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1")
+    cores = sorted(os.sched_getaffinity(0))[: a.ranks]
+    tmp = tempfile.mkdtemp(prefix="bench_ranks.")
+    first = None
+    rows = []
+    print(f"{'round':>5} " + " ".join(f"{'1 rank c' + str(c):>10}" for c in cores) +
+          f" {str(a.ranks) + ' ranks':>9} {'speed-up':>8} {'ideal':>7} {'ideal x':>7} {'effic.':>6}")
+    try:
+        for r in range(a.rounds):
+            ones = []
+            for c in cores:
+                out = os.path.join(tmp, f"one{c}.h5")
+                ones.append(search_seconds(["mpirun", "-np", "1", "--bind-to", "none", "taskset", "-c",
+                                            str(c), a.distir, "search", a.experiment, "-o", out], env))
+                first = first or out
+                if not same_ranking(first, out):
+                    sys.exit(f"bench_ranks: {out}'s /ranking differs from {first}'s")
+            out = os.path.join(tmp, "many.h5")
+            many = search_seconds(["mpirun", "-np", str(a.ranks), a.distir, "search", a.experiment,
+                                   "-o", out], env)
+            if not same_ranking(first, out):
+                sys.exit(f"bench_ranks: the {a.ranks}-rank /ranking differs from one rank's")
+            ideal = 1.0 / sum(1.0 / t for t in ones)
+            row = ones + [many, ones[0] / many, ideal, ones[0] / ideal, ideal / many]
+            rows.append(row)
+            print(f"{r + 1:>5} " + " ".join(f"{t:>10.3f}" for t in ones) +
+                  f" {many:>9.3f} {row[-4]:>8.2f} {ideal:>7.3f} {row[-2]:>7.2f} {row[-1]:>6.2f}", flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    med = [statistics.median(col) for col in zip(*rows)]
+    print(f"{'med':>5} " + " ".join(f"{t:>10.3f}" for t in med[: len(cores)]) +
+          f" {med[len(cores)]:>9.3f} {med[-4]:>8.2f} {med[-3]:>7.3f} {med[-2]:>7.2f} {med[-1]:>6.2f}")
+
+
+if __name__ == "__main__":
+    main()
