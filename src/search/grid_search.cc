@@ -422,24 +422,38 @@ StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
   const bool report = options.progress != nullptr && rank == 0;
   std::optional<ProgressEstimator> estimate;
   std::vector<double> cost_of;
+  std::vector<double> own_seconds;  // rank 0's own evaluations before the estimator
   std::vector<char> packed;
-  double last_report = -1;
+  double last_report = 0;  // the first line a second in: a shorter search prints none
   bool evaluated = false;
   {
     // A rank done with its slice takes the next unit of the slice with the
     // most estimated cost left (unit_queue.h).
     UnitQueue queue(std::move(units), comm);
-    // After the queue, which is collective: the other ranks start on their
-    // slices while rank 0 predicts every configuration's cost (~45 ms on the
-    // GPT-2 1.6B grid: 5 % of its two-rank search, serial when it came first).
-    if (report) estimate.emplace(MakeEstimator(evaluator, out.configs, queue.slices(), cost_of));
+    // Made at the first progress line: predicting every configuration's cost
+    // takes rank 0 ~45 ms on the GPT-2 1.6B grid (5 % of its 0.9 s two-rank
+    // search), which a search shorter than a second does not spend. Before
+    // the queue it was serial: making the queue is collective.
+    auto estimator = [&]() -> ProgressEstimator& {
+      if (!estimate) {
+        estimate.emplace(MakeEstimator(evaluator, out.configs, queue.slices(), cost_of));
+        for (double seconds : own_seconds) estimate->Record(seconds);
+      }
+      return *estimate;
+    };
     while (std::optional<UnitQueue::Taken> taken = queue.Next()) {
       for (int64_t i : *taken->unit) {
         const auto evaluation = std::chrono::steady_clock::now();
         const ConfigResult r = evaluator.Evaluate(out.configs[static_cast<size_t>(i)]);
         // The estimate follows rank 0's own slice (what others take of it
         // shows as done sooner).
-        if (report && taken->own) estimate->Record(Seconds(evaluation));
+        if (report && taken->own) {
+          if (estimate) {
+            estimate->Record(Seconds(evaluation));
+          } else {
+            own_seconds.push_back(Seconds(evaluation));
+          }
+        }
         journal.Append(r);
         PackResult(r, packed);
         evaluated = true;
@@ -447,15 +461,16 @@ StatusOr<SearchOutcome> RunGridSearch(const Experiment& e, MPI_Comm comm,
         if (report && t - last_report >= 1.0) {
           last_report = t;
           if (taken->own) {
-            ReportProgress(*options.progress, *estimate, left, t);
+            ReportProgress(*options.progress, estimator(), left, t);
           } else {
-            ReportTail(*options.progress, *estimate, cost_of, queue.NotTaken(), left, size);
+            ReportTail(*options.progress, estimator(), cost_of, queue.NotTaken(), left, size);
           }
         }
       }
     }
   }
-  if (report && evaluated) ReportProgress(*options.progress, *estimate, left, Seconds(start));
+  if (report && evaluated && estimate)
+    ReportProgress(*options.progress, *estimate, left, Seconds(start));
   const std::vector<char> all = GatherPacked(packed, comm, rank, size);
   if (rank == 0) {
     out.results.resize(out.configs.size());

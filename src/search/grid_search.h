@@ -78,7 +78,8 @@ struct SearchOutcome {
 
 struct SearchOptions {
   /// Progress lines (done/total, configurations per second, ETA) on rank 0, at
-  /// most one a second; the ETA comes from progress_estimator.h.
+  /// most one a second, the first a second in (a shorter search prints none);
+  /// the ETA comes from progress_estimator.h.
   std::ostream* progress = nullptr;
   /// Warnings that do not stop the search (a journal file that cannot be
   /// written: the search goes on without it), one line each, on rank 0 and the
