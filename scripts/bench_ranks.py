@@ -80,6 +80,9 @@ def main():
                                    "-o", out], env)
             if not same_ranking(first, out):
                 sys.exit(f"bench_ranks: the {a.ranks}-rank /ranking differs from one rank's")
+            if min(ones + [many]) < 0.05:
+                sys.exit(f"bench_ranks: a search took {min(ones + [many]):.2f} s, too short to time "
+                         "(its line has hundredths of a second): use a larger experiment")
             ideal = 1.0 / sum(1.0 / t for t in ones)
             row = ones + [many, ones[0] / many, ideal, ones[0] / ideal, ideal / many]
             rows.append(row)
