@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "ir/sharding.h"
 #include "ir/type.h"
@@ -51,6 +52,10 @@ class Value {
   /// (sharding.h), or nullptr when it has no sharding (yet).
   const Sharding* sharding() const { return sharding_.get(); }
   void set_sharding(const Sharding& sharding) { sharding_ = std::make_shared<Sharding>(sharding); }
+  /// A temporary moved in, not copied (a copy is several allocations, below).
+  void set_sharding(Sharding&& sharding) {
+    sharding_ = std::make_shared<Sharding>(std::move(sharding));
+  }
   /// If `from` has a sharding, this value gets the same one, shared rather
   /// than copied (shardings are immutable once set); else nothing changes.
   /// The passes that rebuild a function copy every value's sharding this way:

@@ -38,7 +38,7 @@ std::unique_ptr<Function> Clone(const Function& fn, std::vector<const Value*>& o
     for (const Value* v : op->inputs()) inputs.push_back(map[v->id()]);
     std::vector<std::string> names;
     for (const auto& r : op->results()) names.push_back(r->name());
-    Op* c = copy->AddOp(op->kind(), std::move(inputs), op->attrs(), names, op->loc(),
+    Op* c = copy->AddOp(op->kind(), std::move(inputs), op->attrs(), std::move(names), op->loc(),
                         op->is_call() ? op->callee() : std::string());
     for (int i = 0; i < op->num_results(); ++i) {
       c->result(i)->set_type(op->result(i)->type());

@@ -88,8 +88,9 @@ void Projector::CopyOp(const Op& op, int rank) {
   std::vector<std::string> names;
   names.reserve(op.results().size());
   for (const auto& r : op.results()) names.push_back(r->name());
-  Op* copy = ranks_[rank].function->AddOp(op.kind(), std::move(inputs), op.attrs(), names,
-                                          op.loc(), op.is_call() ? op.callee() : std::string());
+  Op* copy =
+      ranks_[rank].function->AddOp(op.kind(), std::move(inputs), op.attrs(), std::move(names),
+                                   op.loc(), op.is_call() ? op.callee() : std::string());
   for (int i = 0; i < op.num_results(); ++i) {
     copy->result(i)->set_type(op.result(i)->type());
     copy->result(i)->set_loc(op.result(i)->loc());

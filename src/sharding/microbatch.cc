@@ -169,7 +169,7 @@ Op* Splitter::CloneOp(const Op& op, int64_t m, const std::string& suffix, TaskTa
   if ((op.kind() == OpKind::kMSELoss || op.kind() == OpKind::kMSELossGrad) &&
       attrs.count("denominator") == 0)
     attrs["denominator"] = Attribute(op.input(0)->type().NumElements());
-  Op* n = out_->AddOp(op.kind(), std::move(inputs), std::move(attrs), names, op.loc());
+  Op* n = out_->AddOp(op.kind(), std::move(inputs), std::move(attrs), std::move(names), op.loc());
   SetTask(*n, task);
   for (int i = 0; i < op.num_results(); ++i) {
     const Value& r = *op.result(i);

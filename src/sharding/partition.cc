@@ -189,7 +189,7 @@ Op* Partitioner::Emit(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
       origin.kind() == OpKind::kMeshAllGather && task != nullptr)
     attrs["task"] = *task;
   if (part_ != nullptr) part_->images.push_back(image_);
-  return out_->AddOp(kind, std::move(inputs), std::move(attrs), unique, origin.loc());
+  return out_->AddOp(kind, std::move(inputs), std::move(attrs), std::move(unique), origin.loc());
 }
 
 // Devices grouped by their coordinates off `axes`; each group ordered by the

@@ -14,10 +14,13 @@ Rebuilder::Rebuilder(const Function& fn)
 
 Op* Rebuilder::Clone(const Op& op) {
   std::vector<Value*> inputs;
+  inputs.reserve(op.inputs().size());
   for (const Value* v : op.inputs()) inputs.push_back(Map(v));
+  // Moved into the results (the const& overload would copy each name again).
   std::vector<std::string> names;
+  names.reserve(op.results().size());
   for (const auto& r : op.results()) names.push_back(r->name());
-  Op* n = out_->AddOp(op.kind(), std::move(inputs), op.attrs(), names, op.loc(),
+  Op* n = out_->AddOp(op.kind(), std::move(inputs), op.attrs(), std::move(names), op.loc(),
                       op.is_call() ? op.callee() : std::string());
   for (int i = 0; i < op.num_results(); ++i) {
     const Value& r = *op.result(i);

@@ -101,7 +101,7 @@ Value* Recomputer::Recomputed(const Value* v, const TaskTag& t, bool force) {
   std::vector<std::string> names;
   for (const auto& r : op.results())
     names.push_back(r->name().empty() ? r->name() : b_.Fresh(r->name() + ".rc"));
-  Op* n = b_.out().AddOp(op.kind(), std::move(inputs), op.attrs(), names, op.loc());
+  Op* n = b_.out().AddOp(op.kind(), std::move(inputs), op.attrs(), std::move(names), op.loc());
   SetTask(*n, TaskTag{t.stage, t.microbatch, TaskPhase::kBackward});
   for (int i = 0; i < op.num_results(); ++i) {
     const Value& r = *op.result(i);

@@ -243,7 +243,7 @@ Op* StageSplitter::CloneOnStage(const Op& op, int64_t stage, const Op& reader) {
                         ? r->name()
                         : b_.Fresh(r->name() + ".s" + std::to_string(stage)));
   }
-  Op* n = b_.out().AddOp(op.kind(), std::move(inputs), op.attrs(), names, op.loc(),
+  Op* n = b_.out().AddOp(op.kind(), std::move(inputs), op.attrs(), std::move(names), op.loc(),
                          op.is_call() ? op.callee() : std::string());
   for (int i = 0; i < op.num_results(); ++i) {
     const Value& r = *op.result(i);
