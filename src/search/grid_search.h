@@ -11,9 +11,10 @@
 // (ties: lowest rank), so that ranks finish together although
 // configurations differ in cost by 100x and more; a rank done with its
 // slice takes the next unit of the slice with the most estimated cost left
-// (unit_queue.h), where the estimate erred or ranks run at different speeds. Results do not depend
-// on the slicing: each configuration is evaluated on its own, deterministically, so the datasets
-// are identical whatever the number of ranks.
+// (unit_queue.h), where the estimate erred or ranks run at different speeds.
+// Results do not depend on the slicing: each configuration is evaluated on
+// its own, deterministically, so the datasets are identical whatever the
+// number of ranks.
 
 #pragma once
 
