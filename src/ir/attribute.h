@@ -8,8 +8,8 @@
 
 #pragma once
 
+#include <boost/container/flat_map.hpp>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <variant>
@@ -86,7 +86,12 @@ class Attribute {
 };
 
 /// Attributes of one op, sorted by name.
-// std::less<>: lookups by string_view build no temporary string.
-using AttrMap = std::map<std::string, Attribute, std::less<>>;
+// A flat map: an op has a few attributes, and the passes copy every op's
+// attributes when they clone it (millions of ops a search); one array per op
+// instead of a tree node per attribute, and lookups scan contiguous keys.
+// Inserting or erasing moves the others (no pointer into the map survives
+// SetAttr or EraseAttr). std::less<>: lookups by string_view build no
+// temporary string.
+using AttrMap = boost::container::flat_map<std::string, Attribute, std::less<>>;
 
 }  // namespace distir

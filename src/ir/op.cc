@@ -24,9 +24,9 @@ Value* Op::result(int i) const {
 }
 
 const Attribute* Op::FindAttr(std::string_view name) const {
-  // An op has a few attributes: comparing lengths first finds one with fewer
-  // byte comparisons than the tree's ordered ones (lookups are ~3 % of a
-  // search, most of them for "task").
+  // An op has a few attributes, side by side in the flat map: comparing
+  // lengths first finds one with fewer byte comparisons than a binary search's
+  // ordered ones (lookups are ~3 % of a search, most of them for "task").
   if (attrs_.size() <= 8) {
     for (const auto& [key, attr] : attrs_) {
       if (key.size() == name.size() && key == name) return &attr;

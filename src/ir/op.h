@@ -49,7 +49,8 @@ class Op {
   const std::vector<std::unique_ptr<Value>>& results() const { return results_; }
 
   const AttrMap& attrs() const { return attrs_; }
-  /// The attribute `name`, or nullptr.
+  /// The attribute `name`, or nullptr; valid until the op's attributes change
+  /// (SetAttr, EraseAttr: the map is flat).
   const Attribute* FindAttr(std::string_view name) const;
   /// Convenience getters with a default for optional attributes.
   /// REQUIRES: when present, the attribute has the requested kind (the verifier ensures it).
