@@ -1,5 +1,6 @@
 #include "ir/attribute.h"
 
+#include <algorithm>
 #include <array>
 
 #include "support/check.h"
@@ -78,6 +79,52 @@ std::string Attribute::ToString() const {
     case AttrType::kSharding: return AsSharding().ToString();
   }
   return "";
+}
+
+AttrMap::AttrMap(std::initializer_list<value_type> entries) {
+  for (const value_type& e : entries) emplace(e.first, e.second);
+}
+
+AttrMap::const_iterator AttrMap::LowerBound(std::string_view key) const {
+  return std::lower_bound(entries_.begin(), entries_.end(), key,
+                          [](const value_type& e, std::string_view k) { return e.first < k; });
+}
+
+AttrMap::const_iterator AttrMap::find(std::string_view key) const {
+  const_iterator it = LowerBound(key);
+  return it != entries_.end() && it->first == key ? it : entries_.end();
+}
+
+AttrMap::iterator AttrMap::find(std::string_view key) {
+  return entries_.begin() + (std::as_const(*this).find(key) - entries_.cbegin());
+}
+
+const Attribute& AttrMap::at(std::string_view key) const {
+  const_iterator it = find(key);
+  DISTIR_CHECK(it != entries_.end()) << "no attribute '" << key << "'";
+  return it->second;
+}
+
+Attribute& AttrMap::operator[](std::string_view key) {
+  return emplace(std::string(key), Attribute()).first->second;
+}
+
+std::pair<AttrMap::iterator, bool> AttrMap::emplace(std::string key, Attribute value) {
+  const_iterator at = LowerBound(key);
+  if (at != entries_.end() && at->first == key)
+    return {entries_.begin() + (at - entries_.cbegin()), false};
+  return {entries_.emplace(at, std::move(key), std::move(value)), true};
+}
+
+AttrMap::iterator AttrMap::emplace_hint(const_iterator /*hint*/, std::string key, Attribute value) {
+  return emplace(std::move(key), std::move(value)).first;
+}
+
+size_t AttrMap::erase(std::string_view key) {
+  const_iterator it = find(key);
+  if (it == entries_.end()) return 0;
+  entries_.erase(it);
+  return 1;
 }
 
 }  // namespace distir
