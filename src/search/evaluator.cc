@@ -599,10 +599,15 @@ std::vector<std::pair<int64_t, int64_t>> Evaluator::StageGroups(const TemplatePo
     if (v > 1 || 2 * longer != stages || longer % 2 != 0) return {};
     groups = {{longer, layers / stages + 1}, {longer, layers / stages}};
   }
-  // The layers built: 2 + 4 stages per group, against the layer fold's 2 C
-  // + 3 C (or all of them).
+  // The layers built for a family's first micro-batch: 2 + 4 stages per
+  // group (each written from 2 and 3 layers per chunk where the layer fold
+  // nests), against the layer fold's 2 C + 3 C (or all of them).
   int64_t by_stages = 0;
-  for (const auto& [count, n] : groups) by_stages += 6 * v * n;
+  if (NestsLayerFolds(groups)) {
+    by_stages = 30 * v;
+  } else {
+    for (const auto& [count, n] : groups) by_stages += 6 * v * n;
+  }
   const int64_t by_layers = FoldedLayersPerChunk(p) > 0 ? 5 * stages * v : layers;
   if (by_stages >= by_layers) return {};
   return groups;
@@ -613,6 +618,7 @@ StatusOr<sharding::GridTemplate> Evaluator::StageFoldedTemplate(
     const std::vector<std::pair<int64_t, int64_t>>& groups) {
   const int64_t v = std::max<int64_t>(p.grid.virtual_stages, 1);
   const int64_t batch = ShardedPoint(p.config).second;
+  const bool nests = NestsLayerFolds(groups);
   // The template of the same grid point with `per_group` stages per group,
   // for the same ways.
   auto small = [&](int64_t per_group) -> StatusOr<sharding::GridTemplate> {
@@ -632,6 +638,18 @@ StatusOr<sharding::GridTemplate> Evaluator::StageFoldedTemplate(
     }
     sharding::GridOptions grid = p.grid;
     grid.pp = o.pp;
+    const int index = per_group == 2 ? 0 : 1;
+    if (nests && !family_.small_fold_refused[index]) {
+      StatusOr<sharding::GridTemplate> written =
+          LayerFoldedSmall(index, p, grid, PartsOf(same), per_group * v, groups[0].second);
+      if (written.ok()) {
+        ++small_templates_folded_;
+        return written;
+      }
+      // Whatever the layer fold or its builds refuse, the whole build decides.
+      family_.small_fold_refused[index] = true;
+      family_.small_folds[index].reset();
+    }
     DISTIR_ASSIGN_OR_RETURN(const Function* seq, Sequential(batch, layers));
     return sharding::DistributedTemplateOfFirst(*seq, grid, p.rules, PartsOf(same));
   };
@@ -662,6 +680,34 @@ StatusOr<sharding::GridTemplate> Evaluator::StageFoldedTemplate(
                              written->keep_device != ways[static_cast<size_t>(written->part)].keep))
     return FailedPrecondition() << "the written template keeps other devices";
   return written;
+}
+
+bool Evaluator::NestsLayerFolds(const std::vector<std::pair<int64_t, int64_t>>& groups) const {
+  return options_.folded_layers > 1 && groups.size() == 1 &&
+         groups[0].second >= options_.folded_layers;
+}
+
+StatusOr<sharding::GridTemplate> Evaluator::LayerFoldedSmall(
+    int index, const TemplatePoint& p, const sharding::GridOptions& grid,
+    std::vector<sharding::DevicePart> parts, int64_t chunks, int64_t n) {
+  const int64_t batch = ShardedPoint(p.config).second;
+  std::optional<sharding::LayerFold>& fold = family_.small_folds[index];
+  DISTIR_ASSIGN_OR_RETURN(const Function* three, Sequential(batch, 3 * chunks));
+  DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate b,
+                          sharding::DistributedTemplateOfFirst(*three, grid, p.rules, parts));
+  if (fold.has_value()) {
+    // Another micro-batch of the family: the same ops, other integers.
+    StatusOr<sharding::GridTemplate> written = fold->Write(b, n);
+    if (written.ok()) return written;
+  }
+  DISTIR_ASSIGN_OR_RETURN(const Function* two, Sequential(batch, 2 * chunks));
+  DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate a, sharding::DistributedTemplateOfFirst(
+                                                        *two, grid, p.rules, std::move(parts)));
+  DISTIR_ASSIGN_OR_RETURN(
+      sharding::LayerFold learned,
+      sharding::LayerFold::Learn(a, b, sharding::LayerNamePrefix(p.grid.layer_pattern)));
+  fold = std::move(learned);
+  return fold->Write(b, n);
 }
 
 StatusOr<sharding::GridTemplate> Evaluator::FoldedTemplate(const TemplatePoint& p,

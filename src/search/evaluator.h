@@ -132,7 +132,7 @@ struct EvaluatorOptions {
   bool retyped_templates = true;
   /// With expanded_microbatches, on transformer-training models: the template
   /// of a grid point with at least this many layers per model chunk (L / (P v))
-  /// is written from templates of one and two layers per chunk
+  /// is written from templates of two and three layers per chunk
   /// (sharding::LayerFold), not built for all L: the same template, op for op.
   /// 0: always built (`distir search --built-layers`).
   int64_t folded_layers = 5;
@@ -206,6 +206,9 @@ class Evaluator {
   /// How many templates were written from templates of fewer layers
   /// (folded_layers) rather than built: for tests and benchmarks.
   int64_t templates_folded() const { return templates_folded_; }
+  /// How many of the stage fold's small templates the layer fold wrote
+  /// (NestsLayerFolds): for tests.
+  int64_t small_templates_folded() const { return small_templates_folded_; }
   const sharding::GridTemplate* last_template() const {
     return template_.has_value() ? &*template_ : nullptr;
   }
@@ -346,6 +349,20 @@ class Evaluator {
                                                  const std::vector<Representatives>& ways);
   /// The layers per model chunk of `p` when its template is folded, else 0.
   int64_t FoldedLayersPerChunk(const TemplatePoint& p) const;
+  /// True where the stage fold's small templates for `groups` are written by
+  /// the layer fold (one group of at least folded_layers layers per chunk):
+  /// each from templates of 2 and 3 layers per chunk, 30 v layers built for
+  /// a family's first micro-batch and 12 v for the next instead of 6 v n and
+  /// 4 v n.
+  bool NestsLayerFolds(const std::vector<std::pair<int64_t, int64_t>>& groups) const;
+  /// The stage fold's small template of `grid` (`per_group` stages, one
+  /// group of n layers per chunk, v chunks) for `parts`, written by the
+  /// family's layer fold `small_folds[index]` (learned the first time).
+  /// FailedPrecondition or the small builds' errors: build it whole.
+  StatusOr<sharding::GridTemplate> LayerFoldedSmall(int index, const TemplatePoint& p,
+                                                    const sharding::GridOptions& grid,
+                                                    std::vector<sharding::DevicePart> parts,
+                                                    int64_t chunks, int64_t n);
   /// The groups of stages of `p` (stages, layers per chunk) when its template
   /// is written by the stage fold: P >= folded_stages with groups of an even
   /// number of stages (one, or two of P / 2 with Megatron's uneven split),
@@ -359,8 +376,8 @@ class Evaluator {
   StatusOr<sharding::GridTemplate> StageFoldedTemplate(
       const TemplatePoint& p, const std::vector<Representatives>& ways,
       const std::vector<std::pair<int64_t, int64_t>>& groups);
-  /// `p`'s template of n layers per chunk written from one of 2 per chunk by
-  /// the family's fold (learned from one of 1 per chunk the first time).
+  /// `p`'s template of n layers per chunk written from one of 3 per chunk by
+  /// the family's fold (learned from one of 2 per chunk the first time).
   /// FailedPrecondition or the small builds' errors: build it whole.
   StatusOr<sharding::GridTemplate> FoldedTemplate(const TemplatePoint& p,
                                                   const std::vector<Representatives>& ways,
@@ -390,10 +407,17 @@ class Evaluator {
     /// The same across pipeline stages (sharding::StageFold).
     std::optional<sharding::StageFold> stage_fold;
     bool stage_fold_refused = false;
+    /// The stage fold's templates of 2 and 4 stages, each written by a layer
+    /// fold of its own (`small_folds[0]`, `[1]`) where their chunks hold
+    /// folded_layers or more (NestsLayerFolds); `small_fold_refused`: built
+    /// whole.
+    std::optional<sharding::LayerFold> small_folds[2];
+    bool small_fold_refused[2] = {false, false};
   };
   Family family_;
   int64_t templates_written_ = 0;
   int64_t templates_folded_ = 0;
+  int64_t small_templates_folded_ = 0;
   /// The template keys of parts (representatives) that could not be cut out.
   std::set<std::string> refused_parts_;
 };

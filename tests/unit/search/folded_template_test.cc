@@ -117,6 +117,30 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(grid.param.name);
     });
 
+// Eight stages of four layers each: the stage fold's templates of two and
+// four stages are themselves written by the layer fold (from two and three
+// layers per chunk; Evaluator::NestsLayerFolds), the second micro-batch's
+// four-stage one from its three-layer build alone.
+TEST(NestedFoldTest, WritesTheStageFoldsSmallTemplatesByTheLayerFold) {
+  const Experiment e = ExperimentOf(
+      "name: t\nmodel: {name: gpt-tiny, num_layers: 32}\n"
+      "hardware: ../hardware/dgx-a100.yaml\nworld_size: 16\n"
+      "space:\n  batch: 64\n  dp: all\n  tp: " DISTIR_THIN("[1, 2]", "[2]") "\n"
+      "  pp: [8]\n  virtual_stages: [1]\n  micro_batch: [1, 2]\n"
+      "  sequence_parallel: " DISTIR_THIN("[false, true]", "[true]") "\n"
+      "  recompute: [selective]\n  zero: " DISTIR_THIN("[0, 1]", "[1]") "\n"
+      "constraints: {world: equal}\nsharding: model\n");
+  Evaluator folded(e, EvaluatorOptions{.folded_layers = 3}),
+      built(e, EvaluatorOptions{.folded_layers = 0, .folded_stages = 0});
+  const int64_t checked = ::distir::testing::ExpectWrittenTemplatesExact(
+      e, folded, built, [](const Evaluator& x) { return x.templates_folded(); });
+  const int64_t configs = static_cast<int64_t>(EnumerateConfigs(e).size());
+  EXPECT_EQ(checked, configs);
+  // Per family: the two- and four-stage templates of the first micro-batch,
+  // the four-stage one of the second.
+  EXPECT_EQ(folded.small_templates_folded(), 3 * configs / 2);
+}
+
 // LayerFold on its own: the template of gpt-tiny (T 2, P 2, sequence
 // parallelism, selective recomputation, ZeRO-1) at 2, 4 and 6 layers per
 // chunk written from those of 2 and 3 prints as the one built.
