@@ -640,8 +640,8 @@ StatusOr<sharding::GridTemplate> Evaluator::StageFoldedTemplate(
     grid.pp = o.pp;
     const int index = per_group == 2 ? 0 : 1;
     if (nests && !family_.small_fold_refused[index]) {
-      StatusOr<sharding::GridTemplate> written =
-          LayerFoldedSmall(index, p, grid, PartsOf(same), per_group * v, groups[0].second);
+      StatusOr<sharding::GridTemplate> written = LayerFolded(
+          family_.small_folds[index], p, grid, PartsOf(same), per_group * v, groups[0].second);
       if (written.ok()) {
         ++small_templates_folded_;
         return written;
@@ -687,11 +687,12 @@ bool Evaluator::NestsLayerFolds(const std::vector<std::pair<int64_t, int64_t>>& 
          groups[0].second >= options_.folded_layers;
 }
 
-StatusOr<sharding::GridTemplate> Evaluator::LayerFoldedSmall(
-    int index, const TemplatePoint& p, const sharding::GridOptions& grid,
-    std::vector<sharding::DevicePart> parts, int64_t chunks, int64_t n) {
+StatusOr<sharding::GridTemplate> Evaluator::LayerFolded(std::optional<sharding::LayerFold>& fold,
+                                                        const TemplatePoint& p,
+                                                        const sharding::GridOptions& grid,
+                                                        std::vector<sharding::DevicePart> parts,
+                                                        int64_t chunks, int64_t n) {
   const int64_t batch = ShardedPoint(p.config).second;
-  std::optional<sharding::LayerFold>& fold = family_.small_folds[index];
   DISTIR_ASSIGN_OR_RETURN(const Function* three, Sequential(batch, 3 * chunks));
   DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate b,
                           sharding::DistributedTemplateOfFirst(*three, grid, p.rules, parts));
@@ -713,24 +714,8 @@ StatusOr<sharding::GridTemplate> Evaluator::LayerFoldedSmall(
 StatusOr<sharding::GridTemplate> Evaluator::FoldedTemplate(const TemplatePoint& p,
                                                            const std::vector<Representatives>& ways,
                                                            int64_t n) {
-  const int64_t batch = ShardedPoint(p.config).second;
-  const int64_t chunks = e_.model.transformer.num_layers / n;
-  DISTIR_ASSIGN_OR_RETURN(const Function* three, Sequential(batch, 3 * chunks));
-  DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate b, sharding::DistributedTemplateOfFirst(
-                                                        *three, p.grid, p.rules, PartsOf(ways)));
-  if (family_.fold.has_value()) {
-    // Another micro-batch of the family: the same ops, other integers.
-    StatusOr<sharding::GridTemplate> written = family_.fold->Write(b, n);
-    if (written.ok()) return written;
-  }
-  DISTIR_ASSIGN_OR_RETURN(const Function* two, Sequential(batch, 2 * chunks));
-  DISTIR_ASSIGN_OR_RETURN(sharding::GridTemplate a, sharding::DistributedTemplateOfFirst(
-                                                        *two, p.grid, p.rules, PartsOf(ways)));
-  DISTIR_ASSIGN_OR_RETURN(
-      sharding::LayerFold fold,
-      sharding::LayerFold::Learn(a, b, sharding::LayerNamePrefix(p.grid.layer_pattern)));
-  family_.fold = std::move(fold);
-  return family_.fold->Write(b, n);
+  return LayerFolded(family_.fold, p, p.grid, PartsOf(ways), e_.model.transformer.num_layers / n,
+                     n);
 }
 
 StatusOr<sim::SimulationResult> Evaluator::SimulateTemplate(const sharding::GridOptions& grid,

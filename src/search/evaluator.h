@@ -355,14 +355,16 @@ class Evaluator {
   /// a family's first micro-batch and 12 v for the next instead of 6 v n and
   /// 4 v n.
   bool NestsLayerFolds(const std::vector<std::pair<int64_t, int64_t>>& groups) const;
-  /// The stage fold's small template of `grid` (`per_group` stages, one
-  /// group of n layers per chunk, v chunks) for `parts`, written by the
-  /// family's layer fold `small_folds[index]` (learned the first time).
-  /// FailedPrecondition or the small builds' errors: build it whole.
-  StatusOr<sharding::GridTemplate> LayerFoldedSmall(int index, const TemplatePoint& p,
-                                                    const sharding::GridOptions& grid,
-                                                    std::vector<sharding::DevicePart> parts,
-                                                    int64_t chunks, int64_t n);
+  /// The template of `grid` (`chunks` model chunks of n layers) for `parts`
+  /// written by the layer fold `fold` from the one of 3 layers per chunk
+  /// (learned from those of 2 and 3 the first time): the family's fold of
+  /// the grid point, or of one of the stage fold's small templates.
+  /// FailedPrecondition or the builds' errors: build it whole.
+  StatusOr<sharding::GridTemplate> LayerFolded(std::optional<sharding::LayerFold>& fold,
+                                               const TemplatePoint& p,
+                                               const sharding::GridOptions& grid,
+                                               std::vector<sharding::DevicePart> parts,
+                                               int64_t chunks, int64_t n);
   /// The groups of stages of `p` (stages, layers per chunk) when its template
   /// is written by the stage fold: P >= folded_stages with groups of an even
   /// number of stages (one, or two of P / 2 with Megatron's uneven split),
