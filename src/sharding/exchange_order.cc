@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <deque>
 #include <limits>
+#include <utility>
 
 #include "sharding/segment_view.h"
 
@@ -26,8 +28,12 @@ struct Chain {
                ops.begin() + static_cast<std::ptrdiff_t>(task_begin[g + 1]));
   }
   std::vector<bool> point_after;               // per task: a communication point after it
-  // points[g]: the Sends of the point before task g's ops (g = task count: after the last).
-  std::vector<std::vector<size_t>> points;
+  // Point g (before task g's ops; g = task count: after the last) holds the
+  // Sends sends[point_begin[g] .. point_begin[g + 1]), by op index (one list,
+  // as for the ops: a point per task).
+  std::vector<size_t> point_begin;
+  std::vector<size_t> sends;
+  size_t PointSize(size_t g) const { return point_begin[g + 1] - point_begin[g]; }
 };
 
 // The chain of each device that an op of a task (not a Send) writes, by
@@ -73,12 +79,12 @@ class Builder {
   std::optional<std::vector<size_t>> Merge();
 
  private:
-  size_t ChainOf(size_t i) const { return static_cast<size_t>(tasks_[i]->stage) % chains_.size(); }
-  size_t Slot(size_t i) const {
-    const std::vector<int64_t>& s = chains_[ChainOf(i)].steps;
-    return static_cast<size_t>(std::lower_bound(s.begin(), s.end(), step_[i]) - s.begin());
-  }
+  size_t ChainOf(size_t i) const { return chain_of_[i]; }
+  // The index of op i's task in its chain (Tasks finds it once per op).
+  size_t Slot(size_t i) const { return slot_[i]; }
   void Tasks(bool interleaved);
+  void DenseSlots(size_t span);
+  void SortedSlots();
   void Points(int64_t chains);
   void Enter(size_t c, std::deque<size_t>& ready);
 
@@ -90,12 +96,40 @@ class Builder {
   std::vector<int8_t> arrived_;   // per Send: the chains at the point that holds it
   std::vector<size_t> at_;        // per chain: the point it is at
   std::vector<size_t> pending_;   // per chain: Sends of that point not yet emitted
+  std::vector<uint32_t> chain_of_;  // per task op: its task's stage mod the chains
+  std::vector<uint32_t> slot_;      // per task op: Slot
+  // Per Send: the chains that hold it, the lower first (-1: none).
+  std::vector<std::array<int32_t, 2>> holders_;
   std::vector<size_t> order_;
 };
 
-// Each chain's tasks in timestep order with their ops, and its points.
+// Each chain's timesteps and each task op's slot among them, with a table
+// of the chains' timesteps in [0, span) (a schedule's timesteps are about
+// 2 K v + 2 P, and the ops many more): no sort, no search per op.
 template <typename View>
-void Builder<View>::Tasks(bool interleaved) {
+void Builder<View>::DenseSlots(size_t span) {
+  const size_t n = fn_.num_ops();
+  std::vector<uint32_t> at(span * chains_.size(), 0);  // 1 + the slot; 0: no task there
+  for (size_t i = 0; i < n; ++i) {
+    if (step_[i] >= 0) at[chain_of_[i] * span + static_cast<size_t>(step_[i])] = 1;
+  }
+  for (size_t c = 0; c < chains_.size(); ++c) {
+    std::vector<int64_t>& steps = chains_[c].steps;
+    for (size_t t = 0; t < span; ++t) {
+      uint32_t& x = at[c * span + t];
+      if (x == 0) continue;
+      steps.push_back(static_cast<int64_t>(t));
+      x = static_cast<uint32_t>(steps.size());
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (step_[i] >= 0) slot_[i] = at[chain_of_[i] * span + static_cast<size_t>(step_[i])] - 1;
+  }
+}
+
+// The same for timesteps too sparse for a table: sorted, then searched.
+template <typename View>
+void Builder<View>::SortedSlots() {
   const size_t n = fn_.num_ops();
   // A task's ops mostly come together: the repeats are dropped as they come,
   // the rest by the sort.
@@ -107,16 +141,41 @@ void Builder<View>::Tasks(bool interleaved) {
   for (Chain& c : chains_) {
     std::sort(c.steps.begin(), c.steps.end());
     c.steps.erase(std::unique(c.steps.begin(), c.steps.end()), c.steps.end());
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (step_[i] < 0) continue;
+    const std::vector<int64_t>& s = chains_[ChainOf(i)].steps;
+    slot_[i] = static_cast<uint32_t>(std::lower_bound(s.begin(), s.end(), step_[i]) - s.begin());
+  }
+}
+
+// Each chain's tasks in timestep order with their ops, and its points.
+template <typename View>
+void Builder<View>::Tasks(bool interleaved) {
+  const size_t n = fn_.num_ops();
+  chain_of_.assign(n, 0);
+  int64_t last_step = -1;
+  for (size_t i = 0; i < n; ++i) {
+    if (step_[i] < 0) continue;
+    chain_of_[i] = static_cast<uint32_t>(static_cast<size_t>(tasks_[i]->stage) % chains_.size());
+    last_step = std::max(last_step, step_[i]);
+  }
+  slot_.assign(n, 0);
+  const auto span = static_cast<size_t>(last_step + 1);
+  if (span * chains_.size() <= 4 * n + 1024) {
+    DenseSlots(span);
+  } else {
+    SortedSlots();
+  }
+  for (Chain& c : chains_) {
     c.task_begin.assign(c.steps.size() + 1, 0);
     c.point_after.assign(c.steps.size(), true);
-    c.points.resize(c.steps.size() + 1);
+    c.point_begin.assign(c.steps.size() + 2, 0);
   }
   // Each task's ops: counted, then placed (program order within a task).
-  std::vector<size_t> slot(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (step_[i] < 0 || fn_.IsSend(i)) continue;
-    slot[i] = Slot(i);
-    ++chains_[ChainOf(i)].task_begin[slot[i] + 1];
+    ++chains_[ChainOf(i)].task_begin[slot_[i] + 1];
   }
   std::vector<std::vector<size_t>> next(chains_.size());
   for (size_t c = 0; c < chains_.size(); ++c) {
@@ -128,7 +187,7 @@ void Builder<View>::Tasks(bool interleaved) {
   for (size_t i = 0; i < n; ++i) {
     if (step_[i] < 0 || fn_.IsSend(i)) continue;
     const size_t c = ChainOf(i);
-    chains_[c].ops[next[c][slot[i]]++] = i;
+    chains_[c].ops[next[c][slot_[i]]++] = i;
   }
   if (!interleaved) return;
   // Interleaved: no point between a forward and the backward right after it.
@@ -173,19 +232,42 @@ void Builder<View>::Points(int64_t chains) {
         first_read[static_cast<size_t>(s)] = std::min(first_read[static_cast<size_t>(s)], Slot(i));
     });
   }
+  // Each Send's point in its sender's chain and, where another chain
+  // receives it, in the receiver's: counted, then listed by op index.
   members_.assign(n, 0);
+  holders_.assign(n, {-1, -1});
+  std::vector<std::array<size_t, 2>> point(n);
   for (size_t i = 0; i < n; ++i) {
     if (step_[i] < 0) continue;
     members_[i] = 1;
     if (!fn_.IsSend(i)) continue;
     const size_t c = ChainOf(i);
-    chains_[c].points[PointAtOrAfter(chains_[c], Slot(i))].push_back(i);
+    point[i][0] = PointAtOrAfter(chains_[c], Slot(i));
+    ++chains_[c].point_begin[point[i][0] + 1];
+    holders_[i][0] = static_cast<int32_t>(c);
     if (to_chain[i] < 0) continue;
     const auto r = static_cast<size_t>(to_chain[i]);
     // No task there reads it: after the last.
     const size_t first = std::min(chains_[r].steps.size(), first_read[i]);
-    chains_[r].points[PointBefore(chains_[r], first)].push_back(i);
+    point[i][1] = PointBefore(chains_[r], first);
+    ++chains_[r].point_begin[point[i][1] + 1];
+    holders_[i][1] = static_cast<int32_t>(r);
     members_[i] = 2;
+  }
+  std::vector<std::vector<size_t>> next(chains_.size());
+  for (size_t c = 0; c < chains_.size(); ++c) {
+    std::vector<size_t>& begin = chains_[c].point_begin;
+    for (size_t g = 1; g < begin.size(); ++g) begin[g] += begin[g - 1];
+    chains_[c].sends.resize(begin.back());
+    next[c].assign(begin.begin(), begin.end() - 1);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    for (int h = 0; h < members_[i] && fn_.IsSend(i); ++h) {
+      const auto c = static_cast<size_t>(holders_[i][static_cast<size_t>(h)]);
+      chains_[c].sends[next[c][point[i][static_cast<size_t>(h)]]++] = i;
+    }
+    if (holders_[i][1] >= 0 && holders_[i][1] < holders_[i][0])
+      std::swap(holders_[i][0], holders_[i][1]);
   }
 }
 
@@ -197,8 +279,9 @@ void Builder<View>::Enter(size_t c, std::deque<size_t>& ready) {
   Chain& ch = chains_[c];
   while (true) {
     const size_t g = at_[c];
-    pending_[c] = ch.points[g].size();
-    for (size_t s : ch.points[g]) {
+    pending_[c] = ch.PointSize(g);
+    for (size_t k = ch.point_begin[g]; k < ch.point_begin[g + 1]; ++k) {
+      const size_t s = ch.sends[k];
       if (++arrived_[s] == members_[s]) ready.push_back(s);
     }
     if (pending_[c] > 0 || g == ch.num_tasks()) return;
@@ -216,19 +299,11 @@ std::optional<std::vector<size_t>> Builder<View>::Merge() {
   pending_.assign(chains_.size(), 0);
   std::deque<size_t> ready;
   for (size_t c = 0; c < chains_.size(); ++c) Enter(c, ready);
-  // Which chains hold each Send, found again from the points: its sender's,
-  // and its receiver's where that is another (Points); -1 for none.
-  std::vector<std::array<int32_t, 2>> holders(n, {-1, -1});
-  for (size_t c = 0; c < chains_.size(); ++c) {
-    for (const auto& point : chains_[c].points) {
-      for (size_t s : point) holders[s][holders[s][0] < 0 ? 0 : 1] = static_cast<int32_t>(c);
-    }
-  }
   while (!ready.empty()) {
     const size_t s = ready.front();
     ready.pop_front();
     order_.push_back(s);
-    for (const int32_t held : holders[s]) {
+    for (const int32_t held : holders_[s]) {
       if (held < 0) break;
       const auto c = static_cast<size_t>(held);
       if (--pending_[c] > 0) continue;
