@@ -260,6 +260,13 @@ SegmentOrderView::Parts Expander::SegmentParts() const {
   SegmentOrderView::Parts p;
   const size_t count = segments_.size();
   p.num_values = static_cast<int>(count);
+  // Sized up front: a grid point has K x tasks segments and more (K up to
+  // hundreds), each list otherwise reallocated as it grows.
+  p.tasks.reserve(count);
+  p.send_result.reserve(count);
+  p.send_target.reserve(count);
+  p.in_begin.reserve(count + 1);
+  p.out_begin.reserve(count + 1);
   // The segment of each Send copy, by template op and microbatch.
   std::vector<std::vector<int32_t>> send_at(ops.size());
   // The template Sends whose results each template op reads.
