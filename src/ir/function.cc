@@ -81,7 +81,7 @@ Op* Function::AddOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
   for (Value* in : inputs) DISTIR_CHECK(in != nullptr) << "null input";
   int id = static_cast<int>(ops_.size());
   ops_.push_back(std::make_unique<Op>(id, kind, std::move(callee), std::move(inputs),
-                                      std::move(attrs), loc));
+                                      std::move(attrs), SourceLoc(loc)));
   Op* op = ops_.back().get();
   op->results_.reserve(result_names.size());
   for (size_t i = 0; i < result_names.size(); ++i) {
