@@ -9,8 +9,8 @@ namespace distir {
 Value* Function::AddParam(const std::string& name, Type type, SourceLoc loc) {
   DISTIR_CHECK(!name.empty()) << "empty parameter name";
   int index = num_params();
-  params_.push_back(std::make_unique<Value>(next_value_id_++, name, std::move(type), nullptr,
-                                            index, std::move(loc)));
+  params_.push_back(std::make_unique<Value>(next_value_id_++, std::string(name), std::move(type),
+                                            nullptr, index, std::move(loc)));
   Value* v = params_.back().get();
   IndexName(v);
   return v;
@@ -85,8 +85,9 @@ Op* Function::AddOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
   Op* op = ops_.back().get();
   op->results_.reserve(result_names.size());
   for (size_t i = 0; i < result_names.size(); ++i) {
-    op->results_.push_back(std::make_unique<Value>(next_value_id_++, result_names[i], Type(), op,
-                                                   static_cast<int>(i), loc));
+    op->results_.push_back(std::make_unique<Value>(next_value_id_++, std::string(result_names[i]),
+                                                   Type(), op, static_cast<int>(i),
+                                                   SourceLoc(loc)));
     IndexName(op->results_.back().get());
   }
   return op;
@@ -98,7 +99,8 @@ Op* Function::AddOp(OpKind kind, std::vector<Value*> inputs, AttrMap attrs,
                     std::move(loc), std::move(callee));
   for (size_t i = 0; i < result_names.size(); ++i) {
     op->results_.push_back(std::make_unique<Value>(next_value_id_++, std::move(result_names[i]),
-                                                   Type(), op, static_cast<int>(i), op->loc()));
+                                                   Type(), op, static_cast<int>(i),
+                                                   SourceLoc(op->loc())));
     IndexName(op->results_.back().get());
   }
   return op;

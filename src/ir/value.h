@@ -22,7 +22,8 @@ class Op;
 
 class Value {
  public:
-  Value(int id, std::string name, Type type, Op* def, int index, SourceLoc loc)
+  // Taken by rvalue reference, each moved once into its member (as Op's).
+  Value(int id, std::string&& name, Type&& type, Op* def, int index, SourceLoc&& loc)
       : id_(id),
         index_(index),
         type_(std::move(type)),

@@ -1,6 +1,7 @@
 #include "sharding/annotate.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 
 #include "interp/infer_types.h"
@@ -132,10 +133,18 @@ StatusOr<bool> AnnotateValues(Module& module, const std::string& function,
     const ParamRule* r = MatchRule(rules, v.name());
     return r != nullptr && !for_params[static_cast<size_t>(r - rules.data())] ? r : nullptr;
   };
+  // Each result's two rules, matched once (every build of a search annotates
+  // its sequential program; the names are matched against every rule).
+  std::vector<std::array<const ParamRule*, 2>> rule_of(static_cast<size_t>(fn.num_values()),
+                                                       {nullptr, nullptr});
   bool any = false, split = false;
   for (const auto& op : fn.ops()) {
-    for (const auto& r : op->results())
-      any = any || value_rule(*r) != nullptr || MatchUsersRule(rules, r->name()) != nullptr;
+    for (const auto& r : op->results()) {
+      auto& [own, users] = rule_of[static_cast<size_t>(r->id())];
+      own = value_rule(*r);
+      users = MatchUsersRule(rules, r->name());
+      any = any || own != nullptr || users != nullptr;
+    }
   }
   if (!any) return false;
   DISTIR_RETURN_IF_ERROR(InferTypes(module));
@@ -157,10 +166,9 @@ StatusOr<bool> AnnotateValues(Module& module, const std::string& function,
     b.Clone(*op);
     if (op->kind() == OpKind::kShard) continue;
     for (const auto& r : op->results()) {
-      if (const ParamRule* rule = value_rule(*r))
-        DISTIR_RETURN_IF_ERROR(lay(*op, *r, *rule, ".laid"));
-      if (const ParamRule* rule = MatchUsersRule(rules, r->name()))
-        DISTIR_RETURN_IF_ERROR(lay(*op, *r, *rule, ".read"));
+      const auto& [own, users] = rule_of[static_cast<size_t>(r->id())];
+      if (own != nullptr) DISTIR_RETURN_IF_ERROR(lay(*op, *r, *own, ".laid"));
+      if (users != nullptr) DISTIR_RETURN_IF_ERROR(lay(*op, *r, *users, ".read"));
     }
   }
   module.ReplaceFunction(b.Finish());
