@@ -16,6 +16,14 @@ ComposedTimes ReplayTimes(const SegmentedProgram& p, const KindOps& ops, int num
     for (int32_t o = p.kind_begin[k]; o < p.kind_begin[k + 1]; ++o) {
       const int32_t* first = devices + ops.devices_begin[o];
       const int32_t* last = devices + ops.devices_begin[o + 1];
+      if (last == first + 1) {
+        // One device (most compute ops): the loops below without loops.
+        const auto d = static_cast<size_t>(*first);
+        const double cost = ops.cost[o];
+        clock[d] = std::max(0.0, clock[d]) + cost;
+        (ops.communication[o] != 0 ? out.communication : out.compute)[d] += cost;
+        continue;
+      }
       double start = 0;
       for (const int32_t* d = first; d != last; ++d) start = std::max(start, clock[*d]);
       const double cost = ops.cost[o];
