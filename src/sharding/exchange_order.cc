@@ -36,6 +36,15 @@ struct Chain {
   size_t PointSize(size_t g) const { return point_begin[g + 1] - point_begin[g]; }
 };
 
+// Rows of one list (CSR): `begin[g + 1]` holds row g's count on entry, its
+// end on return; `items` is sized to hold every row. Returns each row's first
+// slot, for the caller to fill rows in order.
+std::vector<size_t> OpenRows(std::vector<size_t>& begin, std::vector<size_t>& items) {
+  for (size_t g = 1; g < begin.size(); ++g) begin[g] += begin[g - 1];
+  items.resize(begin.back());
+  return std::vector<size_t>(begin.begin(), begin.end() - 1);
+}
+
 // The chain of each device that an op of a task (not a Send) writes, by
 // device id (-1: none); the first such op decides.
 template <typename View>
@@ -178,12 +187,8 @@ void Builder<View>::Tasks(bool interleaved) {
     ++chains_[ChainOf(i)].task_begin[slot_[i] + 1];
   }
   std::vector<std::vector<size_t>> next(chains_.size());
-  for (size_t c = 0; c < chains_.size(); ++c) {
-    std::vector<size_t>& begin = chains_[c].task_begin;
-    for (size_t g = 1; g < begin.size(); ++g) begin[g] += begin[g - 1];
-    chains_[c].ops.resize(begin.back());
-    next[c].assign(begin.begin(), begin.end() - 1);
-  }
+  for (size_t c = 0; c < chains_.size(); ++c)
+    next[c] = OpenRows(chains_[c].task_begin, chains_[c].ops);
   for (size_t i = 0; i < n; ++i) {
     if (step_[i] < 0 || fn_.IsSend(i)) continue;
     const size_t c = ChainOf(i);
@@ -255,12 +260,8 @@ void Builder<View>::Points(int64_t chains) {
     members_[i] = 2;
   }
   std::vector<std::vector<size_t>> next(chains_.size());
-  for (size_t c = 0; c < chains_.size(); ++c) {
-    std::vector<size_t>& begin = chains_[c].point_begin;
-    for (size_t g = 1; g < begin.size(); ++g) begin[g] += begin[g - 1];
-    chains_[c].sends.resize(begin.back());
-    next[c].assign(begin.begin(), begin.end() - 1);
-  }
+  for (size_t c = 0; c < chains_.size(); ++c)
+    next[c] = OpenRows(chains_[c].point_begin, chains_[c].sends);
   for (size_t i = 0; i < n; ++i) {
     for (int h = 0; h < members_[i] && fn_.IsSend(i); ++h) {
       const auto c = static_cast<size_t>(holders_[i][static_cast<size_t>(h)]);
