@@ -220,6 +220,13 @@ class SegmentWriter {
   }
 
  private:
+  // FreedInOwnSegments: per unit reading a root (a class, or an op's
+  // one-op segments), its last reader's offsets in the unit's two kinds.
+  struct UnitRead {
+    int32_t unit;
+    int32_t last[2];
+  };
+
   bool KeptValue(int32_t v) const {
     return !x_.restricted_ || x_.kept_value_[static_cast<size_t>(v)] != 0;
   }
@@ -472,7 +479,17 @@ class SegmentWriter {
         return k_ > 1 ? check(SumPosAt(r.op, 1), 0) : At{};
       case Reach::kEvery: {
         // Copy n reads copy n of a view of the one buffer: every copy's
-        // position, each after its own writer.
+        // position, each after its own writer. A class whose segments come
+        // in microbatch order reads first in copy 0, last in copy K - 1;
+        // where the writer is not per microbatch, the first read is the one
+        // to check.
+        const int32_t c = ClassOf(r.op);
+        const auto u = static_cast<size_t>(r.op);
+        if (c >= 0 && (r.source < 0 || !PerOp(r.source)) && offset_[0][u] >= 0 &&
+            (k_ == 1 || offset_[1][u] >= 0) && ClassInOrder(c)) {
+          check(PosAt(r.op, 0), 0);
+          return PosAt(r.op, k_ - 1);
+        }
         At read;
         for (int64_t n = 0; n < k_; ++n) read = Later(read, check(PosAt(r.op, n), n));
         return read;
@@ -509,6 +526,12 @@ class SegmentWriter {
       } else {
         Allocates(op_kind_[static_cast<size_t>(j)], 0, value);
       }
+      // A summed root read only by its sums: copies and sums fold in closed form.
+      if (Summed(v) && k_ > 1 && FoldSummedRoot(value, frees)) {
+        sums_done[v] = 1;
+        frees.EndFamily();
+        continue;
+      }
       if (!resident_[v] && !FreedInOwnSegments(v, frees)) {
         const int64_t copies = PerOp(j) ? k_ : 1;
         for (int64_t m = 0; m < copies; ++m) {
@@ -539,36 +562,36 @@ class SegmentWriter {
   }
 
   // The frees of a root's copies where every copy is read only by its own
-  // microbatch's segments (an activation read by the forward after it and by
-  // the backward): copy m dies in the latest of its readers' classes'
-  // segments m, after its last reader there. Where that is the same class
-  // for every copy (microbatch 0 apart: kinds of its own), the family folds
-  // into one change per kind, as EndFamily would fold the K frees (checked
-  // as ReadAt checks them). False, with nothing folded, where the copies are
-  // read otherwise, the root is summed or the last class changes.
+  // microbatch's segments (an activation read by the forward after it, by
+  // the backward and by the Send to the next stage): copy m dies in the
+  // latest of its readers' segments m (a class's, or a one-op segment's),
+  // after its last reader there. Where that is the same reading unit for
+  // every copy (a class's microbatch 0 apart: kinds of its own), the family
+  // folds into one change per kind, as EndFamily would fold the K frees
+  // (checked as ReadAt checks them). False, with nothing folded, where the
+  // copies are read otherwise, the root is summed or the last unit changes.
   bool FreedInOwnSegments(size_t v, FreeFolder& frees) {
     const int32_t j = def_op_[v];
     const std::vector<Reader>& readers = readers_[v];
     if (!PerOp(j) || (Summed(v) && k_ > 1) || readers.empty()) return false;
-    std::vector<ClassRead>& reads = reads_;
+    std::vector<UnitRead>& reads = reads_;
     reads.clear();
     for (const Reader& r : readers) {
-      const int32_t c = ClassOf(r.op);
-      if (r.reach != Reach::kOwn || c < 0) return false;
-      auto it =
-          std::find_if(reads.begin(), reads.end(), [&](const ClassRead& x) { return x.cls == c; });
-      if (it == reads.end()) it = reads.insert(reads.end(), ClassRead{c, {-1, -1}});
-      for (int b = 0; b < 2; ++b)
-        it->last[b] = std::max(it->last[b], offset_[b][static_cast<size_t>(r.op)]);
+      const int32_t unit = r.reach == Reach::kOwn ? UnitOf(r.op) : -1;
+      if (unit < 0) return false;
+      auto it = std::find_if(reads.begin(), reads.end(),
+                             [&](const UnitRead& x) { return x.unit == unit; });
+      if (it == reads.end()) it = reads.insert(reads.end(), UnitRead{unit, {-1, -1}});
+      for (int b = 0; b < 2; ++b) it->last[b] = std::max(it->last[b], OffsetIn(unit, b, r.op));
     }
     // The reads ReadAt would check: where the value read is written in the
     // reader's own segment, once per kind (the offsets are those of every
-    // segment); else copy by copy below.
+    // segment); else copy by copy (CheckAcross).
     std::vector<const Reader*>& across = across_;
     across.clear();
     for (const Reader& r : readers) {
       if (r.source < 0) continue;
-      if (PerOp(r.source) && ClassOf(r.source) == ClassOf(r.op)) {
+      if (PerOp(r.source) && ClassOf(r.op) >= 0 && ClassOf(r.source) == ClassOf(r.op)) {
         for (int b = 0; b < (k_ > 1 ? 2 : 1); ++b) {
           if (offset_[b][static_cast<size_t>(r.op)] <= offset_[b][static_cast<size_t>(r.source)])
             undefined_ = true;
@@ -577,33 +600,158 @@ class SegmentWriter {
       }
       across.push_back(&r);
     }
-    int32_t winner[2] = {-1, -1};  // the latest class's index in reads, microbatch 0 and later
-    for (int64_t m = 0; m < k_; ++m) {
-      const int b = m > 0 ? 1 : 0;
-      int64_t latest = kNoReader;
-      int32_t at = -1;
-      for (size_t x = 0; x < reads.size(); ++x) {
-        const int32_t s = of_class_[static_cast<size_t>(reads[x].cls)][static_cast<size_t>(m)];
-        const int64_t pos = InSegment(s, reads[x].last[b]).pos;
-        if (pos > latest) latest = pos, at = static_cast<int32_t>(x);
+    // The latest unit for copy 0, and the one latest for every later copy:
+    // where every unit reads in its later kind, the segments of different
+    // units do not overlap and the latest segment holds the latest read.
+    int32_t winner[2] = {LatestRead(reads, 0), -1};
+    if (k_ > 1) {
+      winner[1] = LatestRead(reads, 1);
+      const int32_t w = reads[static_cast<size_t>(winner[1])].unit;
+      const bool by_unit =
+          std::all_of(reads.begin(), reads.end(), [](const UnitRead& x) { return x.last[1] >= 0; });
+      for (const UnitRead& x : reads) {
+        if (by_unit && x.unit != w && !AlwaysLater(w, x.unit)) return false;
       }
-      if (winner[b] < 0) winner[b] = at;
-      if (winner[b] != at) return false;
-      for (const Reader* r : across) {
-        const int32_t s = of_class_[static_cast<size_t>(ClassOf(r->op))][static_cast<size_t>(m)];
-        const int32_t offset = offset_[b][static_cast<size_t>(r->op)];
-        if (InSegment(s, offset).pos <= Pos(r->source, m)) undefined_ = true;
+      for (int64_t m = 2; !by_unit && m < k_; ++m) {
+        if (LatestRead(reads, m) != winner[1]) return false;
       }
     }
-    for (int b = 0; b < (k_ > 1 ? 2 : 1); ++b) {
-      const int32_t kind = 2 * reads[static_cast<size_t>(winner[b])].cls + b;
-      if (frees.SegmentsOf(kind) != (b == 0 ? 1 : k_ - 1)) return false;
+    return FoldOwnFrees(static_cast<int32_t>(v), reads, winner, across, frees);
+  }
+
+  // FreedInOwnSegments's folds, after the checks of the reads across
+  // segments: a class's kinds (2c for copy 0, 2c + 1 for the later ones;
+  // the two winners may be different classes) or a one-op kind holding
+  // every copy's reader (winner for every copy). False, with nothing folded,
+  // where those kinds have other segments.
+  bool FoldOwnFrees(int32_t v, const std::vector<UnitRead>& reads, const int32_t winner[2],
+                    const std::vector<const Reader*>& across, FreeFolder& frees) {
+    const int nb = k_ > 1 ? 2 : 1;
+    int32_t kind[2] = {-1, -1};
+    for (int b = 0; b < nb; ++b) {
+      const int32_t unit = reads[static_cast<size_t>(winner[b])].unit;
+      if (unit >= num_classes()) {
+        if (winner[nb - 1] != winner[0]) return false;  // one op's kind: every copy's
+        kind[b] = op_kind_[static_cast<size_t>(unit - num_classes())];
+        if (frees.SegmentsOf(kind[b]) != k_) return false;
+      } else {
+        kind[b] = 2 * unit + b;
+        if (frees.SegmentsOf(kind[b]) != (b == 0 ? 1 : k_ - 1)) return false;
+      }
     }
-    for (int b = 0; b < (k_ > 1 ? 2 : 1); ++b) {
-      const ClassRead& w = reads[static_cast<size_t>(winner[b])];
-      frees.FoldOnePerSegment(static_cast<int32_t>(v), 2 * w.cls + b, w.last[b]);
+    for (const Reader* r : across) CheckAcross(*r);
+    for (int b = 0; b < nb; ++b) {
+      if (b == 1 && kind[1] == kind[0]) break;  // one one-op kind: one change
+      const UnitRead& w = reads[static_cast<size_t>(winner[b])];
+      frees.FoldOnePerSegment(v, kind[b], w.last[b]);
     }
     return true;
+  }
+
+  // Reading units: class c is unit c, the one-op segments of op i (per
+  // microbatch) unit num_classes() + i; -1 for an op in neither.
+  int32_t num_classes() const { return static_cast<int32_t>(of_class_.size()); }
+  int32_t UnitOf(int32_t i) const {
+    if (ClassOf(i) >= 0) return ClassOf(i);
+    const auto& copies = of_op_[static_cast<size_t>(i)];
+    return static_cast<int64_t>(copies.size()) == k_ ? num_classes() + i : -1;
+  }
+  // Op i's offset in unit's kind for microbatch m > 0 (b 1) or 0 (b 0).
+  int32_t OffsetIn(int32_t unit, int b, int32_t i) const {
+    return unit < num_classes() ? offset_[b][static_cast<size_t>(i)] : 0;
+  }
+  int32_t SegmentOf(int32_t unit, int64_t m) const {
+    const auto& segments = unit < num_classes() ? of_class_[static_cast<size_t>(unit)]
+                                                : of_op_[static_cast<size_t>(unit - num_classes())];
+    return segments[static_cast<size_t>(m)];
+  }
+
+  // The family of a summed root whose only reader is its running sum (a
+  // weight gradient per microbatch): copy 0 dies at sum 1, copy m >= 1 at
+  // sum m, sum m at sum m + 1, all after the sum's op in the later
+  // microbatches' segments of the root's class: two frees in each of them,
+  // the fold EndFamily would make of those 2K - 2 frees. The last sum is
+  // left to the family (AddLastSum). False, with nothing written, where the
+  // general path is needed: other readers, a resident root, a last sum with
+  // neither readers nor residence (its free falls among the others), or
+  // segments of the class out of microbatch order (AddSums's refusal).
+  bool FoldSummedRoot(int32_t value, FreeFolder& frees) {
+    const auto v = static_cast<size_t>(value);
+    const int32_t j = def_op_[v];
+    if (resident_[v] || j < 0 || !PerOp(j) || readers_[v].size() != 1 ||
+        readers_[v][0].reach != Reach::kSum)
+      return false;
+    if (final_readers_[v].empty() && !final_resident_[v]) return false;
+    const int32_t c = ClassOf(j);
+    if (c < 0 || !ClassInOrder(c) || frees.SegmentsOf(2 * c + 1) != k_ - 1) return false;
+    const auto sum = sum_offset_[v];
+    // ReadAt's checks: copy m >= 1 is summed after its op in its own segment
+    // (sum_offset_ follows the op by construction); copy 0 in segment 1.
+    if (SumPosAt(value, 1).pos <= Pos(j, 0)) undefined_ = true;
+    Allocates(2 * c + 1, sum, value);
+    frees.FoldOnePerSegment(value, 2 * c + 1, sum);
+    frees.FoldOnePerSegment(value, 2 * c + 1, sum);
+    AddLastSum(value, frees);
+    return true;
+  }
+
+  // Whether class c's segments come in microbatch order, each later than
+  // the previous (computed once per class).
+  bool ClassInOrder(int32_t c) {
+    if (class_in_order_.empty()) {
+      class_in_order_.assign(of_class_.size(), 0);
+      for (size_t x = 0; x < of_class_.size(); ++x) {
+        bool in_order = true;
+        for (size_t m = 1; m < of_class_[x].size() && in_order; ++m) {
+          const int32_t a = of_class_[x][m - 1], b = of_class_[x][m];
+          in_order =
+              a >= 0 && b >= 0 && start_[static_cast<size_t>(b)] > start_[static_cast<size_t>(a)];
+        }
+        class_in_order_[x] = in_order ? 1 : 0;
+      }
+    }
+    return class_in_order_[static_cast<size_t>(c)] != 0;
+  }
+
+  // The index in `reads` of the unit whose segment m holds the latest read.
+  int32_t LatestRead(const std::vector<UnitRead>& reads, int64_t m) const {
+    const int b = m > 0 ? 1 : 0;
+    int64_t latest = kNoReader;
+    int32_t at = -1;
+    for (size_t x = 0; x < reads.size(); ++x) {
+      const int64_t pos = InSegment(SegmentOf(reads[x].unit, m), reads[x].last[b]).pos;
+      if (pos > latest) latest = pos, at = static_cast<int32_t>(x);
+    }
+    return at;
+  }
+
+  // Whether unit a's segment m follows unit b's for every m >= 1 (cached
+  // per pair: the roots of a program share a few pairs of units).
+  bool AlwaysLater(int32_t a, int32_t b) {
+    const int64_t key = static_cast<int64_t>(a) * static_cast<int64_t>(nv_ + ops_.size()) + b;
+    for (const auto& [k, later] : later_) {
+      if (k == key) return later;
+    }
+    bool later = true;
+    for (int64_t m = 1; m < k_ && later; ++m)
+      later = start_[static_cast<size_t>(SegmentOf(a, m))] >
+              start_[static_cast<size_t>(SegmentOf(b, m))];
+    later_.emplace_back(key, later);
+    return later;
+  }
+
+  // ReadAt's check of kOwn reader r for every copy: the value it reads is
+  // written before. A source per microbatch in another unit whose segments
+  // all come earlier is checked for copy 0 only.
+  void CheckAcross(const Reader& r) {
+    const int32_t unit = UnitOf(r.op);
+    const int32_t source = PerOp(r.source) ? UnitOf(r.source) : -1;
+    const bool ordered = k_ > 1 && source >= 0 && source != unit && OffsetIn(unit, 1, r.op) >= 0 &&
+                         OffsetIn(source, 1, r.source) >= 0 && AlwaysLater(unit, source);
+    const int64_t copies = ordered ? 1 : k_;
+    for (int64_t m = 0; m < copies; ++m) {
+      if (PosAt(r.op, m).pos <= Pos(r.source, m)) undefined_ = true;
+    }
   }
 
   void Allocates(int32_t kind, int32_t offset, int32_t value) {
@@ -624,21 +772,26 @@ class SegmentWriter {
       const At def = SumPosAt(value, m);
       if (def.pos <= previous) return false;
       previous = def.pos;
-      At last;
-      if (m + 1 < k_) {
-        last = SumPosAt(value, m + 1);
-      } else {
-        for (const Reader& r : final_readers_[v]) {
-          const At read = PosAt(r.op, 0);
-          if (read.pos <= def.pos) undefined_ = true;
-          last = Later(last, read);
-        }
-        if (final_resident_[v]) break;
-      }
-      if (last.pos == kNoReader) last = def;
-      frees.Add(value, last);
+      if (m + 1 < k_) frees.Add(value, SumPosAt(value, m + 1));
     }
+    AddLastSum(value, frees);
     return true;
+  }
+
+  // The last running sum of summed value v (K > 1): freed after the readers
+  // of the whole sum, or resident.
+  void AddLastSum(int32_t value, FreeFolder& frees) {
+    const auto v = static_cast<size_t>(value);
+    const At def = SumPosAt(value, k_ - 1);
+    At last;
+    for (const Reader& r : final_readers_[v]) {
+      const At read = PosAt(r.op, 0);
+      if (read.pos <= def.pos) undefined_ = true;
+      last = Later(last, read);
+    }
+    if (final_resident_[v]) return;
+    if (last.pos == kNoReader) last = def;
+    frees.Add(value, last);
   }
 
   // The reads of the parameters' buffers (resident) are checked too.
@@ -662,15 +815,11 @@ class SegmentWriter {
   int64_t total_ = 0;
   std::vector<int64_t> start_;                  // per segment (Expander's numbering)
   std::vector<int32_t> in_order_;               // per segment: its index in program order
-  // FreedInOwnSegments: per class reading a root, its last reader's offsets
-  // in the class's two kinds.
-  struct ClassRead {
-    int32_t cls;
-    int32_t last[2];
-  };
-  std::vector<ClassRead> reads_;
+  std::vector<UnitRead> reads_;
   std::vector<const Reader*> across_;           // FreedInOwnSegments: reads checked copy by copy
   std::vector<std::vector<int32_t>> of_class_;  // [class][microbatch]: its segment
+  std::vector<char> class_in_order_;            // [class]: ClassInOrder, once computed
+  std::vector<std::pair<int64_t, bool>> later_;  // AlwaysLater's answers, by pair of units
   std::vector<std::vector<int32_t>> of_op_;     // [op][microbatch]: a one-op segment
   std::vector<int32_t> offset_[2];              // [b][op]: offset in its class kind
   std::vector<int32_t> sum_offset_;             // [value]: its sum's offset in the b = 1 kind
