@@ -45,24 +45,6 @@ std::vector<size_t> OpenRows(std::vector<size_t>& begin, std::vector<size_t>& it
   return std::vector<size_t>(begin.begin(), begin.end() - 1);
 }
 
-// The chain of each device that an op of a task (not a Send) writes, by
-// device id (-1: none); the first such op decides.
-template <typename View>
-std::vector<int64_t> ChainOfDevices(const View& fn,
-                                    const std::vector<std::optional<TaskTag>>& tasks,
-                                    const std::vector<int64_t>& step, int64_t chains) {
-  std::vector<int64_t> chain;
-  for (size_t i = 0; i < fn.num_ops(); ++i) {
-    if (step[i] < 0 || fn.IsSend(i)) continue;
-    fn.ForEachResultDevice(i, [&](int32_t d) {
-      if (d >= static_cast<int32_t>(chain.size())) chain.resize(static_cast<size_t>(d) + 1, -1);
-      if (chain[static_cast<size_t>(d)] < 0)
-        chain[static_cast<size_t>(d)] = tasks[i]->stage % chains;
-    });
-  }
-  return chain;
-}
-
 // The point index after task k: the first communication point at or after
 // it (a point before task g has index g; after the last task, the count).
 size_t PointAtOrAfter(const Chain& c, size_t k) {
@@ -83,7 +65,7 @@ class Builder {
           const std::vector<int64_t>& step, int64_t chains, bool interleaved)
       : fn_(fn), tasks_(tasks), step_(step), chains_(static_cast<size_t>(chains)) {
     Tasks(interleaved);
-    Points(chains);
+    Points();
   }
   std::optional<std::vector<size_t>> Merge();
 
@@ -94,7 +76,8 @@ class Builder {
   void Tasks(bool interleaved);
   void DenseSlots(size_t span);
   void SortedSlots();
-  void Points(int64_t chains);
+  void Points();
+  std::vector<int64_t> ChainOfDevices() const;
   void Enter(size_t c, std::deque<size_t>& ready);
 
   const View& fn_;
@@ -206,10 +189,26 @@ void Builder<View>::Tasks(bool interleaved) {
   }
 }
 
+// The chain of each device that an op of a task (not a Send) writes, by
+// device id (-1: none); the first such op decides.
+template <typename View>
+std::vector<int64_t> Builder<View>::ChainOfDevices() const {
+  std::vector<int64_t> chain;
+  for (size_t i = 0; i < fn_.num_ops(); ++i) {
+    if (step_[i] < 0 || fn_.IsSend(i)) continue;
+    fn_.ForEachResultDevice(i, [&](int32_t d) {
+      if (d >= static_cast<int32_t>(chain.size())) chain.resize(static_cast<size_t>(d) + 1, -1);
+      if (chain[static_cast<size_t>(d)] < 0)
+        chain[static_cast<size_t>(d)] = static_cast<int64_t>(ChainOf(i));
+    });
+  }
+  return chain;
+}
+
 // Each Send into the sender's point after its task and the receiver's point
 // before the first task that reads it.
 template <typename View>
-void Builder<View>::Points(int64_t chains) {
+void Builder<View>::Points() {
   const size_t n = fn_.num_ops();
   // The (chain, slot) of every task op that reads a Send's result, by Send.
   std::vector<int32_t> send_of(static_cast<size_t>(fn_.num_values()), -1);
@@ -217,7 +216,7 @@ void Builder<View>::Points(int64_t chains) {
     if (step_[i] >= 0 && fn_.IsSend(i)) send_of[fn_.SendResult(i)] = static_cast<int32_t>(i);
   }
   // The chain each Send goes to, where that is another chain (else -1).
-  const std::vector<int64_t> device_chain = ChainOfDevices(fn_, tasks_, step_, chains);
+  const std::vector<int64_t> device_chain = ChainOfDevices();
   std::vector<int64_t> to_chain(n, -1);
   for (size_t i = 0; i < n; ++i) {
     if (step_[i] < 0 || !fn_.IsSend(i)) continue;
@@ -263,7 +262,8 @@ void Builder<View>::Points(int64_t chains) {
   for (size_t c = 0; c < chains_.size(); ++c)
     next[c] = OpenRows(chains_[c].point_begin, chains_[c].sends);
   for (size_t i = 0; i < n; ++i) {
-    for (int h = 0; h < members_[i] && fn_.IsSend(i); ++h) {
+    if (!fn_.IsSend(i)) continue;  // no holders: nothing to list or order
+    for (int h = 0; h < members_[i]; ++h) {
       const auto c = static_cast<size_t>(holders_[i][static_cast<size_t>(h)]);
       chains_[c].sends[next[c][point[i][static_cast<size_t>(h)]]++] = i;
     }

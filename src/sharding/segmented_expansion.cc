@@ -18,6 +18,7 @@
 #include <limits>
 #include <tuple>
 
+#include "absl/container/flat_hash_map.h"
 #include "ir/op_alias.h"
 #include "sharding/expander.h"
 
@@ -728,15 +729,14 @@ class SegmentWriter {
   // Whether unit a's segment m follows unit b's for every m >= 1 (cached
   // per pair: the roots of a program share a few pairs of units).
   bool AlwaysLater(int32_t a, int32_t b) {
-    const int64_t key = static_cast<int64_t>(a) * static_cast<int64_t>(nv_ + ops_.size()) + b;
-    for (const auto& [k, later] : later_) {
-      if (k == key) return later;
-    }
+    const int64_t units = num_classes() + static_cast<int64_t>(ops_.size());
+    const auto [it, added] = later_.try_emplace(static_cast<int64_t>(a) * units + b, true);
+    if (!added) return it->second;
     bool later = true;
     for (int64_t m = 1; m < k_ && later; ++m)
       later = start_[static_cast<size_t>(SegmentOf(a, m))] >
               start_[static_cast<size_t>(SegmentOf(b, m))];
-    later_.emplace_back(key, later);
+    it->second = later;
     return later;
   }
 
@@ -819,7 +819,7 @@ class SegmentWriter {
   std::vector<const Reader*> across_;           // FreedInOwnSegments: reads checked copy by copy
   std::vector<std::vector<int32_t>> of_class_;  // [class][microbatch]: its segment
   std::vector<char> class_in_order_;            // [class]: ClassInOrder, once computed
-  std::vector<std::pair<int64_t, bool>> later_;  // AlwaysLater's answers, by pair of units
+  absl::flat_hash_map<int64_t, bool> later_;    // AlwaysLater's answers, by pair of units
   std::vector<std::vector<int32_t>> of_op_;     // [op][microbatch]: a one-op segment
   std::vector<int32_t> offset_[2];              // [b][op]: offset in its class kind
   std::vector<int32_t> sum_offset_;             // [value]: its sum's offset in the b = 1 kind
