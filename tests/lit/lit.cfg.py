@@ -34,6 +34,11 @@ for candidate in (sys.executable, "/usr/bin/python3"):
         config.substitutions.append(("%python_h5py", candidate))
         config.available_features.add("h5py")
         break
+# A source tree that is a git checkout (not an unpacked archive) has the feature
+# `git-checkout`: the revision `distir --version` prints is then its HEAD's.
+if subprocess.run(["git", "-C", config.distir_src_root, "rev-parse", "HEAD"],
+                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("git-checkout")
 # tests/testing holds the test tools, e.g. distir-break-results (broken results files).
 config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(config.distir_bin), config.distir_test_tools_dir, config.llvm_tools_dir,
