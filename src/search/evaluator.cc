@@ -9,6 +9,7 @@
 #include "interp/infer_types.h"
 #include "ir/clone.h"
 #include "models/model_size.h"
+#include "models/transformer_metrics.h"
 #include "models/transformer_sharding.h"
 #include "search/memory_bound.h"
 #include "search/memory_estimate.h"
@@ -263,16 +264,42 @@ bool Evaluator::Prune(const Function& seq, const ParallelOptions& o, ConfigResul
       o.dp < 1 || o.tp < 1 || o.pp < 1)
     return false;
   const int64_t bound = MemoryLowerBound(seq, o);
-  if (bound <= e_.memory_limit_bytes) return false;
+  const std::optional<LayerFootprint>& footprint = FootprintOf(seq);
+  const int64_t activations = footprint.has_value() ? ActivationLowerBound(*footprint, o) : 0;
+  if (std::max(bound, activations) <= e_.memory_limit_bytes) return false;
   r.status = ConfigStatus::kPruned;
-  r.peak_memory_bytes = bound;
   r.fits = false;
-  r.reason = "its parameters and weight gradients alone need at least " +
-             FormatByteSize(static_cast<double>(bound)) +
-             " on some GPU (weights, their gradients, master weights and Adam moments of one "
-             "stage over T, ZeRO-sharded over D), above memory_limit " +
-             FormatByteSize(static_cast<double>(e_.memory_limit_bytes));
+  const std::string limit =
+      ", above memory_limit " + FormatByteSize(static_cast<double>(e_.memory_limit_bytes));
+  if (bound >= activations) {
+    r.peak_memory_bytes = bound;
+    r.reason = "its parameters and weight gradients alone need at least " +
+               FormatByteSize(static_cast<double>(bound)) +
+               " on some GPU (weights, their gradients, master weights and Adam moments of one "
+               "stage over T, ZeRO-sharded over D)" +
+               limit;
+  } else {
+    r.peak_memory_bytes = activations;
+    r.reason = "the GPUs of one pipeline stage need at least " +
+               FormatByteSize(static_cast<double>(activations)) +
+               " at its first backward op (its layers' parameters, and the activations kept "
+               "for the backward of every forward run before it)" +
+               limit;
+  }
   return true;
+}
+
+const std::optional<LayerFootprint>& Evaluator::FootprintOf(const Function& seq) const {
+  auto [it, added] = footprints_.try_emplace(&seq);
+  if (added && !e_.sharding.layer_pattern.empty()) {
+    std::vector<std::string> batch;
+    for (const auto& p : seq.params()) {
+      if (ClassifyTransformerValue(*p) == TransformerValueRole::kInput) batch.push_back(p->name());
+    }
+    StatusOr<LayerFootprint> f = LayerFootprintOf(seq, batch, e_.sharding.layer_pattern);
+    if (f.ok()) it->second = *f;
+  }
+  return it->second;
 }
 
 bool Evaluator::RejectTooLarge(const Function& seq, const ParallelOptions& o, bool one_replica,

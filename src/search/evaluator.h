@@ -15,6 +15,7 @@
 #include "io/results_file.h"
 #include "search/experiment.h"
 #include "search/grid.h"
+#include "search/layer_footprint.h"
 #include "search/representatives.h"
 #include "sharding/annotate.h"
 #include "sharding/fold_layers.h"
@@ -241,6 +242,8 @@ class Evaluator {
   /// `seq` as `o` (memory_bound.h; transformer-training models on the
   /// sharding path) is above the experiment's memory_limit.
   bool Prune(const Function& seq, const ParallelOptions& o, ConfigResult& r) const;
+  /// `seq`'s layers' footprint, found once (footprints_).
+  const std::optional<LayerFootprint>& FootprintOf(const Function& seq) const;
   /// The checks before anything is built, in the order their reasons win:
   /// D*K past 64 bits, the world size, T against the model, an axis no rule
   /// uses, the K-dependent grid checks (sharding::CheckGridPoint), then the
@@ -333,6 +336,9 @@ class Evaluator {
   mutable std::map<std::pair<const Function*, const std::vector<sharding::ParamRule>*>,
                    SequentialFacts>
       facts_;                             // FactsOf
+  /// Per sequential program: its layers' footprint (layer_footprint.h) for
+  /// the activation bound of pruning; nullopt where it cannot be found.
+  mutable std::map<const Function*, std::optional<LayerFootprint>> footprints_;
   sim::CostModel costs_;                  // memo shared by every configuration
   mutable std::optional<StatusOr<std::vector<sharding::ParamRule>>> rules_;
   /// The same with the model's sequence-parallel rules first.

@@ -1,8 +1,10 @@
 #include "search/memory_bound.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "models/transformer_metrics.h"
+#include "transforms/interleaved_schedule.h"
 
 namespace distir::search {
 
@@ -24,6 +26,46 @@ int64_t MemoryLowerBound(const Function& seq, const ParallelOptions& o) {
       per_stage += bytes / (t * (o.zero_stage >= 2 ? d : 1.0));
   }
   return static_cast<int64_t>(std::floor(per_stage / static_cast<double>(o.pp)));
+}
+
+namespace {
+
+// How many forward tasks rank r runs before its first backward task.
+int64_t ForwardsBeforeBackward(const ParallelOptions& o, int64_t r) {
+  if (o.schedule != PipelineSchedule::k1F1B) return o.microbatches * o.virtual_stages;  // GPipe
+  int64_t forwards = 0;
+  for (const PipelineTask& t :
+       InterleavedRankOrder(o.pp, o.virtual_stages, o.microbatches, r, /*training=*/true)) {
+    if (t.backward) break;
+    ++forwards;
+  }
+  return forwards;
+}
+
+}  // namespace
+
+int64_t ActivationLowerBound(const LayerFootprint& f, const ParallelOptions& o) {
+  const int64_t v = std::max<int64_t>(o.virtual_stages, 1);
+  const int64_t chunks = o.pp * v;
+  if (f.layers < chunks || (v > 1 && f.layers % chunks != 0) || f.batch <= 0 ||
+      o.microbatches < 1 || f.batch % (o.dp * o.microbatches) != 0 ||
+      (v > 1 && !CheckInterleaving(o.pp, v, o.microbatches).ok()) ||
+      (v > 1 && o.schedule != PipelineSchedule::k1F1B))
+    return 0;
+  const double d = static_cast<double>(o.dp), t = static_cast<double>(o.tp);
+  const auto n = static_cast<double>(f.layers / chunks);
+  const double params = f.weights / (t * (o.zero_stage >= 3 ? d : 1.0)) +
+                        f.optimizer_state / (t * (o.zero_stage >= 1 ? d : 1.0));
+  const double saved = o.recompute == RecomputeKind::kNone        ? f.saved
+                       : o.recompute == RecomputeKind::kSelective ? f.saved_selective
+                                                                  : 0.0;
+  const double micro = static_cast<double>(f.batch / (o.dp * o.microbatches));
+  const double per_forward = n * saved * micro / (static_cast<double>(f.batch) * t);
+  int64_t forwards = 0;
+  for (int64_t r = 0; r < o.pp; ++r) forwards = std::max(forwards, ForwardsBeforeBackward(o, r));
+  const double bound =
+      static_cast<double>(v) * n * params + static_cast<double>(forwards) * per_forward;
+  return static_cast<int64_t>(std::floor(bound));
 }
 
 }  // namespace distir::search

@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "ir/function.h"
+#include "search/layer_footprint.h"
 #include "transforms/parallel_options.h"
 
 namespace distir::search {
@@ -38,5 +39,22 @@ namespace distir::search {
 /// ClassifyTransformerValue) distributed as `o`,
 /// in bytes, rounded down. REQUIRES: `seq` is typed; o.dp, o.tp, o.pp >= 1.
 int64_t MemoryLowerBound(const Function& seq, const ParallelOptions& o);
+
+/// A second bound, at each pipeline rank's first backward op (issue #18): the
+/// rank then holds the parameters of its layers and the buffers its
+/// backward will read of every forward it has run (layer_footprint.h). In
+/// the schedule's order (transforms/interleaved_schedule.h; GPipe: all K
+/// forwards first) rank r runs f_r forward tasks of model chunks of at least
+/// n = floor(L / (P v)) layers before its first backward, and holds v chunks:
+///   bound_r = v n (w / (T Zw) + s / (T Zs)) + f_r n a mb / (B T),
+/// w and s one layer's weights and optimizer state, Zw = D with ZeRO 3, Zs =
+/// D with ZeRO >= 1 (else 1), a one layer's saved buffers at the global batch
+/// B (none with full recomputation, those of unmarked ops with selective),
+/// mb = B / (D K) the micro batch, split at most T ways on a device (the
+/// microbatch's samples of the replica are its whole batch dimension). The
+/// most loaded rank bounds the peak. 0 where the point is not a valid
+/// pipeline (more chunks than layers, an interleaving Megatron refuses, a
+/// batch K D does not divide): the checks that refuse it come after pruning.
+int64_t ActivationLowerBound(const LayerFootprint& f, const ParallelOptions& o);
 
 }  // namespace distir::search

@@ -71,7 +71,8 @@ void PrintSummary(const io::ResultsFile& f, std::ostream& os) {
   if (too_large > 0) os << ", " << too_large << " too large to simulate (--max-memory)";
   if (pruned > 0)
     os << ", " << pruned
-       << " pruned (their parameters and weight gradients alone exceed memory_limit)";
+       << " pruned (a lower bound of their memory, parameters with weight gradients or with "
+          "the activations of the first backward, exceeds memory_limit)";
   if (skipped > 0) os << ", " << skipped << " not evaluated (the strategy's budget)";
   os << "\n";
   // How far the best can be from the whole space's, by the bounds of the

@@ -107,7 +107,7 @@ TEST_P(ShippedSpaceTest, EnumeratesItsConfigurationsOverTheWholeWorld) {
 
 // The README's worked example (LLaMA-70B on 32 nodes of 8 H100s) and item 3's
 // 1024-GPU space over every recomputation setting (the search finds 1347 of
-// its configurations invalid and prunes 846 by the memory bound).
+// its configurations invalid and prunes 1011 by the memory bounds).
 INSTANTIATE_TEST_SUITE_P(Issue17, ShippedSpaceTest,
                          ::testing::Values(ShippedSpace{"llama-70b-h100.yaml", 36, 256},
                                            ShippedSpace{"gpt3-175b-1024.yaml", 3069, 1024}));

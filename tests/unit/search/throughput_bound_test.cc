@@ -14,9 +14,11 @@
 
 #include "interp/infer_types.h"
 #include "models/model_zoo.h"
+#include "models/transformer_metrics.h"
 #include "search/evaluator.h"
 #include "search/experiment.h"
 #include "search/grid.h"
+#include "search/layer_footprint.h"
 #include "search/memory_bound.h"
 #include "testing/experiment_text.h"
 #include "testing/test_util.h"
@@ -32,6 +34,14 @@ void ExpectMemoryBelowPeak(const Experiment& e, const Config& c, const ConfigRes
   ASSERT_OK_AND_ASSIGN(Module seq, BuildModel(WithBatch(e.model, c.batch)));
   ASSERT_OK(InferTypes(seq));
   EXPECT_LE(MemoryLowerBound(*seq.entry(), c.options), r.peak_memory_bytes)
+      << DescribeParallelOptions(c.options) << " batch " << c.batch;
+  std::vector<std::string> inputs;
+  for (const auto& p : seq.entry()->params()) {
+    if (ClassifyTransformerValue(*p) == TransformerValueRole::kInput) inputs.push_back(p->name());
+  }
+  ASSERT_OK_AND_ASSIGN(LayerFootprint f,
+                       LayerFootprintOf(*seq.entry(), inputs, e.sharding.layer_pattern));
+  EXPECT_LE(ActivationLowerBound(f, c.options), r.peak_memory_bytes)
       << DescribeParallelOptions(c.options) << " batch " << c.batch;
 }
 
