@@ -269,23 +269,18 @@ bool Evaluator::Prune(const Function& seq, const ParallelOptions& o, ConfigResul
   if (std::max(bound, activations) <= e_.memory_limit_bytes) return false;
   r.status = ConfigStatus::kPruned;
   r.fits = false;
-  const std::string limit =
-      ", above memory_limit " + FormatByteSize(static_cast<double>(e_.memory_limit_bytes));
-  if (bound >= activations) {
-    r.peak_memory_bytes = bound;
-    r.reason = "its parameters and weight gradients alone need at least " +
-               FormatByteSize(static_cast<double>(bound)) +
-               " on some GPU (weights, their gradients, master weights and Adam moments of one "
-               "stage over T, ZeRO-sharded over D)" +
-               limit;
-  } else {
-    r.peak_memory_bytes = activations;
-    r.reason = "the GPUs of one pipeline stage need at least " +
-               FormatByteSize(static_cast<double>(activations)) +
-               " at its first backward op (its layers' parameters, and the activations kept "
-               "for the backward of every forward run before it)" +
-               limit;
-  }
+  // The larger bound decides, with its reason.
+  const bool by_parameters = bound >= activations;
+  r.peak_memory_bytes = by_parameters ? bound : activations;
+  const std::string need = FormatByteSize(static_cast<double>(r.peak_memory_bytes));
+  r.reason = by_parameters
+                 ? "its parameters and weight gradients alone need at least " + need +
+                       " on some GPU (weights, their gradients, master weights and Adam moments "
+                       "of one stage over T, ZeRO-sharded over D)"
+                 : "the GPUs of one pipeline stage need at least " + need +
+                       " at its first backward op (its layers' parameters, and the activations "
+                       "kept for the backward of every forward run before it)";
+  r.reason += ", above memory_limit " + FormatByteSize(static_cast<double>(e_.memory_limit_bytes));
   return true;
 }
 

@@ -8,6 +8,7 @@
 
 #include "interp/infer_types.h"
 #include "models/model_zoo.h"
+#include "pruning_check.h"
 #include "search/experiment.h"
 #include "search/grid.h"
 #include "search/grid_search.h"
@@ -281,30 +282,7 @@ TEST(EvaluatorTest, MemoryPruningIsExact) {
     ASSERT_GT(bounds.size(), 10u);
     std::sort(bounds.begin(), bounds.end());
     const int64_t limit = bounds[bounds.size() / 2];  // prunes some, not all
-    const Experiment limited =
-        ExperimentOf(text + "memory_limit: " + std::to_string(limit) + " B\n");
-    Evaluator pruning(limited);
-    int pruned = 0;
-    const std::vector<Config> configs = EnumerateConfigs(limited);
-    for (size_t i = 0; i < configs.size(); ++i) {
-      const ConfigResult r = pruning.Evaluate(configs[i]);
-      const ConfigResult& u = unlimited[i];
-      const std::string what = DescribeParallelOptions(configs[i].options);
-      if (r.status == ConfigStatus::kPruned) {
-        ++pruned;
-        EXPECT_GT(r.peak_memory_bytes, limit) << what;
-        EXPECT_FALSE(r.fits) << what;
-        EXPECT_NE(r.reason.find("above memory_limit"), std::string::npos) << r.reason;
-        if (u.status == ConfigStatus::kOk) {
-          EXPECT_GT(u.peak_memory_bytes, limit) << what;
-        }
-        continue;
-      }
-      EXPECT_EQ(r.status, u.status) << what;
-      EXPECT_EQ(r.iteration_time_s, u.iteration_time_s) << what;
-      EXPECT_EQ(r.peak_memory_bytes, u.peak_memory_bytes) << what;
-    }
-    EXPECT_GT(pruned, 0);
+    EXPECT_FALSE(ExpectPrunedOnlyAboveLimit(text, limit, unlimited).empty());
   }
 }
 
