@@ -1,7 +1,6 @@
 #include "search/layer_footprint.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <optional>
 #include <regex>
