@@ -61,8 +61,8 @@ int64_t ActivationLowerBound(const LayerFootprint& f, const ParallelOptions& o) 
                                                                   : 0.0;
   const double micro = static_cast<double>(f.batch / (o.dp * o.microbatches));
   const double per_forward = n * saved * micro / (static_cast<double>(f.batch) * t);
-  int64_t forwards = 0;
-  for (int64_t r = 0; r < o.pp; ++r) forwards = std::max(forwards, ForwardsBeforeBackward(o, r));
+  // Rank 0 runs the most warm-up forwards (W falls with r): its bound is the largest.
+  const int64_t forwards = ForwardsBeforeBackward(o, 0);
   const double bound =
       static_cast<double>(v) * n * params + static_cast<double>(forwards) * per_forward;
   return static_cast<int64_t>(std::floor(bound));

@@ -51,8 +51,8 @@ int64_t MemoryLowerBound(const Function& seq, const ParallelOptions& o);
 /// D with ZeRO >= 1 (else 1), a one layer's saved buffers at the global batch
 /// B (none with full recomputation, those of unmarked ops with selective),
 /// mb = B / (D K) the micro batch, split at most T ways on a device (the
-/// microbatch's samples of the replica are its whole batch dimension). The
-/// most loaded rank bounds the peak. 0 where the point is not a valid
+/// microbatch's samples of the replica are its whole batch dimension). Rank
+/// 0, with the most warm-up forwards, has the largest. 0 where the point is not a valid
 /// pipeline (more chunks than layers, an interleaving Megatron refuses, a
 /// batch K D does not divide): the checks that refuse it come after pruning.
 int64_t ActivationLowerBound(const LayerFootprint& f, const ParallelOptions& o);
