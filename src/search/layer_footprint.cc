@@ -2,67 +2,25 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <regex>
 #include <set>
 
 #include "ir/op_alias.h"
 #include "models/transformer_metrics.h"
 #include "sharding/microbatch.h"
+#include "sharding/stages.h"
 
 namespace distir::search {
 namespace {
 
 // The walk over `seq` that LayerFootprintOf summarises; per value and op id.
+// The layers of its weights and forward ops are the stage assignment's
+// (sharding/stages.h LayersOfForwardOps).
 class FootprintWalk {
  public:
-  FootprintWalk(const Function& fn, std::vector<bool> forward)
-      : fn_(fn), forward_(std::move(forward)) {}
-
-  // Layers of the weights: the parameters (not batch inputs) that forward
-  // ops read and the pattern matches, numbered by the capture group in order
-  // of first use (sharding/stages.cc FindLayers).
-  void WeightLayers(const std::set<std::string>& batch, const std::regex& pattern) {
-    const auto nv = static_cast<size_t>(fn_.num_values());
-    is_weight_.assign(nv, false);
-    weight_layer_.assign(nv, -1);
-    for (const auto& p : fn_.params())
-      is_weight_[static_cast<size_t>(p->id())] = batch.count(p->name()) == 0;
-    std::map<std::string, int64_t> by_key;
-    for (const auto& op : fn_.ops()) {
-      if (!forward_[static_cast<size_t>(op->id())]) continue;
-      for (const Value* v : op->inputs()) {
-        const auto u = static_cast<size_t>(v->id());
-        if (!is_weight_[u] || weight_layer_[u] >= 0) continue;
-        std::smatch m;
-        if (!std::regex_search(v->name(), m, pattern)) continue;
-        auto [it, added] = by_key.try_emplace(m.size() > 1 ? m[1].str() : m[0].str(),
-                                              static_cast<int64_t>(by_key.size()));
-        weight_layer_[u] = it->second;
-      }
-    }
-    layers_ = static_cast<int64_t>(by_key.size());
-    key_of_layer_.assign(static_cast<size_t>(layers_), "");
-    for (const auto& [key, layer] : by_key) key_of_layer_[static_cast<size_t>(layer)] = key;
-  }
-
-  // The layer of each forward op (sharding/stages.h ForwardLayers' rule).
-  void ForwardLayers() {
-    op_layer_.assign(fn_.ops().size(), -1);
-    for (const auto& op : fn_.ops()) {
-      if (!forward_[static_cast<size_t>(op->id())]) continue;
-      int64_t from_weights = -1, latest = -1;
-      bool reads_weight = false;
-      for (const Value* v : op->inputs()) {
-        from_weights = std::max(from_weights, weight_layer_[static_cast<size_t>(v->id())]);
-        reads_weight = reads_weight || is_weight_[static_cast<size_t>(v->id())];
-        if (v->def() != nullptr) latest = std::max(latest, LayerOfValue(*v));
-      }
-      op_layer_[static_cast<size_t>(op->id())] = from_weights >= 0 ? from_weights
-                                                 : reads_weight    ? -1
-                                                                   : latest;
-    }
-  }
+  FootprintWalk(const Function& fn, std::vector<bool> forward,
+                const sharding::ProgramLayers& layers)
+      : fn_(fn), forward_(std::move(forward)), layers_(layers) {}
 
   // Backward ops: those that depend on a batch input, neither forward nor
   // update (an optimizer op, or an op reading an update op's result).
@@ -103,8 +61,8 @@ class FootprintWalk {
 
   // The saved buffers of each layer, all and those no marked op writes.
   void Saved(std::vector<double>& saved, std::vector<double>& unmarked) const {
-    saved.assign(static_cast<size_t>(layers_), 0.0);
-    unmarked.assign(static_cast<size_t>(layers_), 0.0);
+    saved.assign(static_cast<size_t>(layers_.count), 0.0);
+    unmarked.assign(static_cast<size_t>(layers_.count), 0.0);
     std::set<int32_t> counted;
     for (const auto& op : fn_.ops()) {
       if (!backward_[static_cast<size_t>(op->id())]) continue;
@@ -125,13 +83,10 @@ class FootprintWalk {
     }
   }
 
-  int64_t layers() const { return layers_; }
-  const std::vector<std::string>& key_of_layer() const { return key_of_layer_; }
-
  private:
   // The layer of a forward op's result; -1 for any other value.
   int64_t LayerOfValue(const Value& v) const {
-    return v.def() != nullptr ? op_layer_[static_cast<size_t>(v.def()->id())] : -1;
+    return v.def() != nullptr ? layers_.of_op[static_cast<size_t>(v.def()->id())] : -1;
   }
 
   // The layer whose stage the stage assignment gives backward op `op`: that
@@ -143,7 +98,7 @@ class FootprintWalk {
     int64_t from_weights = -1, forward_layer = -1;
     bool outside = false;
     for (const Value* v : op.inputs()) {
-      from_weights = std::max(from_weights, weight_layer_[static_cast<size_t>(v->id())]);
+      from_weights = std::max(from_weights, layers_.of_weight[static_cast<size_t>(v->id())]);
       if (v->def() == nullptr || !forward_[static_cast<size_t>(v->def()->id())]) continue;
       const int64_t l = LayerOfValue(*v);
       if (l < 0 || (forward_layer >= 0 && l != forward_layer)) outside = true;
@@ -164,11 +119,9 @@ class FootprintWalk {
   }
 
   const Function& fn_;
-  std::vector<bool> forward_, backward_, is_weight_;
-  std::vector<int64_t> weight_layer_, op_layer_;
+  std::vector<bool> forward_, backward_;
+  const sharding::ProgramLayers& layers_;
   std::vector<int32_t> root_;
-  int64_t layers_ = 0;
-  std::vector<std::string> key_of_layer_;
   mutable std::vector<const Value*> values_;
 };
 
@@ -181,24 +134,18 @@ double LeastOf(const std::vector<double>& per_layer) {
 StatusOr<LayerFootprint> LayerFootprintOf(const Function& seq,
                                           const std::vector<std::string>& batch_params,
                                           const std::string& layer_pattern) {
-  std::optional<std::regex> pattern;
-  try {
-    pattern.emplace(layer_pattern);
-  } catch (const std::regex_error& e) {
-    return InvalidArgument() << "layer pattern '" << layer_pattern << "': " << e.what();
-  }
   DISTIR_ASSIGN_OR_RETURN(std::vector<bool> forward, sharding::ForwardOps(seq, batch_params));
-  const std::set<std::string> batch(batch_params.begin(), batch_params.end());
-  FootprintWalk walk(seq, std::move(forward));
-  walk.WeightLayers(batch, *pattern);
-  if (walk.layers() == 0)
+  DISTIR_ASSIGN_OR_RETURN(sharding::ProgramLayers layers,
+                          sharding::LayersOfForwardOps(seq, forward, batch_params, layer_pattern));
+  if (layers.count == 0 || layer_pattern.empty())
     return InvalidArgument() << "@" << seq.name() << ": no weight matches the layer pattern '"
                              << layer_pattern << "'";
-  walk.ForwardLayers();
+  const std::set<std::string> batch(batch_params.begin(), batch_params.end());
+  FootprintWalk walk(seq, std::move(forward), layers);
   walk.BackwardOps(batch);
   walk.Roots();
   LayerFootprint f;
-  f.layers = walk.layers();
+  f.layers = layers.count;
   for (const auto& p : seq.params()) {
     if (batch.count(p->name()) != 0 && p->type().rank() >= 1 && f.batch == 0)
       f.batch = p->type().shape()[0];
@@ -208,16 +155,18 @@ StatusOr<LayerFootprint> LayerFootprintOf(const Function& seq,
   f.saved = LeastOf(saved);
   f.saved_selective = LeastOf(unmarked);
   // Parameters by layer: the weights' and their optimizer state's (named
-  // after the weight: `<w>.master`, `<w>.exp_avg`, ...), grouped by the same
-  // capture. The optimizer runs on its weight's stage (it reads the weight's
-  // gradient, computed there), so the state lives there too.
+  // after the weight: `<w>.master`, `<w>.exp_avg`, ...), grouped by the
+  // pattern's capture as the weights are. The optimizer runs on its weight's
+  // stage (it reads the weight's gradient, computed there), so the state
+  // lives there too.
+  const std::regex pattern(layer_pattern);  // a valid one: LayersOfForwardOps compiled it
   std::map<std::string, size_t> layer_of_key;
-  for (size_t l = 0; l < walk.key_of_layer().size(); ++l) layer_of_key[walk.key_of_layer()[l]] = l;
+  for (size_t l = 0; l < layers.key.size(); ++l) layer_of_key[layers.key[l]] = l;
   std::vector<double> weights(static_cast<size_t>(f.layers), 0.0),
       state(static_cast<size_t>(f.layers), 0.0);
   for (const auto& p : seq.params()) {
     std::smatch m;
-    if (!p->type().HasStaticShape() || !std::regex_search(p->name(), m, *pattern)) continue;
+    if (!p->type().HasStaticShape() || !std::regex_search(p->name(), m, pattern)) continue;
     auto it = layer_of_key.find(m.size() > 1 ? m[1].str() : m[0].str());
     if (it == layer_of_key.end()) continue;
     const auto bytes = static_cast<double>(p->type().SizeInBytes());

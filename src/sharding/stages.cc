@@ -33,7 +33,7 @@ std::vector<bool> FirstForwardOps(const Function& fn) {
 // and other weights none.
 int64_t FindLayers(const Function& fn, const std::vector<bool>& forward,
                    const std::vector<bool>& is_weight, const std::optional<std::regex>& pattern,
-                   std::vector<int64_t>& layer) {
+                   std::vector<int64_t>& layer, std::vector<std::string>& keys) {
   layer.assign(fn.num_values(), -1);
   std::map<std::string, int64_t> by_key;
   int64_t layers = 0;
@@ -51,6 +51,7 @@ int64_t FindLayers(const Function& fn, const std::vector<bool>& forward,
       std::smatch m;
       if (!std::regex_search(v->name(), m, *pattern)) continue;
       auto [it, added] = by_key.try_emplace(m.size() > 1 ? m[1].str() : m[0].str(), layers);
+      if (added) keys.push_back(it->first);
       layers += added ? 1 : 0;
       layer[v->id()] = it->second;
     }
@@ -88,6 +89,7 @@ struct WeightLayers {
   std::vector<bool> is_weight;  // by value id: a parameter that is not a batch input
   std::vector<int64_t> of_value;
   int64_t count = 0;
+  std::vector<std::string> keys;  // per layer: its pattern capture (with a pattern)
 };
 
 StatusOr<WeightLayers> LayersOfWeights(const Function& fn, const std::vector<bool>& forward,
@@ -106,7 +108,7 @@ StatusOr<WeightLayers> LayersOfWeights(const Function& fn, const std::vector<boo
                                << "' is not a regular expression: " << e.what();
     }
   }
-  w.count = FindLayers(fn, forward, w.is_weight, pattern, w.of_value);
+  w.count = FindLayers(fn, forward, w.is_weight, pattern, w.of_value, w.keys);
   return w;
 }
 
@@ -143,15 +145,17 @@ int64_t StageOfLayer(int64_t layer, int64_t layers, int64_t stages) {
   return extra + (layer - extra * (base + 1)) / std::max<int64_t>(base, 1);
 }
 
-StatusOr<std::vector<int64_t>> ForwardLayers(const Function& fn,
-                                             const std::vector<std::string>& batch_params,
-                                             const std::string& layer_pattern) {
-  DISTIR_ASSIGN_OR_RETURN(WeightLayers w,
-                          LayersOfWeights(fn, FirstForwardOps(fn), batch_params, layer_pattern));
+namespace {
+
+// ForwardLayers' rule over the ops `is_forward` marks (by op index): the
+// latest layer of the weights an op reads, -1 when it reads only weights of
+// no layer, else the latest layer of its operands' producers.
+std::vector<int64_t> LayersOfOps(const Function& fn, const WeightLayers& w,
+                                 const std::vector<bool>& is_forward) {
   std::vector<int64_t> of_op(fn.ops().size(), -1);
   std::vector<int64_t> of_value(fn.num_values(), -1);
   for (const auto& op : fn.ops()) {
-    if (TaskOf(*op).phase != TaskPhase::kForward) continue;
+    if (!is_forward[static_cast<size_t>(op->id())]) continue;
     int64_t from_weights = -1, latest = -1;
     bool reads_weight = false;
     for (const Value* v : op->inputs()) {
@@ -165,6 +169,35 @@ StatusOr<std::vector<int64_t>> ForwardLayers(const Function& fn,
     for (const auto& r : op->results()) of_value[r->id()] = layer;
   }
   return of_op;
+}
+
+}  // namespace
+
+StatusOr<std::vector<int64_t>> ForwardLayers(const Function& fn,
+                                             const std::vector<std::string>& batch_params,
+                                             const std::string& layer_pattern) {
+  DISTIR_ASSIGN_OR_RETURN(WeightLayers w,
+                          LayersOfWeights(fn, FirstForwardOps(fn), batch_params, layer_pattern));
+  std::vector<bool> is_forward(fn.ops().size(), false);
+  for (const auto& op : fn.ops())
+    is_forward[static_cast<size_t>(op->id())] = TaskOf(*op).phase == TaskPhase::kForward;
+  return LayersOfOps(fn, w, is_forward);
+}
+
+StatusOr<ProgramLayers> LayersOfForwardOps(const Function& fn, const std::vector<bool>& forward,
+                                           const std::vector<std::string>& batch_params,
+                                           const std::string& layer_pattern) {
+  if (forward.size() != fn.ops().size())
+    return InvalidArgument() << "@" << fn.name() << " has " << fn.ops().size()
+                             << " ops, but the forward marks are " << forward.size();
+  DISTIR_ASSIGN_OR_RETURN(WeightLayers w,
+                          LayersOfWeights(fn, forward, batch_params, layer_pattern));
+  ProgramLayers layers;
+  layers.of_op = LayersOfOps(fn, w, forward);
+  layers.count = w.count;
+  layers.key = std::move(w.keys);
+  layers.of_weight = std::move(w.of_value);
+  return layers;
 }
 
 Status AssignStages(Module& module, std::string function, int64_t physical_stages,

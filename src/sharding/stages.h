@@ -60,6 +60,24 @@ StatusOr<std::vector<int64_t>> ForwardLayers(const Function& fn,
                                              const std::vector<std::string>& batch_params,
                                              const std::string& layer_pattern);
 
+/// The layers of a program without tasks (the sequential step before
+/// SplitMicrobatches tags it), where `forward` marks its forward ops (by op
+/// index; microbatch.h ForwardOps): the layer of each weight (by value id;
+/// -1: none) as AssignStages groups them, with its pattern capture (`key`,
+/// per layer; empty without a pattern), and of each forward op by
+/// ForwardLayers' rule (by op index; -1 for other ops). The memory bound of
+/// pruning (search/layer_footprint.h) follows the stages with it. Errors:
+/// `forward` not one mark per op; a bad pattern.
+struct ProgramLayers {
+  int64_t count = 0;
+  std::vector<std::string> key;
+  std::vector<int64_t> of_weight;
+  std::vector<int64_t> of_op;
+};
+StatusOr<ProgramLayers> LayersOfForwardOps(const Function& fn, const std::vector<bool>& forward,
+                                           const std::vector<std::string>& batch_params,
+                                           const std::string& layer_pattern);
+
 /// AssignStages' check of its P stages (P v chunks, `chunks` = v) against the
 /// L = `layers` layers of @`function`: InvalidArgument when P > L (v = 1), or
 /// v > 1 and L is not a multiple of P v, in AssignStages' words.
