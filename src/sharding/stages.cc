@@ -84,7 +84,9 @@ void PlaceByReaders(const Function& fn, const std::vector<bool>& by_reader,
   }
 }
 
-// The weights' layers of `fn` (FindLayers) for AssignStages and ForwardLayers.
+// The weights' layers of `fn` (FindLayers) for AssignStages, ForwardLayers,
+// CountLayers and LayersOfForwardOps. Errors: `forward` not one mark per op;
+// a bad pattern.
 struct WeightLayers {
   std::vector<bool> is_weight;  // by value id: a parameter that is not a batch input
   std::vector<int64_t> of_value;
@@ -95,6 +97,9 @@ struct WeightLayers {
 StatusOr<WeightLayers> LayersOfWeights(const Function& fn, const std::vector<bool>& forward,
                                        const std::vector<std::string>& batch_params,
                                        const std::string& layer_pattern) {
+  if (forward.size() != fn.ops().size())
+    return InvalidArgument() << "@" << fn.name() << " has " << fn.ops().size()
+                             << " ops, but the forward marks are " << forward.size();
   WeightLayers w;
   std::set<std::string> batch(batch_params.begin(), batch_params.end());
   w.is_weight.assign(fn.num_values(), false);
@@ -130,9 +135,6 @@ Status CheckStageChunks(const std::string& function, int64_t layers, int64_t sta
 StatusOr<int64_t> CountLayers(const Function& fn, const std::vector<bool>& forward,
                               const std::vector<std::string>& batch_params,
                               const std::string& layer_pattern) {
-  if (forward.size() != fn.ops().size())
-    return InvalidArgument() << "@" << fn.name() << " has " << fn.ops().size()
-                             << " ops, but the forward marks are " << forward.size();
   DISTIR_ASSIGN_OR_RETURN(WeightLayers w,
                           LayersOfWeights(fn, forward, batch_params, layer_pattern));
   return w.count;
@@ -187,9 +189,6 @@ StatusOr<std::vector<int64_t>> ForwardLayers(const Function& fn,
 StatusOr<ProgramLayers> LayersOfForwardOps(const Function& fn, const std::vector<bool>& forward,
                                            const std::vector<std::string>& batch_params,
                                            const std::string& layer_pattern) {
-  if (forward.size() != fn.ops().size())
-    return InvalidArgument() << "@" << fn.name() << " has " << fn.ops().size()
-                             << " ops, but the forward marks are " << forward.size();
   DISTIR_ASSIGN_OR_RETURN(WeightLayers w,
                           LayersOfWeights(fn, forward, batch_params, layer_pattern));
   ProgramLayers layers;
